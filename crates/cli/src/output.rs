@@ -1,0 +1,187 @@
+//! Human-readable printing and progress bars for the CLI.
+
+use indicatif::{ProgressBar, ProgressStyle};
+use somna_engine::eval::locomo::{Report, Scores};
+use somna_engine::retrieve::{Hit, SearchResponse};
+use somna_engine::{Memory, MemoryDetail, Progress, ProgressEvent, Stats};
+use std::sync::Mutex;
+
+pub fn print_json<T: serde::Serialize>(v: &T) -> anyhow::Result<()> {
+    println!("{}", serde_json::to_string_pretty(v)?);
+    Ok(())
+}
+
+/// An indicatif bar fed by engine progress events; silent with --json or when stderr is
+/// not a terminal's concern (indicatif hides itself then).
+pub struct Bar {
+    bar: Mutex<Option<ProgressBar>>,
+    label: &'static str,
+    hidden: bool,
+}
+
+impl Bar {
+    pub fn new(label: &'static str, hidden: bool) -> Self {
+        Self { bar: Mutex::new(None), label, hidden }
+    }
+
+    pub fn finish(&self) {
+        if let Some(b) = self.bar.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            b.finish_and_clear();
+        }
+    }
+}
+
+impl Progress for Bar {
+    fn report(&self, e: ProgressEvent) {
+        if self.hidden {
+            return;
+        }
+        let mut slot = self.bar.lock().unwrap_or_else(|p| p.into_inner());
+        let bar = slot.get_or_insert_with(|| {
+            let b = if e.total > 0 { ProgressBar::new(e.total) } else { ProgressBar::new_spinner() };
+            let template = if e.total > 0 {
+                "{prefix:>10} [{bar:40}] {pos}/{len} ({per_sec}, eta {eta})"
+            } else {
+                "{prefix:>10} {spinner} {pos} ({per_sec})"
+            };
+            b.set_style(ProgressStyle::with_template(template).expect("valid template").progress_chars("=> "));
+            b.set_prefix(self.label);
+            b
+        });
+        if e.total > 0 {
+            bar.set_length(e.total);
+        }
+        bar.set_position(e.done);
+        bar.set_message(e.stage);
+    }
+}
+
+pub fn fmt_time(ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(ms)
+        .map(|t| t.format("%Y-%m-%d %H:%M").to_string())
+        .unwrap_or_else(|| "?".into())
+}
+
+/// One line per memory: id, kind, state, who, text (control characters escaped).
+pub fn memory_line(m: &Memory) -> String {
+    let text: String = m.text.chars().take(100).collect::<String>().escape_debug().to_string();
+    format!(
+        "#{:<6} {:<7} {:<9} {:<12} {}{}",
+        m.id,
+        m.kind,
+        if m.deleted_at.is_some() { "deleted".to_string() } else { m.state.to_string() },
+        m.w5h1.who.as_deref().unwrap_or("-"),
+        text,
+        if m.text.chars().count() > 100 { "…" } else { "" }
+    )
+}
+
+fn hit_line(h: &Hit) -> String {
+    let s = &h.signals;
+    format!(
+        "{:>3} {:.3} sem {:.2} lex {:.2} rec {:.2} act {:.2} nb {:.2} mmr {:>6} {} {}",
+        h.rank.map_or("-".into(), |r| r.to_string()),
+        h.score,
+        s.semantic,
+        s.lexical,
+        s.recency,
+        s.actor,
+        s.neighbour,
+        h.mmr_score.map_or("-".into(), |m| format!("{m:.3}")),
+        if h.packed { "P" } else { " " },
+        memory_line(&h.memory)
+    )
+}
+
+pub fn print_search(r: &SearchResponse) {
+    println!(
+        "route {:?} ({}), mode {:?}, {} candidates, {:.1} ms (embed {:.1}, vector {:.1} {:?}, lexical {:.1})",
+        r.route, r.route_reason, r.mode, r.candidates_considered, r.timings.total_ms,
+        r.timings.embed_ms, r.timings.vector_ms, r.vector_path, r.timings.lexical_ms
+    );
+    if !r.actors.is_empty() {
+        println!("actors: {}", r.actors.join(", "));
+    }
+    for h in &r.hits {
+        println!("{}", hit_line(h));
+    }
+    if !r.connected.is_empty() {
+        println!("connected:");
+        for h in &r.connected {
+            println!("      {}", memory_line(&h.memory));
+        }
+    }
+    println!(
+        "packed {} memories, {} of {} tokens (P = packed)",
+        r.context.len(), r.used_tokens, r.budget_tokens
+    );
+}
+
+pub fn print_detail(d: &MemoryDetail) {
+    let m = &d.memory;
+    println!("{}", memory_line(m));
+    println!("  text:        {}", m.text.escape_debug());
+    for (k, v) in [("who", &m.w5h1.who), ("when", &m.w5h1.when), ("where", &m.w5h1.where_), ("why", &m.w5h1.why), ("how", &m.w5h1.how)] {
+        if let Some(v) = v {
+            println!("  {k:<12} {}", v.escape_debug());
+        }
+    }
+    println!("  conversation {} / {}", m.conversation.as_deref().unwrap_or("-"), m.session.as_deref().unwrap_or("-"));
+    println!("  importance {:.2}  novelty {:.2}  accesses {}  source {}  l_score {:.3}", m.importance, m.novelty, m.access_count, m.source, m.l_score);
+    println!("  created {}  updated {}", fmt_time(m.created_at), fmt_time(m.updated_at));
+    println!("  metadata {}", m.metadata);
+    if !d.provenance.is_empty() {
+        println!("provenance:");
+        for p in &d.provenance {
+            println!("  {}", memory_line(p));
+        }
+    }
+    if !d.links.is_empty() {
+        println!("links:");
+        for l in &d.links {
+            println!("  {} -> {} {:?} {:.3}", l.src, l.dst, l.kind, l.score);
+        }
+    }
+    println!("history:");
+    for h in &d.history {
+        println!("  {} {} by {}", fmt_time(h.created_at), h.event, h.actor);
+    }
+}
+
+pub fn print_stats(s: &Stats) {
+    println!("store        {}", s.db_path);
+    println!("memories     {} ({} deleted)", s.memories, s.deleted);
+    for (k, n) in &s.by_kind {
+        println!("  {k:<10} {n}");
+    }
+    for (k, n) in &s.by_state {
+        println!("  {k:<10} {n}");
+    }
+    println!("links        {}", s.links);
+    println!("index        {} vectors, {} tombstones ({} × {})", s.indexed, s.index_tombstones, s.embedding_model, s.dim);
+    println!("conversations:");
+    for (c, n) in &s.conversations {
+        println!("  {c:<24} {n} messages");
+    }
+}
+
+fn scores_row(name: &str, s: &Scores) -> String {
+    format!(
+        "{name:<14} {:>5} {:>7.3} {:>7.3} {:>7.3} {:>7.3} {:>8.3}",
+        s.questions, s.recall_at_5, s.recall_at_10, s.recall_at_20, s.all_at_10, s.ndcg_at_10
+    )
+}
+
+pub fn print_locomo(r: &Report) {
+    println!("{:<14} {:>5} {:>7} {:>7} {:>7} {:>7} {:>8}", "category", "n", "R@5", "R@10", "R@20", "All@10", "NDCG@10");
+    let names = ["", "1 multi-hop", "2 temporal", "3 open-domain", "4 single-hop", "5 adversarial"];
+    for (c, s) in &r.by_category {
+        let name = names.get(*c as usize).copied().unwrap_or("other");
+        println!("{}", scores_row(name, s));
+    }
+    println!("{}", scores_row("overall", &r.overall));
+    println!(
+        "({} questions without evidence not scored; search p50 {:.1} ms, p99 {:.1} ms)",
+        r.unscored, r.search_ms_p50, r.search_ms_p99
+    );
+}

@@ -1,0 +1,4 @@
+//! Evaluation: ranking metrics and the LoCoMo retrieval evaluation.
+
+pub mod locomo;
+pub mod metrics;

@@ -1,0 +1,442 @@
+//! The vector index: HNSW (hnsw_rs, dot-product distance on unit vectors) plus an exact row
+//! store of every current vector, derived from the store and rebuildable from it at any time.
+//!
+//! * Every vector written gets a new *slot* in the graph; an updated memory's old slot stays
+//!   in the graph as a tombstone and is filtered out of searches, as are deleted memories.
+//! * Persisted beside the database (`<db>.index/`): the hnsw_rs dump, the slot → memory id
+//!   table and a manifest with the store's embedding change-log position and sha256 of each
+//!   file. On open the index is verified (manifest, hashes, point count, a self-search probe)
+//!   and caught up from the change log; anything wrong means a rebuild from SQLite.
+//! * Searches over a small candidate set (a scoped or filtered search, a small store) are
+//!   exact; larger ones use HNSW with the candidate filter applied during the graph walk.
+
+mod persist;
+
+use crate::embed::dot;
+use crate::events::Job;
+use crate::store::Store;
+use crate::{Error, Result};
+use hnsw_rs::prelude::{DistDot, Hnsw};
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+/// hnsw_rs' DistDot asserts 1 − a·b ≥ 0; shrinking unit vectors a hair keeps rounding from
+/// pushing a self-product above 1 without changing any ranking.
+const SHRINK: f32 = 0.999_99;
+
+/// Below this many candidates a search is exact (a brute-force scan is faster and exact).
+pub const EXACT_LIMIT: usize = 10_000;
+
+/// HNSW construction and search parameters.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct IndexParams {
+    /// Neighbours kept per node (M). hnsw_rs drops the farthest neighbour instead of
+    /// re-running the selection heuristic when a list is full, so it needs a larger M than
+    /// hnswlib for the same recall at scale (see README, "Index").
+    pub m: usize,
+    pub ef_construction: usize,
+    /// Default breadth of a search (raised to at least 2·k).
+    pub ef_search: usize,
+}
+
+impl Default for IndexParams {
+    fn default() -> Self {
+        Self {
+            m: 32,
+            ef_construction: 200,
+            ef_search: 96,
+        }
+    }
+}
+
+/// How a search found its candidates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SearchPath {
+    Exact,
+    Hnsw,
+}
+
+pub struct VectorIndex {
+    dim: usize,
+    params: IndexParams,
+    graph: Hnsw<'static, f32, DistDot>,
+    /// Memory id of every graph slot, in insertion order.
+    slot_ids: Vec<i64>,
+    /// The live slot of each indexed memory.
+    current: HashMap<i64, usize>,
+    /// Exact vectors of the indexed memories, row-major; `row_of` maps id → row.
+    rows: Vec<f32>,
+    row_ids: Vec<i64>,
+    row_of: HashMap<i64, usize>,
+    /// Highest embed_seq of the store reflected here.
+    seq: i64,
+    dir: Option<PathBuf>,
+    /// Set when something changed since the last save.
+    dirty: bool,
+}
+
+impl VectorIndex {
+    /// An empty in-memory index.
+    pub fn new(dim: usize, params: IndexParams, capacity: usize) -> Self {
+        Self {
+            dim,
+            params,
+            graph: new_graph(params, capacity),
+            slot_ids: Vec::new(),
+            current: HashMap::new(),
+            rows: Vec::new(),
+            row_ids: Vec::new(),
+            row_of: HashMap::new(),
+            seq: 0,
+            dir: None,
+            dirty: false,
+        }
+    }
+
+    /// Opens the index persisted for `store` (verifying it and catching it up), or builds it
+    /// from the store when it is missing, stale beyond repair or corrupt. Returns the index
+    /// and, when a rebuild happened, why.
+    pub fn open(
+        store: &Store,
+        dim: usize,
+        params: IndexParams,
+        job: &Job,
+    ) -> Result<(Self, Option<String>)> {
+        let dir = persist::index_dir(store.path());
+        let loaded = match &dir {
+            Some(d) => persist::load(d, store, dim, params),
+            None => Err(Error::IndexCorrupt {
+                path: PathBuf::from(":memory:"),
+                reason: "in-memory store".into(),
+            }),
+        };
+        let (mut index, rebuilt) = match loaded {
+            Ok(index) => (index, None),
+            Err(e) => {
+                let reason = match &e {
+                    Error::IndexCorrupt { reason, .. } => reason.clone(),
+                    other => other.to_string(),
+                };
+                let mut index = Self::build(store, dim, params, job)?;
+                index.dir = dir.clone();
+                (index, Some(reason))
+            }
+        };
+        index.dir = dir;
+        index.catch_up(store, job)?;
+        if rebuilt.is_some() {
+            index.save()?;
+        }
+        Ok((index, rebuilt))
+    }
+
+    /// Builds the index from every embedding in the store.
+    pub fn build(store: &Store, dim: usize, params: IndexParams, job: &Job) -> Result<Self> {
+        let all = store.read().embeddings_since(0)?;
+        let mut index = Self::new(dim, params, all.len().max(1024));
+        index.insert_batch(all, job)?;
+        Ok(index)
+    }
+
+    /// Inserts whatever the store's change log has beyond this index's position.
+    pub fn catch_up(&mut self, store: &Store, job: &Job) -> Result<usize> {
+        let newer = store.read().embeddings_since(self.seq)?;
+        let n = newer.len();
+        self.insert_batch(newer, job)?;
+        Ok(n)
+    }
+
+    /// Inserts (id, vector, embed_seq) triples; graph insertion runs in parallel chunks with
+    /// progress and cancellation between chunks.
+    pub fn insert_batch(&mut self, items: Vec<(i64, Vec<f32>, i64)>, job: &Job) -> Result<()> {
+        const CHUNK: usize = 2048;
+        let total = items.len() as u64;
+        for (done, chunk) in items.chunks(CHUNK).enumerate() {
+            job.cancel.check()?;
+            let first_slot = self.slot_ids.len();
+            let mut scaled: Vec<Vec<f32>> = Vec::with_capacity(chunk.len());
+            for (id, v, seq) in chunk {
+                self.check_dim(v)?;
+                self.slot_ids.push(*id);
+                self.set_row(*id, v);
+                self.seq = self.seq.max(*seq);
+                scaled.push(v.iter().map(|x| x * SHRINK).collect());
+            }
+            let refs: Vec<(&[f32], usize)> = scaled
+                .iter()
+                .enumerate()
+                .map(|(i, v)| (v.as_slice(), first_slot + i))
+                .collect();
+            if refs.len() > 64 {
+                self.graph.parallel_insert_slice(&refs);
+            } else {
+                for r in refs {
+                    self.graph.insert_slice(r);
+                }
+            }
+            for (i, (id, _, _)) in chunk.iter().enumerate() {
+                self.current.insert(*id, first_slot + i);
+            }
+            self.dirty = true;
+            job.report(
+                "index",
+                ((done * CHUNK) + chunk.len()) as u64,
+                total,
+            );
+        }
+        Ok(())
+    }
+
+    /// Adds or replaces one memory's vector.
+    pub fn upsert(&mut self, id: i64, v: &[f32], seq: i64) -> Result<()> {
+        self.insert_batch(vec![(id, v.to_vec(), seq)], &Job::default())
+    }
+
+    /// Forgets a memory (its graph slot becomes a tombstone).
+    pub fn remove(&mut self, id: i64) {
+        self.current.remove(&id);
+        if let Some(row) = self.row_of.remove(&id) {
+            // Swap-remove the row, fixing the moved row's mapping.
+            let last = self.row_ids.len() - 1;
+            if row != last {
+                let moved = self.row_ids[last];
+                let (a, b) = (row * self.dim, last * self.dim);
+                self.rows.copy_within(b..b + self.dim, a);
+                self.row_ids[row] = moved;
+                self.row_of.insert(moved, row);
+            }
+            self.row_ids.pop();
+            self.rows.truncate(last * self.dim);
+        }
+        self.dirty = true;
+    }
+
+    fn set_row(&mut self, id: i64, v: &[f32]) {
+        match self.row_of.get(&id) {
+            Some(&row) => self.rows[row * self.dim..(row + 1) * self.dim].copy_from_slice(v),
+            None => {
+                self.row_of.insert(id, self.row_ids.len());
+                self.row_ids.push(id);
+                self.rows.extend_from_slice(v);
+            }
+        }
+    }
+
+    fn check_dim(&self, v: &[f32]) -> Result<()> {
+        if v.len() != self.dim {
+            return Err(Error::InvalidInput(format!(
+                "vector of {} dimensions, the index holds {}",
+                v.len(),
+                self.dim
+            )));
+        }
+        Ok(())
+    }
+
+    pub fn len(&self) -> usize {
+        self.current.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.current.is_empty()
+    }
+
+    /// Graph slots no longer current (superseded or deleted).
+    pub fn tombstones(&self) -> usize {
+        self.slot_ids.len() - self.current.len()
+    }
+
+    pub fn seq(&self) -> i64 {
+        self.seq
+    }
+
+    pub fn params(&self) -> IndexParams {
+        self.params
+    }
+
+    pub fn vector(&self, id: i64) -> Option<&[f32]> {
+        self.row_of
+            .get(&id)
+            .map(|&r| &self.rows[r * self.dim..(r + 1) * self.dim])
+    }
+
+    /// Exact cosine similarity of `query` to memory `id`, if indexed.
+    pub fn similarity(&self, query: &[f32], id: i64) -> Option<f32> {
+        self.vector(id).map(|v| dot(query, v))
+    }
+
+    /// The `k` nearest memories to `query` among `allowed` (all indexed memories if `None`),
+    /// best first, as (id, cosine similarity). Exact when the candidate set is small.
+    pub fn search(
+        &self,
+        query: &[f32],
+        k: usize,
+        allowed: Option<&dyn Fn(i64) -> bool>,
+        candidates: Option<&[i64]>,
+    ) -> (Vec<(i64, f32)>, SearchPath) {
+        if k == 0 || self.is_empty() {
+            return (Vec::new(), SearchPath::Exact);
+        }
+        let pass = |id: i64| allowed.is_none_or(|f| f(id));
+        if let Some(ids) = candidates.filter(|c| c.len() <= EXACT_LIMIT) {
+            let scored = ids
+                .iter()
+                .filter(|&&id| pass(id))
+                .filter_map(|&id| self.similarity(query, id).map(|s| (id, s)));
+            return (top_k(scored, k), SearchPath::Exact);
+        }
+        if self.len() <= EXACT_LIMIT {
+            return (self.exact(query, k, &pass), SearchPath::Exact);
+        }
+        let scaled: Vec<f32> = query.iter().map(|x| x * SHRINK).collect();
+        let filter = |slot: &usize| {
+            let id = self.slot_ids[*slot];
+            self.current.get(&id) == Some(slot) && pass(id)
+        };
+        let ef = self.params.ef_search.max(2 * k);
+        let found = self.graph.search_filter(&scaled, k, ef, Some(&filter));
+        let hits: Vec<(i64, f32)> = found
+            .into_iter()
+            .map(|n| {
+                let id = self.slot_ids[n.d_id];
+                (id, self.similarity(query, id).unwrap_or(0.0))
+            })
+            .collect();
+        (top_k(hits, k), SearchPath::Hnsw)
+    }
+
+    /// Graph search only (no exact shortcut, no filter) with an explicit ef: what the ANN
+    /// benchmark measures.
+    pub fn search_graph(&self, query: &[f32], k: usize, ef: usize) -> Vec<(i64, f32)> {
+        let scaled: Vec<f32> = query.iter().map(|x| x * SHRINK).collect();
+        self.graph
+            .search(&scaled, k, ef)
+            .into_iter()
+            .map(|n| {
+                let id = self.slot_ids[n.d_id];
+                (id, self.similarity(query, id).unwrap_or(0.0))
+            })
+            .collect()
+    }
+
+    /// Exact top-k over every indexed vector passing `pass`.
+    pub fn exact(&self, query: &[f32], k: usize, pass: &dyn Fn(i64) -> bool) -> Vec<(i64, f32)> {
+        let scored = self
+            .row_ids
+            .iter()
+            .enumerate()
+            .filter(|(_, &id)| pass(id))
+            .map(|(r, &id)| (id, dot(query, &self.rows[r * self.dim..(r + 1) * self.dim])));
+        top_k(scored, k)
+    }
+
+    /// Writes the index beside the database (no-op for in-memory stores or when clean).
+    pub fn save(&mut self) -> Result<()> {
+        if let (Some(dir), true) = (&self.dir, self.dirty) {
+            persist::save(self, dir)?;
+            self.dirty = false;
+        }
+        Ok(())
+    }
+}
+
+fn new_graph(params: IndexParams, capacity: usize) -> Hnsw<'static, f32, DistDot> {
+    Hnsw::new(params.m, capacity, 16, params.ef_construction, DistDot {})
+}
+
+/// The k best (id, score) pairs, best first; ties broken by id for determinism.
+pub fn top_k(items: impl IntoIterator<Item = (i64, f32)>, k: usize) -> Vec<(i64, f32)> {
+    let mut v: Vec<(i64, f32)> = items.into_iter().collect();
+    let cmp = |a: &(i64, f32), b: &(i64, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+    if v.len() > k {
+        v.select_nth_unstable_by(k, cmp);
+        v.truncate(k);
+    }
+    v.sort_by(cmp);
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+
+    pub(crate) fn unit_vectors(n: usize, dim: usize, seed: u64) -> Vec<Vec<f32>> {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        (0..n)
+            .map(|_| {
+                let mut v: Vec<f32> = (0..dim).map(|_| rng.gen_range(-1.0..1.0)).collect();
+                crate::embed::normalize(&mut v);
+                v
+            })
+            .collect()
+    }
+
+    fn filled(n: usize) -> (VectorIndex, Vec<Vec<f32>>) {
+        let vs = unit_vectors(n, 16, 7);
+        let mut idx = VectorIndex::new(16, IndexParams::default(), n);
+        let items = vs
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (i as i64 + 1, v.clone(), i as i64 + 1))
+            .collect();
+        idx.insert_batch(items, &Job::default()).unwrap();
+        (idx, vs)
+    }
+
+    #[test]
+    fn exact_search_finds_itself_first() {
+        let (idx, vs) = filled(200);
+        let (hits, path) = idx.search(&vs[41], 5, None, None);
+        assert_eq!(path, SearchPath::Exact);
+        assert_eq!(hits[0].0, 42);
+        assert!((hits[0].1 - 1.0).abs() < 1e-5);
+    }
+
+    #[test]
+    fn removed_and_superseded_vectors_are_never_returned() {
+        let (mut idx, vs) = filled(300);
+        idx.remove(10);
+        let (hits, _) = idx.search(&vs[9], 3, None, None);
+        assert!(hits.iter().all(|h| h.0 != 10));
+        // Re-point memory 20 at memory 30's vector: searching 20's old vector must not find 20.
+        idx.upsert(20, &vs[29], 1000).unwrap();
+        let (hits, _) = idx.search(&vs[19], 1, None, None);
+        assert_ne!(hits[0].0, 20);
+        assert_eq!(idx.tombstones(), 2);
+        assert_eq!(idx.len(), 299);
+    }
+
+    #[test]
+    fn graph_search_respects_filters_and_agrees_with_exact() {
+        let n = EXACT_LIMIT + 500;
+        let vs = unit_vectors(n, 16, 3);
+        let mut idx = VectorIndex::new(16, IndexParams::default(), n);
+        idx.insert_batch(
+            vs.iter().enumerate().map(|(i, v)| (i as i64, v.clone(), i as i64 + 1)).collect(),
+            &Job::default(),
+        )
+        .unwrap();
+        let even = |id: i64| id % 2 == 0;
+        let mut agree = 0;
+        for q in 0..20 {
+            let (hits, path) = idx.search(&vs[q * 7], 10, Some(&even), None);
+            assert_eq!(path, SearchPath::Hnsw);
+            assert!(hits.iter().all(|h| h.0 % 2 == 0));
+            let exact = idx.exact(&vs[q * 7], 10, &even);
+            agree += hits.iter().filter(|h| exact.iter().any(|e| e.0 == h.0)).count();
+        }
+        // 16-dimensional random data is easy: recall@10 should be near perfect.
+        assert!(agree >= 190, "recall@10 {}", agree as f64 / 200.0);
+    }
+
+    #[test]
+    fn wrong_dimension_is_an_error_not_a_panic() {
+        let mut idx = VectorIndex::new(16, IndexParams::default(), 8);
+        let err = idx.upsert(1, &[1.0; 3], 1).unwrap_err();
+        assert_eq!(err.code(), "invalid_input");
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+        let _: f32 = rng.gen();
+    }
+}

@@ -1,0 +1,245 @@
+//! The deterministic extractor (no LLM): a message becomes an episodic bubble with 5W1H,
+//! first-person statements of stable properties become facts, and importance comes from
+//! what the text carries.
+
+use crate::memory::W5H1;
+use chrono::{DateTime, Utc};
+
+/// Formats a Unix-ms time the way people write it: "8 May 2023, 1:56 pm".
+pub fn human_time(ms: i64) -> Option<String> {
+    let t: DateTime<Utc> = DateTime::from_timestamp_millis(ms)?;
+    Some(t.format("%-d %B %Y, %-I:%M %P").to_string())
+}
+
+/// The first path or URL mentioned in `text`.
+pub fn find_location(text: &str) -> Option<String> {
+    text.split_whitespace()
+        .map(|w| w.trim_matches(|c: char| matches!(c, '(' | ')' | '"' | '\'' | ',' | ';' | '<' | '>' | '`')))
+        .map(|w| w.trim_end_matches(['.', ':', '!', '?']))
+        .find(|w| {
+            w.starts_with("http://")
+                || w.starts_with("https://")
+                || w.starts_with("file://")
+                || ((w.starts_with('/') || w.starts_with("~/") || w.starts_with("./"))
+                    && w.len() > 2
+                    && w[1..].contains(|c: char| c.is_alphanumeric()))
+        })
+        .map(str::to_string)
+}
+
+/// 5W1H of a conversation turn.
+pub fn w5h1_for_turn(
+    speaker: &str,
+    text: &str,
+    occurred_at: Option<i64>,
+    conversation: &str,
+    session: Option<&str>,
+) -> W5H1 {
+    let place = find_location(text).unwrap_or_else(|| match session {
+        Some(s) => format!("{conversation}/{s}"),
+        None => conversation.to_string(),
+    });
+    W5H1 {
+        who: Some(speaker.to_string()),
+        what: Some(text.to_string()),
+        when: occurred_at.and_then(human_time),
+        where_: Some(place),
+        why: None,
+        how: None,
+    }
+}
+
+/// Openings of first-person statements about stable properties, with their third-person
+/// rewrite (`{}` is the speaker).
+const FACT_OPENINGS: &[(&str, &str)] = &[
+    ("my name is ", "{}'s name is "),
+    ("i am allergic to ", "{} is allergic to "),
+    ("i'm allergic to ", "{} is allergic to "),
+    ("i work as ", "{} works as "),
+    ("i work at ", "{} works at "),
+    ("i work for ", "{} works for "),
+    ("i work in ", "{} works in "),
+    ("i live in ", "{} lives in "),
+    ("i live with ", "{} lives with "),
+    ("i grew up in ", "{} grew up in "),
+    ("i was born in ", "{} was born in "),
+    ("i'm from ", "{} is from "),
+    ("i am from ", "{} is from "),
+    ("i love ", "{} loves "),
+    ("i like ", "{} likes "),
+    ("i enjoy ", "{} enjoys "),
+    ("i prefer ", "{} prefers "),
+    ("i hate ", "{} hates "),
+    ("i dislike ", "{} dislikes "),
+    ("i don't like ", "{} doesn't like "),
+    ("i have a ", "{} has a "),
+    ("i have an ", "{} has an "),
+    ("i have two ", "{} has two "),
+    ("i have three ", "{} has three "),
+    ("i've been a ", "{} has been a "),
+    ("i am a ", "{} is a "),
+    ("i'm a ", "{} is a "),
+    ("i am an ", "{} is an "),
+    ("i'm an ", "{} is an "),
+    ("i study ", "{} studies "),
+    ("i speak ", "{} speaks "),
+    ("i play ", "{} plays "),
+    ("i always ", "{} always "),
+    ("i never ", "{} never "),
+    ("i usually ", "{} usually "),
+    ("my favorite ", "{}'s favorite "),
+    ("my favourite ", "{}'s favourite "),
+    ("my wife ", "{}'s wife "),
+    ("my husband ", "{}'s husband "),
+    ("my partner ", "{}'s partner "),
+    ("my kids ", "{}'s kids "),
+    ("my son ", "{}'s son "),
+    ("my daughter ", "{}'s daughter "),
+    ("my dog ", "{}'s dog "),
+    ("my cat ", "{}'s cat "),
+    ("my job ", "{}'s job "),
+    ("my hobby ", "{}'s hobby "),
+    ("my hobbies ", "{}'s hobbies "),
+];
+
+/// Words that make a first-person sentence an event rather than a stable property.
+const TRANSIENT: &[&str] = &[
+    "today", "yesterday", "tonight", "tomorrow", "right now", "this morning", "last night",
+    "last week", "this week", "just ", "currently", "at the moment",
+];
+
+/// Facts stated in `text` by `speaker`, rewritten in the third person.
+pub fn extract_facts(speaker: &str, text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for sentence in split_sentences(text) {
+        let lower = sentence.to_lowercase();
+        if lower.ends_with('?') || TRANSIENT.iter().any(|w| lower.contains(w)) {
+            continue;
+        }
+        // Allow a short lead-in such as "Well, " or "Yeah, ".
+        let start = lower
+            .find(", i ")
+            .or_else(|| lower.find(", my "))
+            .filter(|&p| p < 12)
+            .map_or(0, |p| p + 2);
+        let body = &lower[start..];
+        for (opening, rewrite) in FACT_OPENINGS {
+            if body.starts_with(opening) {
+                let rest = sentence[start + opening.len()..].trim_end_matches(['.', '!']);
+                if rest.split_whitespace().count() >= 1 && rest.len() <= 200 {
+                    out.push(format!("{}{}", rewrite.replace("{}", speaker), rest));
+                }
+                break;
+            }
+        }
+    }
+    out
+}
+
+fn split_sentences(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for (i, c) in text.char_indices() {
+        if matches!(c, '.' | '!' | '?' | '\n') {
+            let s = text[start..=i].trim();
+            if !s.is_empty() {
+                out.push(s);
+            }
+            start = i + c.len_utf8();
+        }
+    }
+    let tail = text[start..].trim();
+    if !tail.is_empty() {
+        out.push(tail);
+    }
+    out
+}
+
+/// Importance in [0, 1] from what a turn carries: specifics (numbers, names, dates),
+/// stable self-descriptions, emphasis, and length. Small talk scores low.
+pub fn importance(text: &str, has_facts: bool) -> f64 {
+    let lower = text.to_lowercase();
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let mut score: f64 = 0.3;
+    score += (words.len() as f64 / 60.0).min(0.2);
+    if text.chars().any(|c| c.is_ascii_digit()) {
+        score += 0.1;
+    }
+    let names = words
+        .iter()
+        .skip(1)
+        .filter(|w| w.chars().next().is_some_and(char::is_uppercase) && w.len() > 1)
+        .count();
+    score += (names as f64 * 0.04).min(0.12);
+    if has_facts {
+        score += 0.15;
+    }
+    const EMPHASIS: &[&str] = &[
+        "important", "remember", "never forget", "always", "must", "deadline", "decided",
+        "promise", "goal", "plan", "birthday", "anniversary", "married", "born", "died",
+        "diagnosed", "moved", "new job", "graduat",
+    ];
+    if EMPHASIS.iter().any(|w| lower.contains(w)) {
+        score += 0.1;
+    }
+    const SMALL_TALK: &[&str] = &["thanks", "thank you", "lol", "haha", "ok", "okay", "cool", "nice", "bye", "see you"];
+    if words.len() <= 4 && SMALL_TALK.iter().any(|w| lower.contains(w)) {
+        score -= 0.2;
+    }
+    score.clamp(0.05, 1.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn facts_are_rewritten_in_third_person() {
+        let f = extract_facts("Caroline", "Hey! My name is Caroline. I love pottery and hiking.");
+        assert_eq!(f, vec!["Caroline's name is Caroline", "Caroline loves pottery and hiking"]);
+        let f = extract_facts("Mel", "Well, I work as a nurse in Boston.");
+        assert_eq!(f, vec!["Mel works as a nurse in Boston"]);
+    }
+
+    #[test]
+    fn events_and_questions_are_not_facts() {
+        assert!(extract_facts("A", "I love that you went there yesterday!").is_empty());
+        assert!(extract_facts("A", "I like it?").is_empty());
+        assert!(extract_facts("A", "We went camping.").is_empty());
+    }
+
+    #[test]
+    fn locations_are_found_in_text() {
+        assert_eq!(
+            find_location("see https://example.com/a, then edit ./src/main.rs").as_deref(),
+            Some("https://example.com/a")
+        );
+        assert_eq!(find_location("open /etc/hosts.").as_deref(), Some("/etc/hosts"));
+        assert_eq!(find_location("a / b and 1/2"), None);
+    }
+
+    #[test]
+    fn times_read_like_people_write_them() {
+        // 2023-05-08 13:56 UTC
+        assert_eq!(human_time(1_683_554_160_000).unwrap(), "8 May 2023, 1:56 pm");
+    }
+
+    #[test]
+    fn small_talk_matters_less_than_specifics() {
+        let chat = importance("haha ok", false);
+        let specific = importance(
+            "I moved to Seattle on 3 June 2022 and started a new job at Boeing",
+            false,
+        );
+        assert!(chat < 0.3 && specific > 0.6, "{chat} {specific}");
+    }
+
+    #[test]
+    fn odd_unicode_does_not_panic() {
+        for t in ["", "🙂🙂", "ÅÄÖ. ß!", "\u{200b}\u{0301}", "日本語の文。私は猫が好きです。"] {
+            let _ = extract_facts("x", t);
+            let _ = importance(t, false);
+            let _ = find_location(t);
+        }
+    }
+}

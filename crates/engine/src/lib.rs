@@ -1,0 +1,24 @@
+//! Somna's memory engine: a SQLite store, all-MiniLM-L6-v2 embeddings on candle, an HNSW
+//! index, ingestion into episodic bubbles and facts, multi-signal retrieval, evaluation.
+//! No GUI dependency: the CLI and the desktop app are thin layers over [`Somna`].
+
+pub mod bench;
+pub mod embed;
+mod engine;
+mod error;
+pub mod eval;
+pub mod events;
+pub mod index;
+pub mod ingest;
+pub mod memory;
+pub mod paths;
+pub mod retrieve;
+pub mod store;
+
+pub use engine::{Config, MemoryDetail, OpenReport, Page, Somna, Stats, IMPORT_BATCH};
+pub use error::{Error, Result};
+pub use events::{CancelToken, Job, Progress, ProgressEvent};
+pub use ingest::{AddOptions, AddReport};
+pub use memory::{Kind, Memory, NewMemory, Source, State};
+pub use retrieve::{Route, ScoreMode, SearchQuery, SearchResponse};
+pub use store::{ListQuery, MemoryFilter, MemoryUpdate, Message};

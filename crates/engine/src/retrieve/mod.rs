@@ -1,0 +1,739 @@
+//! Retrieval: route the query, gather candidates (vector, lexical, graph, adjacent turns),
+//! score every candidate on every signal, fuse, rank, add connected bubbles, re-rank with
+//! MMR and pack the context under a token budget. Every number that decided the outcome is
+//! in the response, so the retrieval debugger can show why.
+
+mod pack;
+mod router;
+
+pub use pack::{attention, knapsack, mmr};
+pub use router::{classify, Route};
+
+use crate::embed::Embedder;
+use crate::index::{SearchPath, VectorIndex};
+use crate::ingest::find_location;
+use crate::memory::{embedding_text, Kind, LinkKind, Memory};
+use crate::store::{MemoryFilter, Store, Tx};
+use crate::{Error, Result};
+use serde::{Deserialize, Serialize};
+use std::collections::{HashMap, HashSet};
+use std::time::Instant;
+
+const DAY_MS: f64 = 86_400_000.0;
+/// Queries longer than this (in characters) are cut before lexical matching.
+const MAX_QUERY_CHARS: usize = 4_000;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum ScoreMode {
+    /// similarity × importance × recency (seed 004).
+    Context,
+    /// Weighted sum of six signals (seed 003).
+    #[default]
+    Fusion,
+}
+
+impl std::str::FromStr for ScoreMode {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "context" => Ok(ScoreMode::Context),
+            "fusion" => Ok(ScoreMode::Fusion),
+            other => Err(Error::InvalidInput(format!(
+                "unknown score mode {other:?}; expected context or fusion"
+            ))),
+        }
+    }
+}
+
+/// Fusion weights (seed 003 defaults); they must sum to 1.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Weights {
+    pub semantic: f64,
+    pub lexical: f64,
+    pub recency: f64,
+    pub actor: f64,
+    pub spatial: f64,
+    pub usage: f64,
+}
+
+impl Default for Weights {
+    fn default() -> Self {
+        Self {
+            semantic: 0.55,
+            lexical: 0.20,
+            recency: 0.10,
+            actor: 0.07,
+            spatial: 0.03,
+            usage: 0.05,
+        }
+    }
+}
+
+impl Weights {
+    pub fn validate(&self) -> Result<()> {
+        let all = [self.semantic, self.lexical, self.recency, self.actor, self.spatial, self.usage];
+        if all.iter().any(|w| !(0.0..=1.0).contains(w)) {
+            return Err(Error::InvalidInput("every weight must be within 0..=1".into()));
+        }
+        let sum: f64 = all.iter().sum();
+        if (sum - 1.0).abs() > 1e-6 {
+            return Err(Error::InvalidInput(format!("weights must sum to 1, not {sum:.4}")));
+        }
+        Ok(())
+    }
+
+    /// The weights a route uses: `direct` moves the lexical weight to semantic.
+    fn for_route(self, route: Route) -> Self {
+        match route {
+            Route::Direct => Self {
+                semantic: self.semantic + self.lexical,
+                lexical: 0.0,
+                ..self
+            },
+            _ => self,
+        }
+    }
+}
+
+/// Context window accounting (seed 003): budget = window − system − output − conversation.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Budget {
+    pub window: usize,
+    pub system_reserve: usize,
+    pub output_reserve: usize,
+    pub conversation_tokens: usize,
+}
+
+impl Default for Budget {
+    fn default() -> Self {
+        Self {
+            window: 8192,
+            system_reserve: 512,
+            output_reserve: 1024,
+            conversation_tokens: 0,
+        }
+    }
+}
+
+impl Budget {
+    pub fn available(&self) -> usize {
+        self.window
+            .saturating_sub(self.system_reserve)
+            .saturating_sub(self.output_reserve)
+            .saturating_sub(self.conversation_tokens)
+    }
+}
+
+/// Everything a search can be told.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SearchQuery {
+    pub query: String,
+    #[serde(default = "default_k")]
+    pub k: usize,
+    #[serde(default)]
+    pub mode: ScoreMode,
+    /// Forces a route; `None` lets the router choose.
+    #[serde(default)]
+    pub route: Option<Route>,
+    #[serde(default)]
+    pub filter: MemoryFilter,
+    #[serde(default)]
+    pub weights: Weights,
+    #[serde(default)]
+    pub budget: Budget,
+    #[serde(default = "default_lambda")]
+    pub mmr_lambda: f64,
+    /// Weight of the adjacent-turn signal added to an episode's fused score: a reply is
+    /// often only understandable with the turn before it.
+    #[serde(default = "default_neighbour_weight")]
+    pub neighbour_weight: f64,
+    /// The actor asking, if known (otherwise actors named in the query are used).
+    #[serde(default)]
+    pub actor: Option<String>,
+    /// Time the recency signals are measured from (Unix ms); now if `None`.
+    #[serde(default)]
+    pub as_of: Option<i64>,
+}
+
+fn default_k() -> usize {
+    10
+}
+fn default_lambda() -> f64 {
+    0.5
+}
+fn default_neighbour_weight() -> f64 {
+    0.15
+}
+
+impl SearchQuery {
+    pub fn new(query: impl Into<String>) -> Self {
+        Self {
+            query: query.into(),
+            k: default_k(),
+            mode: ScoreMode::default(),
+            route: None,
+            filter: MemoryFilter::default(),
+            weights: Weights::default(),
+            budget: Budget::default(),
+            mmr_lambda: default_lambda(),
+            neighbour_weight: default_neighbour_weight(),
+            actor: None,
+            as_of: None,
+        }
+    }
+}
+
+/// Each signal of a candidate, in [0, 1].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Signals {
+    pub semantic: f64,
+    pub lexical: f64,
+    pub recency: f64,
+    pub actor: f64,
+    pub spatial: f64,
+    pub usage: f64,
+    /// Best semantic+lexical evidence of the adjacent turns.
+    pub neighbour: f64,
+    /// Reached by graph traversal (causal route): 1 / depth.
+    pub graph: f64,
+}
+
+/// How a candidate entered the candidate set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Origin {
+    Vector,
+    Lexical,
+    Both,
+    Graph,
+    Adjacent,
+    /// A connected bubble of a top result (score 0).
+    Connected,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Hit {
+    pub memory: Memory,
+    /// 1-based rank by score; connected bubbles have none.
+    pub rank: Option<usize>,
+    pub origin: Origin,
+    pub signals: Signals,
+    /// The fused (or context-mode) score the ranking used.
+    pub score: f64,
+    pub mmr_score: Option<f64>,
+    pub mmr_rank: Option<usize>,
+    pub tokens: usize,
+    pub packed: bool,
+    /// softmax(q·m/√d) over the packed memories.
+    pub attention: Option<f64>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Timings {
+    pub embed_ms: f64,
+    pub vector_ms: f64,
+    pub lexical_ms: f64,
+    pub score_ms: f64,
+    pub pack_ms: f64,
+    pub total_ms: f64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SearchResponse {
+    pub query: String,
+    pub route: Route,
+    pub route_reason: String,
+    pub mode: ScoreMode,
+    pub weights: Weights,
+    pub vector_path: SearchPath,
+    /// Actors the query was matched against (from the query text or `actor`).
+    pub actors: Vec<String>,
+    /// The top k, best first.
+    pub hits: Vec<Hit>,
+    /// Connected bubbles of the top results (seed 004), score 0.
+    pub connected: Vec<Hit>,
+    /// The candidates just below the cut, best first (for the retrieval debugger).
+    pub near_misses: Vec<Hit>,
+    pub candidates_considered: usize,
+    /// Ids of the packed context, in MMR order.
+    pub context: Vec<i64>,
+    pub budget_tokens: usize,
+    pub used_tokens: usize,
+    pub timings: Timings,
+}
+
+/// What a search reads; all of it is borrowed, nothing is written.
+pub struct SearchCtx<'a> {
+    pub store: &'a Store,
+    pub index: &'a VectorIndex,
+    pub embedder: &'a dyn Embedder,
+    /// Every speaker name in the store (for recognising actors in the query).
+    pub known_actors: &'a [String],
+    pub has_causal_links: bool,
+}
+
+/// A candidate while it is being scored.
+struct Cand {
+    origin: Origin,
+    semantic: f64,
+    lexical_raw: f64,
+    graph: f64,
+}
+
+pub fn search(ctx: &SearchCtx<'_>, q: &SearchQuery) -> Result<SearchResponse> {
+    let t0 = Instant::now();
+    let query = q.query.trim();
+    if query.is_empty() {
+        return Err(Error::InvalidInput("the query is empty".into()));
+    }
+    if q.k == 0 || q.k > 1000 {
+        return Err(Error::InvalidInput("k must be between 1 and 1000".into()));
+    }
+    if q.mode == ScoreMode::Fusion {
+        q.weights.validate()?;
+    }
+    let query: String = query.chars().take(MAX_QUERY_CHARS).collect();
+    let (route, reason) = match q.route {
+        Some(r) => (r, "forced by the caller"),
+        None => classify(&query, ctx.has_causal_links),
+    };
+    let weights = q.weights.for_route(route);
+    let now = q.as_of.unwrap_or_else(crate::store::now_ms);
+    let read = ctx.store.read();
+
+    let t = Instant::now();
+    let qvec = ctx
+        .embedder
+        .embed(&[query.as_str()])?
+        .pop()
+        .ok_or_else(|| Error::Embedding("no query vector".into()))?;
+    let embed_ms = ms(t);
+
+    // Candidate set.
+    let t = Instant::now();
+    let pool = q.k.max(10) * 5;
+    let (allowed, scope) = allowed_ids(&read, &q.filter)?;
+    let allow = |id: i64| allowed.allows(id);
+    let (vector_hits, vector_path) = ctx.index.search(&qvec, pool, Some(&allow), scope.as_deref());
+    let vector_ms = ms(t);
+    let mut cands: HashMap<i64, Cand> = vector_hits
+        .iter()
+        .map(|&(id, s)| {
+            (id, Cand { origin: Origin::Vector, semantic: s as f64, lexical_raw: 0.0, graph: 0.0 })
+        })
+        .collect();
+
+    let t = Instant::now();
+    if route != Route::Direct {
+        for (id, bm25) in read.lexical_search(&query, &q.filter, pool)? {
+            let c = cands.entry(id).or_insert_with(|| Cand {
+                origin: Origin::Lexical,
+                semantic: ctx.index.similarity(&qvec, id).unwrap_or(0.0) as f64,
+                lexical_raw: 0.0,
+                graph: 0.0,
+            });
+            if c.origin == Origin::Vector {
+                c.origin = Origin::Both;
+            }
+            c.lexical_raw = bm25;
+        }
+    }
+    let lexical_ms = ms(t);
+
+    if route == Route::Causal {
+        let seeds: Vec<i64> = vector_hits.iter().take(q.k).map(|h| h.0).collect();
+        for (id, depth) in traverse(&read, &seeds, 2)? {
+            if allow(id) {
+                let c = cands.entry(id).or_insert_with(|| Cand {
+                    origin: Origin::Graph,
+                    semantic: ctx.index.similarity(&qvec, id).unwrap_or(0.0) as f64,
+                    lexical_raw: 0.0,
+                    graph: 0.0,
+                });
+                c.graph = c.graph.max(1.0 / depth as f64);
+            }
+        }
+    }
+
+    // Score.
+    let t = Instant::now();
+    let max_bm25 = cands.values().map(|c| c.lexical_raw).fold(0.0, f64::max);
+    let lexical = |raw: f64| if max_bm25 > 0.0 { raw / max_bm25 } else { 0.0 };
+    let actors = query_actors(&query, q.actor.as_deref(), ctx.known_actors);
+    let place = find_location(&query);
+
+    // Adjacent turns of the strongest candidates join the set: a reply's evidence is
+    // often in the turn it answers.
+    let mut by_base: Vec<(i64, f64)> = cands
+        .iter()
+        .map(|(&id, c)| (id, weights.semantic * c.semantic + weights.lexical * lexical(c.lexical_raw)))
+        .collect();
+    by_base.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    let mut memories: HashMap<i64, Memory> = read
+        .get_memories(&cands.keys().copied().collect::<Vec<_>>())?
+        .into_iter()
+        .map(|m| (m.id, m))
+        .collect();
+    let mut adjacency: HashMap<i64, [Option<i64>; 2]> = HashMap::new();
+    if q.neighbour_weight > 0.0 {
+        for &(id, _) in by_base.iter().take(pool) {
+            let Some(m) = memories.get(&id) else { continue };
+            if m.kind != Kind::Episode {
+                continue;
+            }
+            let adj = adjacent_turns(&read, m)?;
+            for n in adj.iter().flatten() {
+                if allow(*n) && !cands.contains_key(n) {
+                    cands.insert(*n, Cand {
+                        origin: Origin::Adjacent,
+                        semantic: ctx.index.similarity(&qvec, *n).unwrap_or(0.0) as f64,
+                        lexical_raw: 0.0,
+                        graph: 0.0,
+                    });
+                }
+            }
+            adjacency.insert(id, adj);
+        }
+        let missing: Vec<i64> = cands.keys().filter(|id| !memories.contains_key(id)).copied().collect();
+        for m in read.get_memories(&missing)? {
+            memories.insert(m.id, m);
+        }
+    }
+    let base = |id: i64| -> f64 {
+        cands.get(&id).map_or(0.0, |c| {
+            weights.semantic * c.semantic.max(0.0) + weights.lexical * lexical(c.lexical_raw)
+        })
+    };
+    let max_access = memories.values().map(|m| m.access_count).max().unwrap_or(0).max(1) as f64;
+    let mut scored: Vec<(i64, Signals, f64)> = Vec::with_capacity(cands.len());
+    for (&id, c) in &cands {
+        let Some(m) = memories.get(&id) else { continue };
+        if !q.filter.matches(m) {
+            continue;
+        }
+        let age_days = m.occurred_at.or(Some(m.created_at)).map_or(0.0, |t| ((now - t) as f64 / DAY_MS).max(0.0));
+        let recency = match m.kind {
+            Kind::Fact => 1.0,
+            _ => (-std::f64::consts::LN_2 * age_days / 30.0).exp(),
+        };
+        let neighbour = adjacency
+            .get(&id)
+            .map_or(0.0, |adj| adj.iter().flatten().map(|&n| base(n)).fold(0.0, f64::max));
+        let signals = Signals {
+            semantic: c.semantic.clamp(0.0, 1.0),
+            lexical: lexical(c.lexical_raw),
+            recency,
+            actor: actor_signal(m, &actors),
+            spatial: place.as_deref().map_or(0.0, |p| spatial(p, m.w5h1.where_.as_deref().unwrap_or(""))),
+            usage: (m.access_count as f64 / max_access) * recency,
+            neighbour,
+            graph: c.graph,
+        };
+        let score = match q.mode {
+            ScoreMode::Fusion => {
+                weights.semantic * signals.semantic
+                    + weights.lexical * signals.lexical
+                    + weights.recency * signals.recency
+                    + weights.actor * signals.actor
+                    + weights.spatial * signals.spatial
+                    + weights.usage * signals.usage
+                    + q.neighbour_weight * signals.neighbour
+                    + 0.1 * signals.graph
+            }
+            ScoreMode::Context => {
+                let r = match m.kind {
+                    Kind::Fact => 1.0,
+                    _ => (-0.05 * age_days).exp(),
+                };
+                signals.semantic * m.importance * r
+            }
+        };
+        scored.push((id, signals, score));
+    }
+    scored.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.0.cmp(&b.0)));
+    let score_ms = ms(t);
+
+    // Build hits: top k, near misses, connected bubbles.
+    let t = Instant::now();
+    let mk = |id: i64, signals: Signals, score: f64, rank: Option<usize>, origin: Origin| Hit {
+        tokens: ctx.embedder.count_tokens(&memories[&id].text),
+        memory: memories[&id].clone(),
+        rank,
+        origin,
+        signals,
+        score,
+        mmr_score: None,
+        mmr_rank: None,
+        packed: false,
+        attention: None,
+    };
+    let mut ranked: Vec<Hit> = scored
+        .iter()
+        .take(q.k + 10)
+        .enumerate()
+        .map(|(i, &(id, s, score))| mk(id, s, score, Some(i + 1), cands[&id].origin))
+        .collect();
+    let near_misses = ranked.split_off(ranked.len().min(q.k));
+    let mut hits = ranked;
+
+    let in_hits: HashSet<i64> = hits.iter().map(|h| h.memory.id).collect();
+    let mut connected = Vec::new();
+    let mut seen = in_hits.clone();
+    for h in &hits {
+        for (n, _) in read.neighbours(h.memory.id, &[LinkKind::Similar])? {
+            if seen.insert(n) {
+                if let Some(m) = read.get_memory(n)?.filter(|m| q.filter.matches(m)) {
+                    connected.push(Hit {
+                        tokens: ctx.embedder.count_tokens(&m.text),
+                        memory: m,
+                        rank: None,
+                        origin: Origin::Connected,
+                        signals: Signals::default(),
+                        score: 0.0,
+                        mmr_score: None,
+                        mmr_rank: None,
+                        packed: false,
+                        attention: None,
+                    });
+                }
+            }
+        }
+    }
+
+    // MMR over the top k, then exact knapsack under the budget.
+    let vecs: Vec<Vec<f32>> = hits
+        .iter()
+        .map(|h| {
+            ctx.index
+                .vector(h.memory.id)
+                .map(<[f32]>::to_vec)
+                .unwrap_or_else(|| vec![0.0; qvec.len()])
+        })
+        .collect();
+    let vec_refs: Vec<&[f32]> = vecs.iter().map(Vec::as_slice).collect();
+    let top = hits.first().map_or(1.0, |h| h.score.max(1e-9));
+    let relevance: Vec<f64> = hits.iter().map(|h| h.score / top).collect();
+    let order = mmr(&relevance, &vec_refs, q.mmr_lambda);
+    for (r, &(i, s)) in order.iter().enumerate() {
+        hits[i].mmr_score = Some(s);
+        hits[i].mmr_rank = Some(r + 1);
+    }
+    let budget = q.budget.available();
+    let values: Vec<f64> = order.iter().map(|&(i, s)| s.max(0.0) + 1e-6 * relevance[i]).collect();
+    let weights_tok: Vec<usize> = order.iter().map(|&(i, _)| hits[i].tokens.max(1)).collect();
+    let chosen = knapsack(&values, &weights_tok, budget);
+    let context: Vec<i64> = chosen.iter().map(|&j| hits[order[j].0].memory.id).collect();
+    let packed_vecs: Vec<&[f32]> = chosen.iter().map(|&j| vec_refs[order[j].0]).collect();
+    for (&j, w) in chosen.iter().zip(attention(&qvec, &packed_vecs)) {
+        let h = &mut hits[order[j].0];
+        h.packed = true;
+        h.attention = Some(w);
+    }
+    let used_tokens = chosen.iter().map(|&j| weights_tok[j]).sum();
+    let pack_ms = ms(t);
+
+    Ok(SearchResponse {
+        query,
+        route,
+        route_reason: reason.to_string(),
+        mode: q.mode,
+        weights,
+        vector_path,
+        actors,
+        candidates_considered: scored.len(),
+        hits,
+        connected,
+        near_misses,
+        context,
+        budget_tokens: budget,
+        used_tokens,
+        timings: Timings {
+            embed_ms,
+            vector_ms,
+            lexical_ms,
+            score_ms,
+            pack_ms,
+            total_ms: ms(t0),
+        },
+    })
+}
+
+fn ms(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1000.0
+}
+
+/// Which memories a search may return.
+enum Allowed {
+    /// The default visibility, nothing hidden.
+    All,
+    /// The default visibility minus these (forgotten) memories; deleted ones are not indexed.
+    Except(HashSet<i64>),
+    /// Exactly these (an explicit filter).
+    Only(HashSet<i64>),
+}
+
+impl Allowed {
+    fn allows(&self, id: i64) -> bool {
+        match self {
+            Allowed::All => true,
+            Allowed::Except(s) => !s.contains(&id),
+            Allowed::Only(s) => s.contains(&id),
+        }
+    }
+}
+
+/// What `f` allows, and for explicit filters the id list (scanned exactly when small).
+fn allowed_ids(read: &Tx<'_>, f: &MemoryFilter) -> Result<(Allowed, Option<Vec<i64>>)> {
+    let default_visibility = f.kinds.is_empty()
+        && f.states.is_empty()
+        && f.who.is_none()
+        && f.conversation.is_none()
+        && f.from.is_none()
+        && f.to.is_none()
+        && !f.include_deleted;
+    if default_visibility {
+        let hidden: HashSet<i64> = read
+            .filter_ids(&MemoryFilter {
+                states: vec![crate::memory::State::Forgotten],
+                include_deleted: true,
+                ..Default::default()
+            })?
+            .into_iter()
+            .collect();
+        let allowed = if hidden.is_empty() { Allowed::All } else { Allowed::Except(hidden) };
+        return Ok((allowed, None));
+    }
+    let ids = read.filter_ids(f)?;
+    Ok((Allowed::Only(ids.iter().copied().collect()), Some(ids)))
+}
+
+/// The previous and next episode of the same conversation and session.
+fn adjacent_turns(read: &Tx<'_>, m: &Memory) -> Result<[Option<i64>; 2]> {
+    use rusqlite::OptionalExtension;
+    let conn = read.conn();
+    let mut prev = conn.prepare_cached(
+        "SELECT id FROM memories WHERE conversation IS ?1 AND session IS ?2 AND kind = 'episode'
+           AND id < ?3 AND deleted_at IS NULL ORDER BY id DESC LIMIT 1",
+    )?;
+    let p: Option<i64> = prev
+        .query_row(rusqlite::params![m.conversation, m.session, m.id], |r| r.get(0))
+        .optional()?;
+    let mut next = conn.prepare_cached(
+        "SELECT id FROM memories WHERE conversation IS ?1 AND session IS ?2 AND kind = 'episode'
+           AND id > ?3 AND deleted_at IS NULL ORDER BY id ASC LIMIT 1",
+    )?;
+    let n: Option<i64> = next
+        .query_row(rusqlite::params![m.conversation, m.session, m.id], |r| r.get(0))
+        .optional()?;
+    Ok([p, n])
+}
+
+/// Breadth-first traversal along causal and derived links (both directions) from `seeds`,
+/// up to `max_depth`: (id, depth) of every memory reached.
+fn traverse(read: &Tx<'_>, seeds: &[i64], max_depth: usize) -> Result<Vec<(i64, usize)>> {
+    let mut seen: HashSet<i64> = seeds.iter().copied().collect();
+    let mut frontier: Vec<i64> = seeds.to_vec();
+    let mut out = Vec::new();
+    for depth in 1..=max_depth {
+        let mut next = Vec::new();
+        for id in frontier {
+            for l in read.links_of(id)? {
+                if !matches!(l.kind, LinkKind::Causal | LinkKind::DerivedFrom) {
+                    continue;
+                }
+                let other = if l.src == id { l.dst } else { l.src };
+                if seen.insert(other) {
+                    out.push((other, depth));
+                    next.push(other);
+                }
+            }
+        }
+        frontier = next;
+    }
+    Ok(out)
+}
+
+/// Actors the query is about: the caller's, else known speaker names found in the query.
+fn query_actors(query: &str, actor: Option<&str>, known: &[String]) -> Vec<String> {
+    if let Some(a) = actor {
+        return vec![a.to_string()];
+    }
+    let words: HashSet<String> = query
+        .split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .map(|w| w.trim_end_matches("'s").to_lowercase())
+        .collect();
+    known
+        .iter()
+        .filter(|k| {
+            let k = k.to_lowercase();
+            words.contains(&k) || (k.contains(' ') && query.to_lowercase().contains(&k))
+        })
+        .cloned()
+        .collect()
+}
+
+/// 1.0 when the memory's actor is one the query is about, 0.3 otherwise (seed 003); with
+/// no actor in the query every memory gets the same 0.3.
+fn actor_signal(m: &Memory, actors: &[String]) -> f64 {
+    let who = m.w5h1.who.as_deref().unwrap_or("");
+    if !actors.is_empty() && actors.iter().any(|a| a.eq_ignore_ascii_case(who)) {
+        1.0
+    } else {
+        0.3
+    }
+}
+
+/// Path-component overlap of two locations (seed 003).
+fn spatial(a: &str, b: &str) -> f64 {
+    let pa: HashSet<&str> = a.split('/').filter(|s| !s.is_empty()).collect();
+    let pb: HashSet<&str> = b.split('/').filter(|s| !s.is_empty()).collect();
+    let denom = pa.len().max(pb.len());
+    if denom == 0 {
+        0.0
+    } else {
+        pa.intersection(&pb).count() as f64 / denom as f64
+    }
+}
+
+/// The text used for token accounting and display of a memory in a packed context.
+pub fn context_line(m: &Memory) -> String {
+    let mut s = embedding_text(m.kind, &m.text, &m.w5h1);
+    if let Some(w) = &m.w5h1.when {
+        s = format!("[{w}] {s}");
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_weights_sum_to_one_and_bad_ones_are_refused() {
+        Weights::default().validate().unwrap();
+        let bad = Weights { semantic: 0.9, ..Weights::default() };
+        assert_eq!(bad.validate().unwrap_err().code(), "invalid_input");
+    }
+
+    #[test]
+    fn budget_follows_seed_003() {
+        assert_eq!(Budget::default().available(), 6656);
+        let tight = Budget { conversation_tokens: 100_000, ..Budget::default() };
+        assert_eq!(tight.available(), 0);
+    }
+
+    #[test]
+    fn actors_are_found_by_name() {
+        let known = vec!["Caroline".to_string(), "Melanie".to_string(), "Jon Snow".to_string()];
+        assert_eq!(query_actors("What did Caroline's mom say?", None, &known), vec!["Caroline"]);
+        assert_eq!(query_actors("where is jon snow", None, &known), vec!["Jon Snow"]);
+        assert!(query_actors("what happened", None, &known).is_empty());
+    }
+
+    #[test]
+    fn spatial_overlap() {
+        assert_eq!(spatial("/a/b/c", "/a/b/d"), 2.0 / 3.0);
+        assert_eq!(spatial("", "x"), 0.0);
+    }
+}

@@ -1,0 +1,133 @@
+//! Context building: MMR re-ranking for diversity, exact 0-1 knapsack packing under a
+//! token budget, and the attention weights over what was packed (seed 003).
+
+use crate::embed::dot;
+
+/// Maximal marginal relevance: repeatedly takes the candidate maximising
+/// λ·relevance − (1−λ)·max similarity to those already taken. Returns (index, mmr score)
+/// in selection order.
+pub fn mmr(relevance: &[f64], vectors: &[&[f32]], lambda: f64) -> Vec<(usize, f64)> {
+    let n = relevance.len();
+    let mut taken = Vec::with_capacity(n);
+    let mut max_sim = vec![f64::NEG_INFINITY; n];
+    let mut used = vec![false; n];
+    for _ in 0..n {
+        let mut best: Option<(usize, f64)> = None;
+        for i in (0..n).filter(|&i| !used[i]) {
+            let penalty = if taken.is_empty() { 0.0 } else { max_sim[i] };
+            let score = lambda * relevance[i] - (1.0 - lambda) * penalty;
+            if best.is_none_or(|(_, b)| score > b) {
+                best = Some((i, score));
+            }
+        }
+        let Some((pick, score)) = best else { break };
+        used[pick] = true;
+        taken.push((pick, score));
+        for i in (0..n).filter(|&i| !used[i]) {
+            max_sim[i] = max_sim[i].max(dot(vectors[i], vectors[pick]) as f64);
+        }
+    }
+    taken
+}
+
+/// Exact 0-1 knapsack by dynamic programming: the subset of items maximising total value
+/// with total weight ≤ `capacity`. Returns the chosen indices in input order.
+pub fn knapsack(values: &[f64], weights: &[usize], capacity: usize) -> Vec<usize> {
+    let n = values.len();
+    let mut best = vec![0.0f64; capacity + 1];
+    // take[i][w]: item i is taken in the optimum for capacity w over items 0..=i.
+    let mut take = vec![false; n * (capacity + 1)];
+    for i in 0..n {
+        let (v, wt) = (values[i].max(0.0), weights[i]);
+        if wt > capacity {
+            continue;
+        }
+        for w in (wt..=capacity).rev() {
+            let with = best[w - wt] + v;
+            if with > best[w] {
+                best[w] = with;
+                take[i * (capacity + 1) + w] = true;
+            }
+        }
+    }
+    let mut chosen = Vec::new();
+    let mut w = capacity;
+    for i in (0..n).rev() {
+        if take[i * (capacity + 1) + w] {
+            chosen.push(i);
+            w -= weights[i];
+        }
+    }
+    chosen.reverse();
+    chosen
+}
+
+/// softmax(q·m / √d) over the packed memories' vectors.
+pub fn attention(query: &[f32], vectors: &[&[f32]]) -> Vec<f64> {
+    if vectors.is_empty() {
+        return Vec::new();
+    }
+    let scale = (query.len() as f64).sqrt();
+    let logits: Vec<f64> = vectors.iter().map(|v| dot(query, v) as f64 / scale).collect();
+    let max = logits.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+    let exps: Vec<f64> = logits.iter().map(|l| (l - max).exp()).collect();
+    let sum: f64 = exps.iter().sum();
+    exps.into_iter().map(|e| e / sum).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn knapsack_is_exact() {
+        // Greedy by value density would take item 0 (6/5) and then nothing fits: 6.
+        // The optimum is items 1 and 2: 5 + 5 = 10 within 8 tokens.
+        assert_eq!(knapsack(&[6.0, 5.0, 5.0], &[5, 4, 4], 8), vec![1, 2]);
+        assert_eq!(knapsack(&[1.0, 2.0], &[10, 20], 5), Vec::<usize>::new());
+        assert_eq!(knapsack(&[1.0, 2.0, 3.0], &[1, 1, 1], 3), vec![0, 1, 2]);
+    }
+
+    #[test]
+    fn knapsack_matches_brute_force_on_random_cases() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+        for _ in 0..200 {
+            let n = rng.gen_range(1..10);
+            let values: Vec<f64> = (0..n).map(|_| rng.gen_range(0.0..1.0)).collect();
+            let weights: Vec<usize> = (0..n).map(|_| rng.gen_range(1..20)).collect();
+            let cap = rng.gen_range(0..60);
+            let got: f64 = knapsack(&values, &weights, cap).iter().map(|&i| values[i]).sum();
+            let mut best: f64 = 0.0;
+            for mask in 0u32..(1 << n) {
+                let (mut v, mut w) = (0.0, 0);
+                for i in 0..n {
+                    if mask & (1 << i) != 0 {
+                        v += values[i];
+                        w += weights[i];
+                    }
+                }
+                if w <= cap {
+                    best = best.max(v);
+                }
+            }
+            assert!((got - best).abs() < 1e-9, "{got} vs {best}");
+        }
+    }
+
+    #[test]
+    fn mmr_prefers_diversity_after_the_first_pick() {
+        let a = [1.0f32, 0.0];
+        let a2 = [0.999f32, 0.0447];
+        let b = [0.0f32, 1.0];
+        let order = mmr(&[0.9, 0.89, 0.5], &[&a, &a2, &b], 0.5);
+        assert_eq!(order[0].0, 0);
+        assert_eq!(order[1].0, 2, "the near-duplicate of the first pick comes last");
+    }
+
+    #[test]
+    fn attention_is_a_distribution() {
+        let w = attention(&[1.0, 0.0], &[&[1.0, 0.0], &[0.0, 1.0]]);
+        assert!((w.iter().sum::<f64>() - 1.0).abs() < 1e-12 && w[0] > w[1]);
+    }
+}

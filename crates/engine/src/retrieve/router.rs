@@ -1,0 +1,88 @@
+//! The rule-based query router (seed 001): direct (vector), pattern (lexical-led), causal
+//! (graph traversal from vector hits along causal and derived links), or hybrid.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Route {
+    Direct,
+    Pattern,
+    Causal,
+    Hybrid,
+}
+
+impl std::str::FromStr for Route {
+    type Err = crate::Error;
+    fn from_str(s: &str) -> crate::Result<Self> {
+        match s {
+            "direct" => Ok(Route::Direct),
+            "pattern" => Ok(Route::Pattern),
+            "causal" => Ok(Route::Causal),
+            "hybrid" => Ok(Route::Hybrid),
+            other => Err(crate::Error::InvalidInput(format!(
+                "unknown route {other:?}; expected direct, pattern, causal or hybrid"
+            ))),
+        }
+    }
+}
+
+const CAUSAL_CUES: &[&str] = &[
+    "why ", "because", "caused", "cause of", "led to", "lead to", "result of", "resulted",
+    "what happened after", "consequence", "due to", "reason",
+];
+
+/// Picks a route for `query` and says why. `has_causal_links`: whether the store has any
+/// causal or derived links to traverse.
+pub fn classify(query: &str, has_causal_links: bool) -> (Route, &'static str) {
+    let lower = format!("{} ", query.to_lowercase());
+    if has_causal_links && CAUSAL_CUES.iter().any(|c| lower.contains(c)) {
+        return (Route::Causal, "causal cue word and causal/derived links exist");
+    }
+    if crate::store::fts_query(query).is_none() {
+        return (Route::Direct, "no words to match lexically");
+    }
+    let tokens: Vec<&str> = query.split_whitespace().collect();
+    let patterned = query.contains('"')
+        || tokens.iter().any(|t| {
+            let t = t.trim_matches(|c: char| !c.is_alphanumeric() && c != '_' && c != '/');
+            t.contains('_')
+                || t.contains("::")
+                || (t.contains('/') && t.len() > 2)
+                || t.chars().any(|c| c.is_ascii_digit()) && t.chars().any(|c| c.is_alphabetic())
+                || is_camel_case(t)
+        });
+    if patterned {
+        return (Route::Pattern, "identifier, path, quote or code-like token");
+    }
+    if tokens.len() <= 2 {
+        return (Route::Pattern, "keyword query (two words or fewer)");
+    }
+    (Route::Hybrid, "natural-language query")
+}
+
+fn is_camel_case(t: &str) -> bool {
+    let upper_inside = t.chars().skip(1).filter(|c| c.is_uppercase()).count();
+    t.chars().next().is_some_and(char::is_alphabetic)
+        && upper_inside >= 1
+        && t.chars().any(char::is_lowercase)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn routes_follow_the_rules() {
+        assert_eq!(classify("why did the build fail", true).0, Route::Causal);
+        assert_eq!(classify("why did the build fail", false).0, Route::Hybrid);
+        assert_eq!(classify("error in parse_config", false).0, Route::Pattern);
+        assert_eq!(classify("what does HnswIo do", false).0, Route::Pattern);
+        assert_eq!(classify("kafka", false).0, Route::Pattern);
+        assert_eq!(classify("🙂 ???", false).0, Route::Direct);
+        assert_eq!(
+            classify("When did Caroline go to the support group?", false).0,
+            Route::Hybrid
+        );
+    }
+}

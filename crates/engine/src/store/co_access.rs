@@ -1,0 +1,34 @@
+//! Queries on `co_access`: how often two memories were retrieved together.
+
+use super::Tx;
+use crate::Result;
+use rusqlite::params;
+
+impl Tx<'_> {
+    /// Counts one joint retrieval of every pair in `ids`.
+    pub fn record_co_access(&self, ids: &[i64], now: i64) -> Result<()> {
+        let mut stmt = self.conn().prepare_cached(
+            "INSERT INTO co_access (a, b, count, last_at) VALUES (?1, ?2, 1, ?3)
+             ON CONFLICT (a, b) DO UPDATE SET count = count + 1, last_at = excluded.last_at",
+        )?;
+        for (i, &x) in ids.iter().enumerate() {
+            for &y in &ids[i + 1..] {
+                if x != y {
+                    stmt.execute(params![x.min(y), x.max(y), now])?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Joint-retrieval count of a pair.
+    pub fn co_access_count(&self, x: i64, y: i64) -> Result<i64> {
+        Ok(self
+            .conn()
+            .query_row(
+                "SELECT IFNULL((SELECT count FROM co_access WHERE a = ?1 AND b = ?2), 0)",
+                params![x.min(y), x.max(y)],
+                |r| r.get(0),
+            )?)
+    }
+}

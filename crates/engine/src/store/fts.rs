@@ -1,0 +1,104 @@
+//! Lexical search over `memories_fts` (FTS5, porter stemming, BM25).
+//!
+//! Any user string is a valid query: it is split into word tokens, each token is quoted
+//! (so FTS5 operators, column filters, quotes and parentheses in the input are plain text),
+//! and tokens are OR-ed so BM25 ranks partial matches.
+
+use super::{MemoryFilter, Tx};
+use crate::Result;
+use rusqlite::types::Value;
+
+/// Words too common to help ranking; dropped unless the query has nothing else.
+const STOPWORDS: &[&str] = &[
+    "a", "about", "an", "and", "are", "as", "at", "be", "been", "but", "by", "can", "could", "did",
+    "do", "does", "for", "from", "had", "has", "have", "how", "i", "if", "in", "into", "is", "it",
+    "its", "me", "my", "of", "on", "or", "our", "she", "he", "so", "than", "that", "the", "their",
+    "them", "then", "there", "these", "they", "this", "to", "was", "we", "were", "what", "when",
+    "where", "which", "who", "whom", "why", "will", "with", "would", "you", "your", "her", "his",
+    "him", "any", "some", "also", "just", "not", "no", "yes", "ever",
+];
+
+/// Turns arbitrary user text into a safe FTS5 MATCH expression, or `None` if the text
+/// has no word characters at all.
+pub fn fts_query(input: &str) -> Option<String> {
+    let tokens: Vec<String> = input
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|t| !t.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    let content: Vec<&String> = tokens
+        .iter()
+        .filter(|t| !STOPWORDS.contains(&t.as_str()))
+        .collect();
+    let chosen: Vec<&String> = if content.is_empty() {
+        tokens.iter().collect()
+    } else {
+        content
+    };
+    let mut seen = std::collections::HashSet::new();
+    let parts: Vec<String> = chosen
+        .into_iter()
+        .filter(|t| seen.insert(t.as_str()))
+        .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
+        .collect();
+    (!parts.is_empty()).then(|| parts.join(" OR "))
+}
+
+impl Tx<'_> {
+    /// BM25 matches of `query` among memories passing `filter`: (id, score) with score > 0,
+    /// higher is better, best first, at most `limit`.
+    pub fn lexical_search(
+        &self,
+        query: &str,
+        filter: &MemoryFilter,
+        limit: usize,
+    ) -> Result<Vec<(i64, f64)>> {
+        let Some(expr) = fts_query(query) else {
+            return Ok(Vec::new());
+        };
+        let (cond, filter_params) = filter.to_sql();
+        // Column weights: text, who, what (a copy of text), when, where, why, how.
+        let sql = format!(
+            "SELECT m.id, -bm25(memories_fts, 1.0, 1.0, 0.0, 0.5, 0.5, 0.5, 0.5) AS s
+             FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid
+             WHERE memories_fts MATCH ? AND {cond}
+             ORDER BY s DESC LIMIT ?"
+        );
+        let mut params = vec![Value::Text(expr)];
+        params.extend(filter_params);
+        params.push(Value::Integer(limit as i64));
+        let mut stmt = self.conn().prepare_cached(&sql)?;
+        let rows = stmt.query_map(rusqlite::params_from_iter(params), |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, f64>(1)?))
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quotes_every_token_and_drops_syntax() {
+        assert_eq!(
+            fts_query("NEAR(foo bar) AND \"baz\" OR -qux*").unwrap(),
+            "\"near\" OR \"foo\" OR \"bar\" OR \"baz\" OR \"qux\""
+        );
+        assert_eq!(fts_query("who:me col:value ^start").unwrap(), "\"col\" OR \"value\" OR \"start\"");
+        assert_eq!(fts_query("\"\"\"").as_deref(), None);
+        assert_eq!(fts_query("").as_deref(), None);
+        assert_eq!(fts_query("   ***  ").as_deref(), None);
+    }
+
+    #[test]
+    fn keeps_stopwords_when_nothing_else_is_left() {
+        assert_eq!(fts_query("what is it").unwrap(), "\"what\" OR \"is\" OR \"it\"");
+        assert_eq!(fts_query("what is Kafka").unwrap(), "\"kafka\"");
+    }
+
+    #[test]
+    fn handles_unicode_words() {
+        assert_eq!(fts_query("Müller über café 東京").unwrap(), "\"müller\" OR \"über\" OR \"café\" OR \"東京\"");
+    }
+}

@@ -1,0 +1,89 @@
+//! Queries on `links`.
+
+use super::Tx;
+use crate::memory::LinkKind;
+use crate::Result;
+use rusqlite::params;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Link {
+    pub src: i64,
+    pub dst: i64,
+    pub kind: LinkKind,
+    pub score: f64,
+    pub created_at: i64,
+}
+
+impl Tx<'_> {
+    /// Inserts or re-scores a link.
+    pub fn upsert_link(&self, src: i64, dst: i64, kind: LinkKind, score: f64, now: i64) -> Result<()> {
+        self.conn()
+            .prepare_cached(
+                "INSERT INTO links (src, dst, kind, score, created_at) VALUES (?1, ?2, ?3, ?4, ?5)
+                 ON CONFLICT (src, dst, kind) DO UPDATE SET score = excluded.score",
+            )?
+            .execute(params![src, dst, kind.as_str(), score, now])?;
+        Ok(())
+    }
+
+    /// Links touching `id` in either direction.
+    pub fn links_of(&self, id: i64) -> Result<Vec<Link>> {
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT src, dst, kind, score, created_at FROM links WHERE src = ?1
+             UNION ALL
+             SELECT src, dst, kind, score, created_at FROM links WHERE dst = ?1 AND src != ?1",
+        )?;
+        let rows = stmt.query_map([id], |r| {
+            let kind: String = r.get(2)?;
+            Ok((r.get(0)?, r.get(1)?, kind, r.get(3)?, r.get(4)?))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (src, dst, kind, score, created_at) = row?;
+            out.push(Link {
+                src,
+                dst,
+                kind: kind.parse()?,
+                score,
+                created_at,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Outgoing links of `id` of the given kinds, strongest first.
+    pub fn neighbours(&self, id: i64, kinds: &[LinkKind]) -> Result<Vec<(i64, f64)>> {
+        Ok(self
+            .links_of(id)?
+            .into_iter()
+            .filter(|l| l.src == id && kinds.contains(&l.kind))
+            .map(|l| (l.dst, l.score))
+            .collect())
+    }
+
+    /// Removes the `similar` links of `id` in both directions (before re-linking it).
+    pub fn clear_similar_links(&self, id: i64) -> Result<()> {
+        self.conn().execute(
+            "DELETE FROM links WHERE kind = 'similar' AND (src = ?1 OR dst = ?1)",
+            [id],
+        )?;
+        Ok(())
+    }
+
+    pub fn all_links(&self) -> Result<Vec<Link>> {
+        let mut stmt = self
+            .conn()
+            .prepare("SELECT src, dst, kind, score, created_at FROM links ORDER BY src, dst, kind")?;
+        let rows = stmt.query_map([], |r| {
+            let kind: String = r.get(2)?;
+            Ok((r.get(0)?, r.get(1)?, kind, r.get(3)?, r.get(4)?))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (src, dst, kind, score, created_at) = row?;
+            out.push(Link { src, dst, kind: kind.parse()?, score, created_at });
+        }
+        Ok(out)
+    }
+}

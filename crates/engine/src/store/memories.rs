@@ -1,0 +1,523 @@
+//! Queries on `memories`.
+
+use super::{blob_to_vec, vec_to_blob, Tx};
+use crate::memory::{Details, Kind, Memory, NewMemory, Source, State, W5H1};
+use crate::{Error, Result};
+use rusqlite::types::Value;
+use rusqlite::{params, OptionalExtension, Row};
+use serde::{Deserialize, Serialize};
+
+const COLUMNS: &str = "id, kind, text, who, what, \"when\", \"where\", why, how, conversation, session, \
+     occurred_at, created_at, updated_at, importance, novelty, access_count, last_accessed, state, \
+     tags, source, l_score, metadata, details, deleted_at";
+
+/// Which memories a listing or search considers.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct MemoryFilter {
+    /// Empty: every kind.
+    #[serde(default)]
+    pub kinds: Vec<Kind>,
+    /// Empty: every state except `forgotten`.
+    #[serde(default)]
+    pub states: Vec<State>,
+    pub who: Option<String>,
+    pub conversation: Option<String>,
+    /// Inclusive range on `occurred_at` (memories without one are excluded when set).
+    pub from: Option<i64>,
+    pub to: Option<i64>,
+    /// Soft-deleted memories are hidden unless this is set.
+    #[serde(default)]
+    pub include_deleted: bool,
+}
+
+impl MemoryFilter {
+    /// SQL condition (on table alias `m`) and its parameters.
+    pub(crate) fn to_sql(&self) -> (String, Vec<Value>) {
+        let mut conds: Vec<String> = Vec::new();
+        let mut params: Vec<Value> = Vec::new();
+        if !self.include_deleted {
+            conds.push("m.deleted_at IS NULL".into());
+        }
+        if !self.kinds.is_empty() {
+            conds.push(format!("m.kind IN ({})", placeholders(self.kinds.len())));
+            params.extend(self.kinds.iter().map(|k| Value::Text(k.as_str().into())));
+        }
+        if self.states.is_empty() {
+            conds.push("m.state != 'forgotten'".into());
+        } else {
+            conds.push(format!("m.state IN ({})", placeholders(self.states.len())));
+            params.extend(self.states.iter().map(|s| Value::Text(s.as_str().into())));
+        }
+        if let Some(who) = &self.who {
+            conds.push("m.who = ? COLLATE NOCASE".into());
+            params.push(Value::Text(who.clone()));
+        }
+        if let Some(c) = &self.conversation {
+            conds.push("m.conversation = ?".into());
+            params.push(Value::Text(c.clone()));
+        }
+        if let Some(from) = self.from {
+            conds.push("m.occurred_at >= ?".into());
+            params.push(Value::Integer(from));
+        }
+        if let Some(to) = self.to {
+            conds.push("m.occurred_at <= ?".into());
+            params.push(Value::Integer(to));
+        }
+        let sql = if conds.is_empty() {
+            "1".to_string()
+        } else {
+            conds.join(" AND ")
+        };
+        (sql, params)
+    }
+
+    /// True when `m` passes this filter (the in-memory twin of `to_sql`).
+    pub fn matches(&self, m: &Memory) -> bool {
+        (self.include_deleted || m.deleted_at.is_none())
+            && (self.kinds.is_empty() || self.kinds.contains(&m.kind))
+            && if self.states.is_empty() {
+                m.state != State::Forgotten
+            } else {
+                self.states.contains(&m.state)
+            }
+            && self.who.as_ref().is_none_or(|w| {
+                m.w5h1
+                    .who
+                    .as_ref()
+                    .is_some_and(|x| x.eq_ignore_ascii_case(w))
+            })
+            && self
+                .conversation
+                .as_ref()
+                .is_none_or(|c| m.conversation.as_ref() == Some(c))
+            && self
+                .from
+                .is_none_or(|f| m.occurred_at.is_some_and(|t| t >= f))
+            && self.to.is_none_or(|t| m.occurred_at.is_some_and(|o| o <= t))
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SortKey {
+    #[default]
+    Id,
+    CreatedAt,
+    UpdatedAt,
+    OccurredAt,
+    Importance,
+    AccessCount,
+    LastAccessed,
+}
+
+impl SortKey {
+    fn column(self) -> &'static str {
+        match self {
+            SortKey::Id => "m.id",
+            SortKey::CreatedAt => "m.created_at",
+            SortKey::UpdatedAt => "m.updated_at",
+            SortKey::OccurredAt => "m.occurred_at",
+            SortKey::Importance => "m.importance",
+            SortKey::AccessCount => "m.access_count",
+            SortKey::LastAccessed => "m.last_accessed",
+        }
+    }
+}
+
+/// A page of a filtered, sorted listing.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ListQuery {
+    #[serde(default)]
+    pub filter: MemoryFilter,
+    #[serde(default)]
+    pub sort: SortKey,
+    #[serde(default)]
+    pub descending: bool,
+    #[serde(default)]
+    pub offset: usize,
+    /// 0 means 100.
+    #[serde(default)]
+    pub limit: usize,
+}
+
+/// Fields a user may change; `None` leaves a field as it is.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct MemoryUpdate {
+    pub text: Option<String>,
+    pub who: Option<String>,
+    pub when: Option<String>,
+    #[serde(rename = "where")]
+    pub where_: Option<String>,
+    pub why: Option<String>,
+    pub how: Option<String>,
+    pub importance: Option<f64>,
+    pub state: Option<State>,
+    pub tags: Option<Vec<String>>,
+    pub metadata: Option<serde_json::Value>,
+}
+
+impl MemoryUpdate {
+    /// Whether applying this update changes what is embedded.
+    pub fn changes_embedding(&self) -> bool {
+        self.text.is_some() || self.who.is_some() || self.why.is_some() || self.how.is_some()
+    }
+
+    /// `m` with this update applied.
+    pub fn apply(&self, m: &Memory) -> Memory {
+        let mut out = m.clone();
+        if let Some(t) = &self.text {
+            out.text = t.clone();
+            out.w5h1.what = Some(t.clone());
+        }
+        let set = |field: &mut Option<String>, v: &Option<String>| {
+            if let Some(v) = v {
+                *field = (!v.is_empty()).then(|| v.clone());
+            }
+        };
+        set(&mut out.w5h1.who, &self.who);
+        set(&mut out.w5h1.when, &self.when);
+        set(&mut out.w5h1.where_, &self.where_);
+        set(&mut out.w5h1.why, &self.why);
+        set(&mut out.w5h1.how, &self.how);
+        if let Some(i) = self.importance {
+            out.importance = i;
+        }
+        if let Some(s) = self.state {
+            out.state = s;
+        }
+        if let Some(t) = &self.tags {
+            out.tags = t.clone();
+        }
+        if let Some(md) = &self.metadata {
+            out.metadata = md.clone();
+        }
+        out
+    }
+}
+
+pub(crate) fn placeholders(n: usize) -> String {
+    vec!["?"; n].join(", ")
+}
+
+fn parse_col<T: std::str::FromStr<Err = Error>>(row: &Row<'_>, i: usize) -> rusqlite::Result<T> {
+    let s: String = row.get(i)?;
+    s.parse().map_err(|e: Error| {
+        rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, Box::new(e))
+    })
+}
+
+fn json_col<T: serde::de::DeserializeOwned>(row: &Row<'_>, i: usize) -> rusqlite::Result<T> {
+    let s: String = row.get(i)?;
+    serde_json::from_str(&s).map_err(|e| {
+        rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, Box::new(e))
+    })
+}
+
+fn row_to_memory(row: &Row<'_>) -> rusqlite::Result<Memory> {
+    Ok(Memory {
+        id: row.get(0)?,
+        kind: parse_col::<Kind>(row, 1)?,
+        text: row.get(2)?,
+        w5h1: W5H1 {
+            who: row.get(3)?,
+            what: row.get(4)?,
+            when: row.get(5)?,
+            where_: row.get(6)?,
+            why: row.get(7)?,
+            how: row.get(8)?,
+        },
+        conversation: row.get(9)?,
+        session: row.get(10)?,
+        occurred_at: row.get(11)?,
+        created_at: row.get(12)?,
+        updated_at: row.get(13)?,
+        importance: row.get(14)?,
+        novelty: row.get(15)?,
+        access_count: row.get(16)?,
+        last_accessed: row.get(17)?,
+        state: parse_col::<State>(row, 18)?,
+        tags: json_col(row, 19)?,
+        source: parse_col::<Source>(row, 20)?,
+        l_score: row.get(21)?,
+        metadata: json_col(row, 22)?,
+        details: json_col::<Details>(row, 23)?,
+        deleted_at: row.get(24)?,
+    })
+}
+
+impl Tx<'_> {
+    /// Inserts a memory with the given provenance score; returns its id.
+    pub fn insert_memory(&self, m: &NewMemory, l_score: f64, now: i64) -> Result<i64> {
+        self.insert_memory_with_id(None, m, l_score, now, now)
+    }
+
+    /// Inserts with an explicit id and creation time (used by the lossless JSON import).
+    pub fn insert_memory_with_id(
+        &self,
+        id: Option<i64>,
+        m: &NewMemory,
+        l_score: f64,
+        created_at: i64,
+        updated_at: i64,
+    ) -> Result<i64> {
+        self.conn().execute(
+            "INSERT INTO memories (id, kind, text, who, what, \"when\", \"where\", why, how, conversation,
+                session, occurred_at, created_at, updated_at, importance, novelty, tags, source,
+                l_score, metadata, details)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
+                ?19, ?20, ?21)",
+            params![
+                id,
+                m.kind.as_str(),
+                m.text,
+                m.w5h1.who,
+                m.w5h1.what,
+                m.w5h1.when,
+                m.w5h1.where_,
+                m.w5h1.why,
+                m.w5h1.how,
+                m.conversation,
+                m.session,
+                m.occurred_at,
+                created_at,
+                updated_at,
+                m.importance.clamp(0.0, 1.0),
+                m.novelty.clamp(0.0, 1.0),
+                serde_json::to_string(&m.tags)?,
+                m.source.as_str(),
+                l_score,
+                serde_json::to_string(&m.metadata)?,
+                serde_json::to_string(&m.details)?,
+            ],
+        )?;
+        Ok(self.conn().last_insert_rowid())
+    }
+
+    /// Stores an embedding and stamps it with the next change-log position.
+    pub fn set_embedding(&self, id: i64, embedding: &[f32]) -> Result<()> {
+        self.conn().execute(
+            "UPDATE memories SET embedding = ?1,
+                embed_seq = (SELECT IFNULL(MAX(embed_seq), 0) + 1 FROM memories)
+             WHERE id = ?2",
+            params![vec_to_blob(embedding), id],
+        )?;
+        Ok(())
+    }
+
+    pub fn get_memory(&self, id: i64) -> Result<Option<Memory>> {
+        Ok(self
+            .conn()
+            .query_row(
+                &format!("SELECT {COLUMNS} FROM memories WHERE id = ?1"),
+                [id],
+                row_to_memory,
+            )
+            .optional()?)
+    }
+
+    pub fn require_memory(&self, id: i64) -> Result<Memory> {
+        self.get_memory(id)?.ok_or(Error::NotFound { id })
+    }
+
+    /// The memories with these ids, in the order given (missing ids are skipped).
+    pub fn get_memories(&self, ids: &[i64]) -> Result<Vec<Memory>> {
+        let mut out = Vec::with_capacity(ids.len());
+        let mut stmt = self
+            .conn()
+            .prepare_cached(&format!("SELECT {COLUMNS} FROM memories WHERE id = ?1"))?;
+        for id in ids {
+            if let Some(m) = stmt.query_row([id], row_to_memory).optional()? {
+                out.push(m);
+            }
+        }
+        Ok(out)
+    }
+
+    pub fn list_memories(&self, q: &ListQuery) -> Result<Vec<Memory>> {
+        let (cond, mut params) = q.filter.to_sql();
+        let limit = if q.limit == 0 { 100 } else { q.limit };
+        let dir = if q.descending { "DESC" } else { "ASC" };
+        let sql = format!(
+            "SELECT {COLUMNS} FROM memories m WHERE {cond} ORDER BY {} {dir} NULLS LAST, m.id {dir} LIMIT ? OFFSET ?",
+            q.sort.column()
+        );
+        params.push(Value::Integer(limit as i64));
+        params.push(Value::Integer(q.offset as i64));
+        let mut stmt = self.conn().prepare(&sql)?;
+        let rows = stmt.query_map(rusqlite::params_from_iter(params), row_to_memory)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    pub fn count_memories(&self, filter: &MemoryFilter) -> Result<u64> {
+        let (cond, params) = filter.to_sql();
+        let n: i64 = self.conn().query_row(
+            &format!("SELECT COUNT(*) FROM memories m WHERE {cond}"),
+            rusqlite::params_from_iter(params),
+            |r| r.get(0),
+        )?;
+        Ok(n as u64)
+    }
+
+    /// Ids of the memories passing `filter`.
+    pub fn filter_ids(&self, filter: &MemoryFilter) -> Result<Vec<i64>> {
+        let (cond, params) = filter.to_sql();
+        let mut stmt = self
+            .conn()
+            .prepare(&format!("SELECT m.id FROM memories m WHERE {cond}"))?;
+        let rows = stmt.query_map(rusqlite::params_from_iter(params), |r| r.get(0))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Writes every user-editable field of `m` (after `MemoryUpdate::apply`).
+    pub fn write_memory_fields(&self, m: &Memory, now: i64) -> Result<()> {
+        self.conn().execute(
+            "UPDATE memories SET text = ?2, who = ?3, what = ?4, \"when\" = ?5, \"where\" = ?6,
+                why = ?7, how = ?8, importance = ?9, state = ?10, tags = ?11, metadata = ?12,
+                updated_at = ?13
+             WHERE id = ?1",
+            params![
+                m.id,
+                m.text,
+                m.w5h1.who,
+                m.w5h1.what,
+                m.w5h1.when,
+                m.w5h1.where_,
+                m.w5h1.why,
+                m.w5h1.how,
+                m.importance.clamp(0.0, 1.0),
+                m.state.as_str(),
+                serde_json::to_string(&m.tags)?,
+                serde_json::to_string(&m.metadata)?,
+                now,
+            ],
+        )?;
+        Ok(())
+    }
+
+    pub fn set_deleted(&self, id: i64, deleted_at: Option<i64>) -> Result<()> {
+        self.conn().execute(
+            "UPDATE memories SET deleted_at = ?2, updated_at = COALESCE(?2, ?3) WHERE id = ?1",
+            params![id, deleted_at, super::now_ms()],
+        )?;
+        Ok(())
+    }
+
+    pub fn hard_delete(&self, id: i64) -> Result<()> {
+        self.conn()
+            .execute("UPDATE messages SET memory_id = NULL WHERE memory_id = ?1", [id])?;
+        self.conn()
+            .execute("DELETE FROM memories WHERE id = ?1", [id])?;
+        Ok(())
+    }
+
+    /// Counts one access of each memory.
+    pub fn touch(&self, ids: &[i64], now: i64) -> Result<()> {
+        let mut stmt = self.conn().prepare_cached(
+            "UPDATE memories SET access_count = access_count + 1, last_accessed = ?2 WHERE id = ?1",
+        )?;
+        for id in ids {
+            stmt.execute(params![id, now])?;
+        }
+        Ok(())
+    }
+
+    /// Every embedded memory whose embedding changed after `after_seq`, in change order:
+    /// (id, vector, embed_seq). Used to build and catch up the vector index.
+    pub fn embeddings_since(&self, after_seq: i64) -> Result<Vec<(i64, Vec<f32>, i64)>> {
+        let mut stmt = self.conn().prepare(
+            "SELECT id, embedding, embed_seq FROM memories
+             WHERE embedding IS NOT NULL AND deleted_at IS NULL AND embed_seq > ?1 ORDER BY embed_seq",
+        )?;
+        let rows = stmt.query_map([after_seq], |r| {
+            let blob: Vec<u8> = r.get(1)?;
+            Ok((r.get::<_, i64>(0)?, blob, r.get::<_, i64>(2)?))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (id, blob, seq) = row?;
+            let v = blob_to_vec(&blob).ok_or_else(|| {
+                Error::InvalidInput(format!("memory {id} has a malformed embedding BLOB"))
+            })?;
+            out.push((id, v, seq));
+        }
+        Ok(out)
+    }
+
+    pub fn max_embed_seq(&self) -> Result<i64> {
+        Ok(self.conn().query_row(
+            "SELECT IFNULL(MAX(embed_seq), 0) FROM memories",
+            [],
+            |r| r.get(0),
+        )?)
+    }
+
+    pub fn embedding_of(&self, id: i64) -> Result<Option<Vec<f32>>> {
+        let blob: Option<Vec<u8>> = self
+            .conn()
+            .query_row("SELECT embedding FROM memories WHERE id = ?1", [id], |r| {
+                r.get(0)
+            })
+            .optional()?
+            .flatten();
+        Ok(blob.and_then(|b| blob_to_vec(&b)))
+    }
+
+    /// Ids of memories that have text but no embedding yet (an interrupted import).
+    pub fn unembedded_ids(&self) -> Result<Vec<i64>> {
+        let mut stmt = self
+            .conn()
+            .prepare("SELECT id FROM memories WHERE embedding IS NULL ORDER BY id")?;
+        let rows = stmt.query_map([], |r| r.get(0))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+}
+
+impl Tx<'_> {
+    /// Restores an exported memory exactly: id, times, counters, state and embedding.
+    pub fn restore_memory(&self, m: &Memory, embedding: Option<&[f32]>) -> Result<()> {
+        let new = NewMemory {
+            kind: m.kind,
+            text: m.text.clone(),
+            w5h1: m.w5h1.clone(),
+            conversation: m.conversation.clone(),
+            session: m.session.clone(),
+            occurred_at: m.occurred_at,
+            importance: m.importance,
+            novelty: m.novelty,
+            tags: m.tags.clone(),
+            source: m.source,
+            parents: Vec::new(),
+            metadata: m.metadata.clone(),
+            details: m.details.clone(),
+        };
+        self.insert_memory_with_id(Some(m.id), &new, m.l_score, m.created_at, m.updated_at)?;
+        self.conn().execute(
+            "UPDATE memories SET access_count = ?2, last_accessed = ?3, state = ?4, deleted_at = ?5
+             WHERE id = ?1",
+            params![m.id, m.access_count, m.last_accessed, m.state.as_str(), m.deleted_at],
+        )?;
+        if let Some(v) = embedding {
+            self.set_embedding(m.id, v)?;
+        }
+        Ok(())
+    }
+
+    /// Every memory, deleted ones included, by id (for export).
+    pub fn all_memories(&self) -> Result<Vec<Memory>> {
+        let mut stmt = self
+            .conn()
+            .prepare(&format!("SELECT {COLUMNS} FROM memories ORDER BY id"))?;
+        let rows = stmt.query_map([], row_to_memory)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Distinct speaker names of episodes and facts.
+    pub fn actors(&self) -> Result<Vec<String>> {
+        let mut stmt = self.conn().prepare(
+            "SELECT DISTINCT who FROM memories WHERE who IS NOT NULL AND who != '' ORDER BY who",
+        )?;
+        let rows = stmt.query_map([], |r| r.get(0))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+}

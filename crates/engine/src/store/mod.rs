@@ -1,0 +1,186 @@
+//! The SQLite store: the single source of truth. One connection, WAL journal, embedded
+//! ordered migrations (each in its own transaction), one file per table's queries.
+
+mod co_access;
+mod fts;
+mod history;
+mod links;
+mod memories;
+mod messages;
+
+pub use fts::fts_query;
+pub use history::HistoryEntry;
+pub use links::Link;
+pub use memories::{ListQuery, MemoryFilter, MemoryUpdate, SortKey};
+pub use messages::Message;
+
+use crate::{Error, Result};
+use rusqlite::{Connection, OptionalExtension};
+use std::path::{Path, PathBuf};
+
+/// Ordered migrations; index + 1 is the schema version they bring the store to.
+const MIGRATIONS: &[&str] = &[include_str!("migrations/0001_init.sql")];
+
+/// The store's schema version after all migrations.
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl Store {
+    /// Opens (creating if needed) the store at `path` and brings its schema up to date.
+    pub fn open(path: &Path) -> Result<Self> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        }
+        let conn = Connection::open(path)?;
+        Self::configure(conn, path.to_path_buf())
+    }
+
+    /// An in-memory store, for tests and throwaway evaluation runs.
+    pub fn open_in_memory() -> Result<Self> {
+        Self::configure(Connection::open_in_memory()?, PathBuf::from(":memory:"))
+    }
+
+    fn configure(mut conn: Connection, path: PathBuf) -> Result<Self> {
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        migrate(&mut conn, &path)?;
+        Ok(Self { conn, path })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn conn(&self) -> &Connection {
+        &self.conn
+    }
+
+    /// Runs `f` in one transaction: all of it is committed or none of it.
+    pub fn transaction<T>(&mut self, f: impl FnOnce(&Tx<'_>) -> Result<T>) -> Result<T> {
+        let tx = self.conn.transaction()?;
+        let out = f(&Tx(&tx))?;
+        tx.commit()?;
+        Ok(out)
+    }
+
+    /// Read access with the same query API as a transaction.
+    pub fn read(&self) -> Tx<'_> {
+        Tx(&self.conn)
+    }
+
+    pub fn get_meta(&self, key: &str) -> Result<Option<String>> {
+        Ok(self
+            .conn
+            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+            .optional()?)
+    }
+
+    pub fn set_meta(&self, key: &str, value: &str) -> Result<()> {
+        self.conn.execute(
+            "INSERT INTO meta (key, value) VALUES (?1, ?2)
+             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            [key, value],
+        )?;
+        Ok(())
+    }
+}
+
+/// A borrowed connection (plain or inside a transaction) carrying the query methods that
+/// live in this module's per-table files.
+pub struct Tx<'c>(&'c Connection);
+
+impl Tx<'_> {
+    pub fn conn(&self) -> &Connection {
+        self.0
+    }
+}
+
+fn migrate(conn: &mut Connection, path: &Path) -> Result<()> {
+    let current: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    if current > SCHEMA_VERSION {
+        return Err(Error::SchemaTooNew {
+            path: path.to_path_buf(),
+            found: current,
+            known: SCHEMA_VERSION,
+        });
+    }
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
+        let tx = conn.transaction()?;
+        tx.execute_batch(sql)?;
+        tx.pragma_update(None, "user_version", (i + 1) as i64)?;
+        tx.commit()?;
+    }
+    Ok(())
+}
+
+/// Current time in Unix milliseconds.
+pub fn now_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}
+
+/// f32 vector → little-endian BLOB.
+pub fn vec_to_blob(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// Little-endian BLOB → f32 vector; `None` if the length is not a multiple of 4.
+pub fn blob_to_vec(b: &[u8]) -> Option<Vec<f32>> {
+    if b.len() % 4 != 0 {
+        return None;
+    }
+    Some(
+        b.chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn migrations_are_idempotent_and_versioned() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.db");
+        drop(Store::open(&path).unwrap());
+        let store = Store::open(&path).unwrap();
+        let v: i64 = store
+            .conn()
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .unwrap();
+        assert_eq!(v, SCHEMA_VERSION);
+        let mode: String = store
+            .conn()
+            .pragma_query_value(None, "journal_mode", |r| r.get(0))
+            .unwrap();
+        assert_eq!(mode, "wal");
+    }
+
+    #[test]
+    fn refuses_a_newer_schema() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.db");
+        let store = Store::open(&path).unwrap();
+        store
+            .conn()
+            .pragma_update(None, "user_version", SCHEMA_VERSION + 1)
+            .unwrap();
+        drop(store);
+        let err = Store::open(&path).err().unwrap();
+        assert_eq!(err.code(), "schema_too_new");
+    }
+
+    #[test]
+    fn blobs_round_trip() {
+        let v = vec![0.5f32, -1.25, 3.0];
+        assert_eq!(blob_to_vec(&vec_to_blob(&v)).unwrap(), v);
+        assert!(blob_to_vec(&[1, 2, 3]).is_none());
+    }
+}
