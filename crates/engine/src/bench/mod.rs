@@ -14,28 +14,71 @@ use serde::Serialize;
 use std::time::Instant;
 
 const PEOPLE: &[&str] = &[
-    "Alice", "Bruno", "Chen", "Dana", "Emeka", "Farah", "Goran", "Hana", "Ivan", "Jules",
-    "Kofi", "Lena", "Mateo", "Nadia", "Omar", "Priya",
+    "Alice", "Bruno", "Chen", "Dana", "Emeka", "Farah", "Goran", "Hana", "Ivan", "Jules", "Kofi",
+    "Lena", "Mateo", "Nadia", "Omar", "Priya",
 ];
 const VERBS: &[&str] = &[
-    "fixed", "reviewed", "deployed", "planned", "discussed", "cooked", "painted", "booked",
-    "visited", "debugged", "wrote", "read", "repaired", "ordered", "tested", "cancelled",
+    "fixed",
+    "reviewed",
+    "deployed",
+    "planned",
+    "discussed",
+    "cooked",
+    "painted",
+    "booked",
+    "visited",
+    "debugged",
+    "wrote",
+    "read",
+    "repaired",
+    "ordered",
+    "tested",
+    "cancelled",
 ];
 const OBJECTS: &[&str] = &[
-    "the login service", "a birthday dinner", "the Kafka consumer", "a trip to Lisbon",
-    "the garden fence", "the quarterly report", "a pottery class", "the CI pipeline",
-    "a flight to Tokyo", "the database migration", "a marathon training plan", "the kitchen sink",
-    "a sourdough starter", "the HNSW index", "a job interview", "the tax return",
-    "a piano lesson", "the Rust crate", "a camping weekend", "the memory leak",
+    "the login service",
+    "a birthday dinner",
+    "the Kafka consumer",
+    "a trip to Lisbon",
+    "the garden fence",
+    "the quarterly report",
+    "a pottery class",
+    "the CI pipeline",
+    "a flight to Tokyo",
+    "the database migration",
+    "a marathon training plan",
+    "the kitchen sink",
+    "a sourdough starter",
+    "the HNSW index",
+    "a job interview",
+    "the tax return",
+    "a piano lesson",
+    "the Rust crate",
+    "a camping weekend",
+    "the memory leak",
 ];
 const WHENS: &[&str] = &[
-    "yesterday", "last Tuesday", "this morning", "in March", "two weeks ago", "on Friday night",
-    "after lunch", "before the standup", "over the weekend", "at 3 pm",
+    "yesterday",
+    "last Tuesday",
+    "this morning",
+    "in March",
+    "two weeks ago",
+    "on Friday night",
+    "after lunch",
+    "before the standup",
+    "over the weekend",
+    "at 3 pm",
 ];
 const TAILS: &[&str] = &[
-    "and it went better than expected.", "but we ran out of time.", "with help from a friend.",
-    "and took notes for next time.", "because the deadline moved.", "after reading the docs twice.",
-    "and everyone was happy.", "which cost more than planned.", "despite the rain.",
+    "and it went better than expected.",
+    "but we ran out of time.",
+    "with help from a friend.",
+    "and took notes for next time.",
+    "because the deadline moved.",
+    "after reading the docs twice.",
+    "and everyone was happy.",
+    "which cost more than planned.",
+    "despite the rain.",
     "and found two more bugs.",
 ];
 
@@ -44,7 +87,8 @@ pub fn synthetic_sentences(n: usize, seed: u64) -> Vec<String> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     (0..n)
         .map(|i| {
-            let pick = |rng: &mut ChaCha8Rng, xs: &[&str]| xs[rng.gen_range(0..xs.len())].to_string();
+            let pick =
+                |rng: &mut ChaCha8Rng, xs: &[&str]| xs[rng.gen_range(0..xs.len())].to_string();
             let mut s = format!(
                 "{} {} {} {} {}",
                 pick(&mut rng, PEOPLE),
@@ -62,7 +106,13 @@ pub fn synthetic_sentences(n: usize, seed: u64) -> Vec<String> {
 }
 
 /// `n` unit vectors around `clusters` random centres (noise `spread`), row-major.
-pub fn clustered_vectors(n: usize, dim: usize, clusters: usize, spread: f32, seed: u64) -> Vec<f32> {
+pub fn clustered_vectors(
+    n: usize,
+    dim: usize,
+    clusters: usize,
+    spread: f32,
+    seed: u64,
+) -> Vec<f32> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let gauss = |rng: &mut ChaCha8Rng| -> f32 {
         // Box-Muller
@@ -79,7 +129,10 @@ pub fn clustered_vectors(n: usize, dim: usize, clusters: usize, spread: f32, see
     let mut out = Vec::with_capacity(n * dim);
     for _ in 0..n {
         let c = &centres[rng.gen_range(0..clusters)];
-        let mut v: Vec<f32> = c.iter().map(|x| x + spread * gauss(&mut rng) / (dim as f32).sqrt()).collect();
+        let mut v: Vec<f32> = c
+            .iter()
+            .map(|x| x + spread * gauss(&mut rng) / (dim as f32).sqrt())
+            .collect();
         normalize(&mut v);
         out.extend_from_slice(&v);
     }
@@ -200,7 +253,12 @@ pub fn bench_ann(
             p99_ms: percentile(&mut lat, 0.99),
         });
     }
-    Ok(AnnResult { n, params, build_seconds, results })
+    Ok(AnnResult {
+        n,
+        params,
+        build_seconds,
+        results,
+    })
 }
 
 /// Query strings for search benchmarks: a mix of natural questions, keyword and identifier
@@ -213,7 +271,10 @@ pub fn synthetic_queries(n: usize, seed: u64) -> Vec<String> {
             let what = OBJECTS.choose(&mut rng).expect("objects");
             match i % 3 {
                 0 => format!("What did {who} do with {what}?"),
-                1 => what.trim_start_matches("the ").trim_start_matches("a ").to_string(),
+                1 => what
+                    .trim_start_matches("the ")
+                    .trim_start_matches("a ")
+                    .to_string(),
                 _ => format!("ticket #{} {who}", 1000 + rng.gen_range(0..n * 10)),
             }
         })
@@ -248,7 +309,16 @@ mod tests {
         let data = clustered_vectors(2000, dim, 10, 1.0, 5);
         let queries = clustered_vectors(20, dim, 10, 1.0, 6);
         let truth = exact_top_k(&data, &queries, dim, 10);
-        let r = bench_ann(&data, dim, &queries, &truth, IndexParams::default(), &[64], &Job::default()).unwrap();
+        let r = bench_ann(
+            &data,
+            dim,
+            &queries,
+            &truth,
+            IndexParams::default(),
+            &[64],
+            &Job::default(),
+        )
+        .unwrap();
         assert!(r.results[0].recall_at_10 > 0.9, "{:?}", r.results);
     }
 }

@@ -21,7 +21,10 @@ impl HashEmbedder {
             h ^= b as u64;
             h = h.wrapping_mul(0x0100_0000_01b3);
         }
-        ((h % self.dim as u64) as usize, if h >> 63 == 0 { 1.0 } else { -1.0 })
+        (
+            (h % self.dim as u64) as usize,
+            if h >> 63 == 0 { 1.0 } else { -1.0 },
+        )
     }
 }
 
@@ -40,7 +43,10 @@ impl Embedder for HashEmbedder {
             .map(|t| {
                 let mut v = vec![0.0f32; self.dim];
                 let lower = t.to_lowercase();
-                for w in lower.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
+                for w in lower
+                    .split(|c: char| !c.is_alphanumeric())
+                    .filter(|w| !w.is_empty())
+                {
                     let (i, s) = self.bucket(w);
                     v[i] += s;
                     let chars: Vec<char> = format!("#{w}#").chars().collect();
@@ -71,7 +77,9 @@ mod tests {
     #[test]
     fn similar_texts_are_closer_than_unrelated_ones() {
         let e = HashEmbedder::new(384);
-        let v = e.embed(&["the cat sat", "the cat sat down", "quantum chromodynamics"]).unwrap();
+        let v = e
+            .embed(&["the cat sat", "the cat sat down", "quantum chromodynamics"])
+            .unwrap();
         assert!(dot(&v[0], &v[1]) > dot(&v[0], &v[2]));
         assert!((dot(&v[0], &v[0]) - 1.0).abs() < 1e-5);
     }

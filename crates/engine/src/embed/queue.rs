@@ -122,7 +122,10 @@ mod tests {
         }
         fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
             self.0.fetch_add(1, Ordering::SeqCst);
-            Ok(texts.iter().map(|t| vec![t.len() as f32, 1.0, 0.0]).collect())
+            Ok(texts
+                .iter()
+                .map(|t| vec![t.len() as f32, 1.0, 0.0])
+                .collect())
         }
         fn count_tokens(&self, text: &str) -> usize {
             text.len()
@@ -144,7 +147,11 @@ mod tests {
             assert_eq!(v.len(), n);
             assert!(v.iter().all(|e| e[0] == n as f32));
         }
-        assert_eq!(emb.0.load(Ordering::SeqCst), 1, "one flush for all four callers");
+        assert_eq!(
+            emb.0.load(Ordering::SeqCst),
+            1,
+            "one flush for all four callers"
+        );
     }
 
     #[test]

@@ -138,9 +138,12 @@ pub fn rank(engine: &Somna, q: &Question, depth: usize) -> Result<(Vec<String>, 
     Ok((ids, elapsed))
 }
 
+/// A question, its evidence and the ranking the engine produced for it.
+pub type Judged = (Question, Gold, Vec<String>);
+
 /// Scores rankings against the gold evidence.
-pub fn score(results: &[(Question, Gold, Vec<String>)], latencies: &mut [f64]) -> Report {
-    let mut groups: BTreeMap<u32, Vec<&(Question, Gold, Vec<String>)>> = BTreeMap::new();
+pub fn score(results: &[Judged], latencies: &mut [f64]) -> Report {
+    let mut groups: BTreeMap<u32, Vec<&Judged>> = BTreeMap::new();
     let mut unscored = 0;
     for r in results {
         if r.1.evidence.is_empty() {
@@ -149,7 +152,7 @@ pub fn score(results: &[(Question, Gold, Vec<String>)], latencies: &mut [f64]) -
             groups.entry(r.0.category).or_default().push(r);
         }
     }
-    let summarise = |rs: &[&(Question, Gold, Vec<String>)]| {
+    let summarise = |rs: &[&Judged]| {
         let n = rs.len().max(1) as f64;
         let mean = |f: &dyn Fn(&Vec<String>, &HashSet<String>) -> f64| {
             rs.iter().map(|r| f(&r.2, &r.1.evidence)).sum::<f64>() / n
@@ -163,7 +166,7 @@ pub fn score(results: &[(Question, Gold, Vec<String>)], latencies: &mut [f64]) -
             ndcg_at_10: mean(&|r, e| ndcg_at_k(r, e, 10)),
         }
     };
-    let all: Vec<&(Question, Gold, Vec<String>)> = groups.values().flatten().copied().collect();
+    let all: Vec<&Judged> = groups.values().flatten().copied().collect();
     latencies.sort_by(f64::total_cmp);
     let pct = |p: f64| {
         if latencies.is_empty() {

@@ -7,7 +7,11 @@ pub fn recall_at_k(ranked: &[String], relevant: &HashSet<String>, k: usize) -> f
     if relevant.is_empty() {
         return 0.0;
     }
-    let found = ranked.iter().take(k).filter(|r| relevant.contains(*r)).count();
+    let found = ranked
+        .iter()
+        .take(k)
+        .filter(|r| relevant.contains(*r))
+        .count();
     found as f64 / relevant.len() as f64
 }
 
@@ -25,7 +29,12 @@ pub fn precision_at_k(ranked: &[String], relevant: &HashSet<String>, k: usize) -
     if k == 0 {
         return 0.0;
     }
-    ranked.iter().take(k).filter(|r| relevant.contains(*r)).count() as f64 / k as f64
+    ranked
+        .iter()
+        .take(k)
+        .filter(|r| relevant.contains(*r))
+        .count() as f64
+        / k as f64
 }
 
 /// Normalised discounted cumulative gain at `k`, binary gains.
@@ -37,7 +46,9 @@ pub fn ndcg_at_k(ranked: &[String], relevant: &HashSet<String>, k: usize) -> f64
         .filter(|(_, r)| relevant.contains(*r))
         .map(|(i, _)| 1.0 / (i as f64 + 2.0).log2())
         .sum();
-    let ideal: f64 = (0..relevant.len().min(k)).map(|i| 1.0 / (i as f64 + 2.0).log2()).sum();
+    let ideal: f64 = (0..relevant.len().min(k))
+        .map(|i| 1.0 / (i as f64 + 2.0).log2())
+        .sum();
     if ideal > 0.0 {
         dcg / ideal
     } else {

@@ -179,11 +179,7 @@ impl VectorIndex {
                 self.current.insert(*id, first_slot + i);
             }
             self.dirty = true;
-            job.report(
-                "index",
-                ((done * CHUNK) + chunk.len()) as u64,
-                total,
-            );
+            job.report("index", ((done * CHUNK) + chunk.len()) as u64, total);
         }
         Ok(())
     }
@@ -414,7 +410,10 @@ mod tests {
         let vs = unit_vectors(n, 16, 3);
         let mut idx = VectorIndex::new(16, IndexParams::default(), n);
         idx.insert_batch(
-            vs.iter().enumerate().map(|(i, v)| (i as i64, v.clone(), i as i64 + 1)).collect(),
+            vs.iter()
+                .enumerate()
+                .map(|(i, v)| (i as i64, v.clone(), i as i64 + 1))
+                .collect(),
             &Job::default(),
         )
         .unwrap();
@@ -425,7 +424,10 @@ mod tests {
             assert_eq!(path, SearchPath::Hnsw);
             assert!(hits.iter().all(|h| h.0 % 2 == 0));
             let exact = idx.exact(&vs[q * 7], 10, &even);
-            agree += hits.iter().filter(|h| exact.iter().any(|e| e.0 == h.0)).count();
+            agree += hits
+                .iter()
+                .filter(|h| exact.iter().any(|e| e.0 == h.0))
+                .count();
         }
         // 16-dimensional random data is easy: recall@10 should be near perfect.
         assert!(agree >= 190, "recall@10 {}", agree as f64 / 200.0);

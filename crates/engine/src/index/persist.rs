@@ -53,7 +53,11 @@ pub fn save(index: &VectorIndex, dir: &Path) -> Result<()> {
         .graph
         .file_dump(&tmp, "graph")
         .map_err(|e| corrupt(&tmp, format!("dump failed: {e}")))?;
-    let ids: Vec<u8> = index.slot_ids.iter().flat_map(|x| x.to_le_bytes()).collect();
+    let ids: Vec<u8> = index
+        .slot_ids
+        .iter()
+        .flat_map(|x| x.to_le_bytes())
+        .collect();
     let ids_path = tmp.join(IDS);
     std::fs::write(&ids_path, ids).map_err(|e| Error::io(&ids_path, e))?;
     let mut files = HashMap::new();
@@ -74,7 +78,8 @@ pub fn save(index: &VectorIndex, dir: &Path) -> Result<()> {
         files,
     };
     let mpath = tmp.join(MANIFEST);
-    std::fs::write(&mpath, serde_json::to_vec_pretty(&manifest)?).map_err(|e| Error::io(&mpath, e))?;
+    std::fs::write(&mpath, serde_json::to_vec_pretty(&manifest)?)
+        .map_err(|e| Error::io(&mpath, e))?;
     // Swap in the new directory; a crash in between leaves either the old index, or no
     // index (rebuilt on next open), never a half-written one under the real name.
     let _ = std::fs::remove_dir_all(dir);
@@ -85,8 +90,8 @@ pub fn save(index: &VectorIndex, dir: &Path) -> Result<()> {
 pub fn load(dir: &Path, store: &Store, dim: usize, params: IndexParams) -> Result<VectorIndex> {
     let mpath = dir.join(MANIFEST);
     let text = std::fs::read(&mpath).map_err(|_| corrupt(dir, "no saved index"))?;
-    let manifest: Manifest =
-        serde_json::from_slice(&text).map_err(|e| corrupt(dir, format!("unreadable manifest: {e}")))?;
+    let manifest: Manifest = serde_json::from_slice(&text)
+        .map_err(|e| corrupt(dir, format!("unreadable manifest: {e}")))?;
     if manifest.format != FORMAT || manifest.dim != dim {
         return Err(corrupt(dir, "saved with another format or dimension"));
     }
@@ -94,13 +99,17 @@ pub fn load(dir: &Path, store: &Store, dim: usize, params: IndexParams) -> Resul
         return Err(corrupt(dir, "saved with other construction parameters"));
     }
     for (name, expected) in &manifest.files {
-        let actual = sha256_file(&dir.join(name)).map_err(|_| corrupt(dir, format!("{name} missing")))?;
+        let actual =
+            sha256_file(&dir.join(name)).map_err(|_| corrupt(dir, format!("{name} missing")))?;
         if &actual != expected {
             return Err(corrupt(dir, format!("{name} does not match its checksum")));
         }
     }
     if manifest.seq > store.read().max_embed_seq()? {
-        return Err(corrupt(dir, "index is ahead of the store (another store's index?)"));
+        return Err(corrupt(
+            dir,
+            "index is ahead of the store (another store's index?)",
+        ));
     }
     let ids_bytes = std::fs::read(dir.join(IDS)).map_err(|e| Error::io(dir.join(IDS), e))?;
     let slot_ids: Vec<i64> = ids_bytes
@@ -123,7 +132,10 @@ pub fn load(dir: &Path, store: &Store, dim: usize, params: IndexParams) -> Resul
     .map_err(|_| corrupt(dir, "the graph files could not be parsed"))?
     .map_err(|e| corrupt(dir, format!("reload failed: {e}")))?;
     if graph.get_nb_point() != slot_ids.len() {
-        return Err(corrupt(dir, "graph point count differs from the slot table"));
+        return Err(corrupt(
+            dir,
+            "graph point count differs from the slot table",
+        ));
     }
 
     let mut index = VectorIndex {
@@ -154,7 +166,10 @@ pub fn load(dir: &Path, store: &Store, dim: usize, params: IndexParams) -> Resul
             .get(&id)
             .ok_or_else(|| corrupt(dir, format!("memory {id} is missing from the graph")))?;
         if v.len() != dim {
-            return Err(corrupt(dir, format!("memory {id} has a {}-d vector", v.len())));
+            return Err(corrupt(
+                dir,
+                format!("memory {id} has a {}-d vector", v.len()),
+            ));
         }
         index.set_row(id, &v);
         index.current.insert(id, slot);
@@ -168,7 +183,12 @@ pub fn load(dir: &Path, store: &Store, dim: usize, params: IndexParams) -> Resul
 fn probe(index: &VectorIndex) -> std::result::Result<(), String> {
     let step = (index.row_ids.len() / 8).max(1);
     for &id in index.row_ids.iter().step_by(step).take(8) {
-        let v: Vec<f32> = index.vector(id).expect("row").iter().map(|x| x * super::SHRINK).collect();
+        let v: Vec<f32> = index
+            .vector(id)
+            .expect("row")
+            .iter()
+            .map(|x| x * super::SHRINK)
+            .collect();
         let want = index.current[&id];
         let found = index.graph.search(&v, 10, 64);
         if !found.iter().any(|n| n.d_id == want) {

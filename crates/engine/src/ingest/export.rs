@@ -2,7 +2,7 @@
 //! entry, with ids preserved, so an export imported into an empty store is the same store.
 
 use crate::memory::Memory;
-use crate::store::{HistoryEntry, Link};
+use crate::store::{CoAccess, HistoryEntry, Link};
 use serde::{Deserialize, Serialize};
 
 pub const EXPORT_FORMAT: &str = "somna-export";
@@ -34,4 +34,6 @@ pub struct ExportDoc {
     pub links: Vec<Link>,
     pub messages: Vec<ExportedMessage>,
     pub history: Vec<HistoryEntry>,
+    #[serde(default)]
+    pub co_access: Vec<CoAccess>,
 }

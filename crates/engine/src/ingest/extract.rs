@@ -14,7 +14,11 @@ pub fn human_time(ms: i64) -> Option<String> {
 /// The first path or URL mentioned in `text`.
 pub fn find_location(text: &str) -> Option<String> {
     text.split_whitespace()
-        .map(|w| w.trim_matches(|c: char| matches!(c, '(' | ')' | '"' | '\'' | ',' | ';' | '<' | '>' | '`')))
+        .map(|w| {
+            w.trim_matches(|c: char| {
+                matches!(c, '(' | ')' | '"' | '\'' | ',' | ';' | '<' | '>' | '`')
+            })
+        })
         .map(|w| w.trim_end_matches(['.', ':', '!', '?']))
         .find(|w| {
             w.starts_with("http://")
@@ -104,8 +108,18 @@ const FACT_OPENINGS: &[(&str, &str)] = &[
 
 /// Words that make a first-person sentence an event rather than a stable property.
 const TRANSIENT: &[&str] = &[
-    "today", "yesterday", "tonight", "tomorrow", "right now", "this morning", "last night",
-    "last week", "this week", "just ", "currently", "at the moment",
+    "today",
+    "yesterday",
+    "tonight",
+    "tomorrow",
+    "right now",
+    "this morning",
+    "last night",
+    "last week",
+    "this week",
+    "just ",
+    "currently",
+    "at the moment",
 ];
 
 /// Facts stated in `text` by `speaker`, rewritten in the third person.
@@ -175,14 +189,41 @@ pub fn importance(text: &str, has_facts: bool) -> f64 {
         score += 0.15;
     }
     const EMPHASIS: &[&str] = &[
-        "important", "remember", "never forget", "always", "must", "deadline", "decided",
-        "promise", "goal", "plan", "birthday", "anniversary", "married", "born", "died",
-        "diagnosed", "moved", "new job", "graduat",
+        "important",
+        "remember",
+        "never forget",
+        "always",
+        "must",
+        "deadline",
+        "decided",
+        "promise",
+        "goal",
+        "plan",
+        "birthday",
+        "anniversary",
+        "married",
+        "born",
+        "died",
+        "diagnosed",
+        "moved",
+        "new job",
+        "graduat",
     ];
     if EMPHASIS.iter().any(|w| lower.contains(w)) {
         score += 0.1;
     }
-    const SMALL_TALK: &[&str] = &["thanks", "thank you", "lol", "haha", "ok", "okay", "cool", "nice", "bye", "see you"];
+    const SMALL_TALK: &[&str] = &[
+        "thanks",
+        "thank you",
+        "lol",
+        "haha",
+        "ok",
+        "okay",
+        "cool",
+        "nice",
+        "bye",
+        "see you",
+    ];
     if words.len() <= 4 && SMALL_TALK.iter().any(|w| lower.contains(w)) {
         score -= 0.2;
     }
@@ -195,8 +236,17 @@ mod tests {
 
     #[test]
     fn facts_are_rewritten_in_third_person() {
-        let f = extract_facts("Caroline", "Hey! My name is Caroline. I love pottery and hiking.");
-        assert_eq!(f, vec!["Caroline's name is Caroline", "Caroline loves pottery and hiking"]);
+        let f = extract_facts(
+            "Caroline",
+            "Hey! My name is Caroline. I love pottery and hiking.",
+        );
+        assert_eq!(
+            f,
+            vec![
+                "Caroline's name is Caroline",
+                "Caroline loves pottery and hiking"
+            ]
+        );
         let f = extract_facts("Mel", "Well, I work as a nurse in Boston.");
         assert_eq!(f, vec!["Mel works as a nurse in Boston"]);
     }
@@ -214,14 +264,20 @@ mod tests {
             find_location("see https://example.com/a, then edit ./src/main.rs").as_deref(),
             Some("https://example.com/a")
         );
-        assert_eq!(find_location("open /etc/hosts.").as_deref(), Some("/etc/hosts"));
+        assert_eq!(
+            find_location("open /etc/hosts.").as_deref(),
+            Some("/etc/hosts")
+        );
         assert_eq!(find_location("a / b and 1/2"), None);
     }
 
     #[test]
     fn times_read_like_people_write_them() {
         // 2023-05-08 13:56 UTC
-        assert_eq!(human_time(1_683_554_160_000).unwrap(), "8 May 2023, 1:56 pm");
+        assert_eq!(
+            human_time(1_683_554_160_000).unwrap(),
+            "8 May 2023, 1:56 pm"
+        );
     }
 
     #[test]
@@ -236,7 +292,13 @@ mod tests {
 
     #[test]
     fn odd_unicode_does_not_panic() {
-        for t in ["", "🙂🙂", "ÅÄÖ. ß!", "\u{200b}\u{0301}", "日本語の文。私は猫が好きです。"] {
+        for t in [
+            "",
+            "🙂🙂",
+            "ÅÄÖ. ß!",
+            "\u{200b}\u{0301}",
+            "日本語の文。私は猫が好きです。",
+        ] {
             let _ = extract_facts("x", t);
             let _ = importance(t, false);
             let _ = find_location(t);

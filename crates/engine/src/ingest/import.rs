@@ -26,7 +26,11 @@ fn import_err(file: &Path, location: impl Into<String>, problem: impl Into<Strin
 fn read(file: &Path) -> Result<String> {
     let bytes = std::fs::read(file).map_err(|e| Error::io(file, e))?;
     String::from_utf8(bytes).map_err(|e| {
-        import_err(file, format!("byte {}", e.utf8_error().valid_up_to()), "not valid UTF-8")
+        import_err(
+            file,
+            format!("byte {}", e.utf8_error().valid_up_to()),
+            "not valid UTF-8",
+        )
     })
 }
 
@@ -47,7 +51,11 @@ pub fn parse_locomo_time(s: &str) -> Option<i64> {
 pub fn parse_locomo(file: &Path) -> Result<Vec<ConversationBatch>> {
     let text = read(file)?;
     let doc: Value = serde_json::from_str(&text).map_err(|e| {
-        import_err(file, format!("line {}, column {}", e.line(), e.column()), format!("invalid JSON: {e}"))
+        import_err(
+            file,
+            format!("line {}, column {}", e.line(), e.column()),
+            format!("invalid JSON: {e}"),
+        )
     })?;
     let samples = doc
         .as_array()
@@ -62,7 +70,13 @@ pub fn parse_locomo(file: &Path) -> Result<Vec<ConversationBatch>> {
         let conv = sample
             .get("conversation")
             .and_then(Value::as_object)
-            .ok_or_else(|| import_err(file, format!("{at} ({id})"), "missing object `conversation`"))?;
+            .ok_or_else(|| {
+                import_err(
+                    file,
+                    format!("{at} ({id})"),
+                    "missing object `conversation`",
+                )
+            })?;
         let mut sessions: Vec<(u32, &Vec<Value>)> = conv
             .iter()
             .filter_map(|(k, v)| {
@@ -77,16 +91,20 @@ pub fn parse_locomo(file: &Path) -> Result<Vec<ConversationBatch>> {
             let when_key = format!("session_{n}_date_time");
             let occurred_at = match conv.get(&when_key).and_then(Value::as_str) {
                 Some(s) => Some(parse_locomo_time(s).ok_or_else(|| {
-                    import_err(file, format!("{id} {when_key}"), format!("unreadable date {s:?}"))
+                    import_err(
+                        file,
+                        format!("{id} {when_key}"),
+                        format!("unreadable date {s:?}"),
+                    )
                 })?),
                 None => None,
             };
             for (t, turn) in turns.iter().enumerate() {
                 let loc = format!("{id} {session} turn {t}");
                 let field = |name: &str| -> Result<&str> {
-                    turn.get(name)
-                        .and_then(Value::as_str)
-                        .ok_or_else(|| import_err(file, &loc, format!("missing string field `{name}`")))
+                    turn.get(name).and_then(Value::as_str).ok_or_else(|| {
+                        import_err(file, &loc, format!("missing string field `{name}`"))
+                    })
                 };
                 let speaker = field("speaker")?;
                 let dia_id = field("dia_id")?;
@@ -152,7 +170,13 @@ pub fn parse_chat_jsonl(file: &Path) -> Result<Vec<ConversationBatch>> {
                 .filter_map(|p| p.get("text").and_then(Value::as_str))
                 .collect::<Vec<_>>()
                 .join("\n"),
-            _ => return Err(import_err(file, &loc, "missing field `content` (a string or a list of text parts)")),
+            _ => {
+                return Err(import_err(
+                    file,
+                    &loc,
+                    "missing field `content` (a string or a list of text parts)",
+                ))
+            }
         };
         if content.trim().is_empty() {
             return Err(import_err(file, &loc, "`content` is empty"));
@@ -161,19 +185,37 @@ pub fn parse_chat_jsonl(file: &Path) -> Result<Vec<ConversationBatch>> {
             None | Some(Value::Null) => None,
             Some(Value::Number(n)) => {
                 let x = n.as_f64().unwrap_or(0.0);
-                Some(if x > 1e11 { x as i64 } else { (x * 1000.0) as i64 })
+                Some(if x > 1e11 {
+                    x as i64
+                } else {
+                    (x * 1000.0) as i64
+                })
             }
             Some(Value::String(s)) => Some(
                 chrono::DateTime::parse_from_rfc3339(s)
-                    .map_err(|e| import_err(file, &loc, format!("unreadable timestamp {s:?}: {e}")))?
+                    .map_err(|e| {
+                        import_err(file, &loc, format!("unreadable timestamp {s:?}: {e}"))
+                    })?
                     .timestamp_millis(),
             ),
-            Some(other) => return Err(import_err(file, &loc, format!("unreadable timestamp {other}"))),
+            Some(other) => {
+                return Err(import_err(
+                    file,
+                    &loc,
+                    format!("unreadable timestamp {other}"),
+                ))
+            }
         };
         let conversation = match obj.get("conversation") {
             None | Some(Value::Null) => default_conv.clone(),
             Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
-            Some(other) => return Err(import_err(file, &loc, format!("`conversation` must be a non-empty string, not {other}"))),
+            Some(other) => {
+                return Err(import_err(
+                    file,
+                    &loc,
+                    format!("`conversation` must be a non-empty string, not {other}"),
+                ))
+            }
         };
         let speaker = obj
             .get("name")
@@ -245,9 +287,15 @@ mod tests {
 
     #[test]
     fn malformed_locomo_names_the_record() {
-        let (_d, p) = write(r#"[{"sample_id":"c1","conversation":{"session_1":[{"speaker":"A","text":"x"}]}}]"#, "bad.json");
+        let (_d, p) = write(
+            r#"[{"sample_id":"c1","conversation":{"session_1":[{"speaker":"A","text":"x"}]}}]"#,
+            "bad.json",
+        );
         let e = parse_locomo(&p).unwrap_err().to_string();
-        assert!(e.contains("bad.json") && e.contains("c1 session_1 turn 0") && e.contains("dia_id"), "{e}");
+        assert!(
+            e.contains("bad.json") && e.contains("c1 session_1 turn 0") && e.contains("dia_id"),
+            "{e}"
+        );
         let (_d, p) = write("[{", "trunc.json");
         let e = parse_locomo(&p).unwrap_err().to_string();
         assert!(e.contains("line 1"), "{e}");
@@ -266,13 +314,19 @@ mod tests {
         assert_eq!(c[1].messages[0].speaker.as_deref(), Some("bot"));
         assert_eq!(c[1].messages[0].external_id.as_deref(), Some("line:3"));
 
-        let (_d, p) = write("{\"role\":\"user\",\"content\":\"ok\"}\n{\"role\":\"user\"}\n", "bad.jsonl");
+        let (_d, p) = write(
+            "{\"role\":\"user\",\"content\":\"ok\"}\n{\"role\":\"user\"}\n",
+            "bad.jsonl",
+        );
         let e = parse_chat_jsonl(&p).unwrap_err();
         assert_eq!(e.code(), "import");
         assert!(e.to_string().contains("line 2") && e.to_string().contains("content"));
 
         let (_d, p) = write("\u{feff}not json", "x.jsonl");
-        assert!(parse_chat_jsonl(&p).unwrap_err().to_string().contains("line 1"));
+        assert!(parse_chat_jsonl(&p)
+            .unwrap_err()
+            .to_string()
+            .contains("line 1"));
     }
 
     #[test]
@@ -280,6 +334,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("b.jsonl");
         std::fs::write(&p, [0x7b, 0xff, 0xfe]).unwrap();
-        assert!(parse_chat_jsonl(&p).unwrap_err().to_string().contains("UTF-8"));
+        assert!(parse_chat_jsonl(&p)
+            .unwrap_err()
+            .to_string()
+            .contains("UTF-8"));
     }
 }

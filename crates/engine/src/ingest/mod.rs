@@ -12,11 +12,14 @@ pub use import::{parse_chat_jsonl, parse_locomo, parse_locomo_time, Conversation
 
 use crate::embed::dot;
 use crate::index::VectorIndex;
-use crate::memory::{embedding_text, l_score, Kind, LinkKind, NewMemory, Source, L_SCORE_THRESHOLD};
-use crate::store::{Message, MemoryFilter, Store};
+use crate::memory::{
+    embedding_text, l_score, Kind, LinkKind, NewMemory, Source, L_SCORE_THRESHOLD,
+};
+use crate::store::{MemoryFilter, Message, Store};
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
+use std::sync::Mutex;
 
 /// Largest text accepted for one message (bytes). Embedding reads the first 256 tokens;
 /// the store keeps the whole text.
@@ -93,7 +96,9 @@ pub fn validate_message(m: &Message) -> Result<()> {
         )));
     }
     if m.text.contains('\0') {
-        return Err(Error::InvalidInput("a message's text contains a NUL character".into()));
+        return Err(Error::InvalidInput(
+            "a message's text contains a NUL character".into(),
+        ));
     }
     Ok(())
 }
@@ -107,9 +112,10 @@ struct Planned {
 }
 
 /// Adds one batch of messages of `conversation` in one transaction, then brings the index
-/// up to date. `embed` turns texts into vectors (the engine passes its queue).
+/// up to date. `embed` turns texts into vectors (the engine passes its queue); it runs
+/// without the store lock, so concurrent callers share embedding batches.
 pub fn add_batch(
-    store: &mut Store,
+    store: &Mutex<Store>,
     index: &std::sync::RwLock<VectorIndex>,
     embed: &dyn Fn(Vec<String>) -> Result<Vec<Vec<f32>>>,
     conversation: &str,
@@ -122,8 +128,10 @@ pub fn add_batch(
     for m in messages {
         validate_message(m)?;
     }
+    let lock = || store.lock().unwrap_or_else(|p| p.into_inner());
     let parent_scores: Vec<f64> = {
-        let read = store.read();
+        let guard = lock();
+        let read = guard.read();
         opts.parents
             .iter()
             .map(|&p| read.require_memory(p).map(|m| m.l_score))
@@ -140,7 +148,8 @@ pub fn add_batch(
     // Skip messages already stored (resumed imports), plan the rest.
     let mut report = AddReport::default();
     let fresh: Vec<&Message> = {
-        let read = store.read();
+        let guard = lock();
+        let read = guard.read();
         let mut stmt = read.conn().prepare_cached(
             "SELECT 1 FROM messages WHERE conversation = ?1 AND external_id = ?2",
         )?;
@@ -170,7 +179,13 @@ pub fn add_batch(
             Vec::new()
         };
         let mut bubble = NewMemory::new(Kind::Episode, m.text.clone());
-        bubble.w5h1 = w5h1_for_turn(&speaker, &m.text, m.occurred_at, conversation, m.session.as_deref());
+        bubble.w5h1 = w5h1_for_turn(
+            &speaker,
+            &m.text,
+            m.occurred_at,
+            conversation,
+            m.session.as_deref(),
+        );
         bubble.conversation = Some(conversation.to_string());
         bubble.session = m.session.clone();
         bubble.occurred_at = m.occurred_at;
@@ -206,6 +221,7 @@ pub fn add_batch(
     }
     let vectors = embed(planned.iter().map(|p| p.embed_text.clone()).collect())?;
 
+    let mut store = lock();
     // Memories of this conversation already indexed (for novelty, connections, duplicates).
     let (scope, scope_facts): (Vec<i64>, HashSet<i64>) = {
         let read = store.read();
@@ -226,7 +242,9 @@ pub fn add_batch(
     let scope_set: HashSet<i64> = scope.iter().copied().collect();
 
     let now = crate::store::now_ms();
-    let index_guard = index.read().map_err(|_| Error::InvalidInput("index lock poisoned".into()))?;
+    let index_guard = index
+        .read()
+        .map_err(|_| Error::InvalidInput("index lock poisoned".into()))?;
     let idx: &VectorIndex = &index_guard;
     let report = store.transaction(|tx| {
         let mut message_ids = Vec::with_capacity(fresh.len());
@@ -260,7 +278,9 @@ pub fn add_batch(
                 }
             }
             // Neighbours among stored memories of the conversation and this batch.
-            let mut near: Vec<(i64, f32)> = idx.search(v, MAX_CONNECTIONS + 1, Some(&in_scope), Some(&scope)).0;
+            let mut near: Vec<(i64, f32)> = idx
+                .search(v, MAX_CONNECTIONS + 1, Some(&in_scope), Some(&scope))
+                .0;
             near.extend(created.iter().map(|c| (c.0, dot(v, c.1))));
             near.sort_by(|a, b| b.1.total_cmp(&a.1));
             let novelty = 1.0 - near.first().map_or(0.0, |n| n.1.max(0.0) as f64);
@@ -274,11 +294,22 @@ pub fn add_batch(
                 _ => base_score,
             };
             if score < L_SCORE_THRESHOLD {
-                return Err(Error::ProvenanceBelowThreshold { l_score: score, threshold: L_SCORE_THRESHOLD });
+                return Err(Error::ProvenanceBelowThreshold {
+                    l_score: score,
+                    threshold: L_SCORE_THRESHOLD,
+                });
             }
             let id = tx.insert_memory(&mem, score, now)?;
             tx.set_embedding(id, v)?;
-            tx.record_history(id, "add", None, Some(&serde_json::json!({"text": mem.text})), &opts.actor, None, now)?;
+            tx.record_history(
+                id,
+                "add",
+                None,
+                Some(&serde_json::json!({"text": mem.text})),
+                &opts.actor,
+                None,
+                now,
+            )?;
             match mem.kind {
                 Kind::Episode => {
                     tx.link_message(message_ids[p.message], id)?;
@@ -296,7 +327,11 @@ pub fn add_batch(
             for parent in &opts.parents {
                 tx.upsert_link(id, *parent, LinkKind::DerivedFrom, 1.0, now)?;
             }
-            for (other, sim) in near.iter().filter(|n| n.1 >= CONNECT_THRESHOLD).take(MAX_CONNECTIONS) {
+            for (other, sim) in near
+                .iter()
+                .filter(|n| n.1 >= CONNECT_THRESHOLD)
+                .take(MAX_CONNECTIONS)
+            {
                 tx.upsert_link(id, *other, LinkKind::Similar, *sim as f64, now)?;
                 tx.upsert_link(*other, id, LinkKind::Similar, *sim as f64, now)?;
                 report.links_created += 2;
@@ -306,7 +341,9 @@ pub fn add_batch(
         Ok(report)
     })?;
     drop(index_guard);
-    let mut idx = index.write().map_err(|_| Error::InvalidInput("index lock poisoned".into()))?;
-    idx.catch_up(store, &crate::events::Job::default())?;
+    let mut idx = index
+        .write()
+        .map_err(|_| Error::InvalidInput("index lock poisoned".into()))?;
+    idx.catch_up(&store, &crate::events::Job::default())?;
     Ok(report)
 }

@@ -20,6 +20,12 @@ use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
 const DAY_MS: f64 = 86_400_000.0;
+/// Adjacent-turn signal: the preceding turn counts fully when it was a question, by this
+/// share when it was a statement; the following turn by `NEXT_TURN_SHARE`.
+const STATEMENT_SHARE: f64 = 0.5;
+const NEXT_TURN_SHARE: f64 = 0.25;
+/// Connected bubbles are gathered from this many top results (seed 004: "for top results").
+const CONNECTED_FROM: usize = 5;
 /// Queries longer than this (in characters) are cut before lexical matching.
 const MAX_QUERY_CHARS: usize = 4_000;
 
@@ -72,13 +78,24 @@ impl Default for Weights {
 
 impl Weights {
     pub fn validate(&self) -> Result<()> {
-        let all = [self.semantic, self.lexical, self.recency, self.actor, self.spatial, self.usage];
+        let all = [
+            self.semantic,
+            self.lexical,
+            self.recency,
+            self.actor,
+            self.spatial,
+            self.usage,
+        ];
         if all.iter().any(|w| !(0.0..=1.0).contains(w)) {
-            return Err(Error::InvalidInput("every weight must be within 0..=1".into()));
+            return Err(Error::InvalidInput(
+                "every weight must be within 0..=1".into(),
+            ));
         }
         let sum: f64 = all.iter().sum();
         if (sum - 1.0).abs() > 1e-6 {
-            return Err(Error::InvalidInput(format!("weights must sum to 1, not {sum:.4}")));
+            return Err(Error::InvalidInput(format!(
+                "weights must sum to 1, not {sum:.4}"
+            )));
         }
         Ok(())
     }
@@ -163,7 +180,7 @@ fn default_lambda() -> f64 {
     0.5
 }
 fn default_neighbour_weight() -> f64 {
-    0.15
+    0.45
 }
 
 impl SearchQuery {
@@ -315,12 +332,22 @@ pub fn search(ctx: &SearchCtx<'_>, q: &SearchQuery) -> Result<SearchResponse> {
     let pool = q.k.max(10) * 5;
     let (allowed, scope) = allowed_ids(&read, &q.filter)?;
     let allow = |id: i64| allowed.allows(id);
-    let (vector_hits, vector_path) = ctx.index.search(&qvec, pool, Some(&allow), scope.as_deref());
+    let (vector_hits, vector_path) = ctx
+        .index
+        .search(&qvec, pool, Some(&allow), scope.as_deref());
     let vector_ms = ms(t);
     let mut cands: HashMap<i64, Cand> = vector_hits
         .iter()
         .map(|&(id, s)| {
-            (id, Cand { origin: Origin::Vector, semantic: s as f64, lexical_raw: 0.0, graph: 0.0 })
+            (
+                id,
+                Cand {
+                    origin: Origin::Vector,
+                    semantic: s as f64,
+                    lexical_raw: 0.0,
+                    graph: 0.0,
+                },
+            )
         })
         .collect();
 
@@ -367,7 +394,12 @@ pub fn search(ctx: &SearchCtx<'_>, q: &SearchQuery) -> Result<SearchResponse> {
     // often in the turn it answers.
     let mut by_base: Vec<(i64, f64)> = cands
         .iter()
-        .map(|(&id, c)| (id, weights.semantic * c.semantic + weights.lexical * lexical(c.lexical_raw)))
+        .map(|(&id, c)| {
+            (
+                id,
+                weights.semantic * c.semantic + weights.lexical * lexical(c.lexical_raw),
+            )
+        })
         .collect();
     by_base.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     let mut memories: HashMap<i64, Memory> = read
@@ -385,47 +417,76 @@ pub fn search(ctx: &SearchCtx<'_>, q: &SearchQuery) -> Result<SearchResponse> {
             let adj = adjacent_turns(&read, m)?;
             for n in adj.iter().flatten() {
                 if allow(*n) && !cands.contains_key(n) {
-                    cands.insert(*n, Cand {
-                        origin: Origin::Adjacent,
-                        semantic: ctx.index.similarity(&qvec, *n).unwrap_or(0.0) as f64,
-                        lexical_raw: 0.0,
-                        graph: 0.0,
-                    });
+                    cands.insert(
+                        *n,
+                        Cand {
+                            origin: Origin::Adjacent,
+                            semantic: ctx.index.similarity(&qvec, *n).unwrap_or(0.0) as f64,
+                            lexical_raw: 0.0,
+                            graph: 0.0,
+                        },
+                    );
                 }
             }
             adjacency.insert(id, adj);
         }
-        let missing: Vec<i64> = cands.keys().filter(|id| !memories.contains_key(id)).copied().collect();
+        let missing: Vec<i64> = cands
+            .keys()
+            .filter(|id| !memories.contains_key(id))
+            .copied()
+            .collect();
         for m in read.get_memories(&missing)? {
             memories.insert(m.id, m);
         }
     }
+    // Semantic and lexical evidence of a candidate, normalised to [0, 1].
+    let evidence_weight = (weights.semantic + weights.lexical).max(1e-9);
     let base = |id: i64| -> f64 {
         cands.get(&id).map_or(0.0, |c| {
-            weights.semantic * c.semantic.max(0.0) + weights.lexical * lexical(c.lexical_raw)
+            (weights.semantic * c.semantic.clamp(0.0, 1.0)
+                + weights.lexical * lexical(c.lexical_raw))
+                / evidence_weight
         })
     };
-    let max_access = memories.values().map(|m| m.access_count).max().unwrap_or(0).max(1) as f64;
+    let max_access = memories
+        .values()
+        .map(|m| m.access_count)
+        .max()
+        .unwrap_or(0)
+        .max(1) as f64;
     let mut scored: Vec<(i64, Signals, f64)> = Vec::with_capacity(cands.len());
     for (&id, c) in &cands {
         let Some(m) = memories.get(&id) else { continue };
         if !q.filter.matches(m) {
             continue;
         }
-        let age_days = m.occurred_at.or(Some(m.created_at)).map_or(0.0, |t| ((now - t) as f64 / DAY_MS).max(0.0));
+        let age_days = m
+            .occurred_at
+            .or(Some(m.created_at))
+            .map_or(0.0, |t| ((now - t) as f64 / DAY_MS).max(0.0));
         let recency = match m.kind {
             Kind::Fact => 1.0,
             _ => (-std::f64::consts::LN_2 * age_days / 30.0).exp(),
         };
-        let neighbour = adjacency
-            .get(&id)
-            .map_or(0.0, |adj| adj.iter().flatten().map(|&n| base(n)).fold(0.0, f64::max));
+        // The turn a memory replies to carries most of its context (all of it when that
+        // turn was a question), the turn after it less.
+        let neighbour = adjacency.get(&id).map_or(0.0, |[prev, next]| {
+            let p = prev.map_or(0.0, |p| {
+                let asked = memories
+                    .get(&p)
+                    .is_some_and(|m| m.text.trim_end().ends_with('?'));
+                base(p) * if asked { 1.0 } else { STATEMENT_SHARE }
+            });
+            p.max(next.map_or(0.0, base) * NEXT_TURN_SHARE)
+        });
         let signals = Signals {
             semantic: c.semantic.clamp(0.0, 1.0),
             lexical: lexical(c.lexical_raw),
             recency,
             actor: actor_signal(m, &actors),
-            spatial: place.as_deref().map_or(0.0, |p| spatial(p, m.w5h1.where_.as_deref().unwrap_or(""))),
+            spatial: place
+                .as_deref()
+                .map_or(0.0, |p| spatial(p, m.w5h1.where_.as_deref().unwrap_or(""))),
             usage: (m.access_count as f64 / max_access) * recency,
             neighbour,
             graph: c.graph,
@@ -480,7 +541,7 @@ pub fn search(ctx: &SearchCtx<'_>, q: &SearchQuery) -> Result<SearchResponse> {
     let in_hits: HashSet<i64> = hits.iter().map(|h| h.memory.id).collect();
     let mut connected = Vec::new();
     let mut seen = in_hits.clone();
-    for h in &hits {
+    for h in hits.iter().take(CONNECTED_FROM) {
         for (n, _) in read.neighbours(h.memory.id, &[LinkKind::Similar])? {
             if seen.insert(n) {
                 if let Some(m) = read.get_memory(n)?.filter(|m| q.filter.matches(m)) {
@@ -520,7 +581,10 @@ pub fn search(ctx: &SearchCtx<'_>, q: &SearchQuery) -> Result<SearchResponse> {
         hits[i].mmr_rank = Some(r + 1);
     }
     let budget = q.budget.available();
-    let values: Vec<f64> = order.iter().map(|&(i, s)| s.max(0.0) + 1e-6 * relevance[i]).collect();
+    let values: Vec<f64> = order
+        .iter()
+        .map(|&(i, s)| s.max(0.0) + 1e-6 * relevance[i])
+        .collect();
     let weights_tok: Vec<usize> = order.iter().map(|&(i, _)| hits[i].tokens.max(1)).collect();
     let chosen = knapsack(&values, &weights_tok, budget);
     let context: Vec<i64> = chosen.iter().map(|&j| hits[order[j].0].memory.id).collect();
@@ -601,7 +665,11 @@ fn allowed_ids(read: &Tx<'_>, f: &MemoryFilter) -> Result<(Allowed, Option<Vec<i
             })?
             .into_iter()
             .collect();
-        let allowed = if hidden.is_empty() { Allowed::All } else { Allowed::Except(hidden) };
+        let allowed = if hidden.is_empty() {
+            Allowed::All
+        } else {
+            Allowed::Except(hidden)
+        };
         return Ok((allowed, None));
     }
     let ids = read.filter_ids(f)?;
@@ -617,14 +685,18 @@ fn adjacent_turns(read: &Tx<'_>, m: &Memory) -> Result<[Option<i64>; 2]> {
            AND id < ?3 AND deleted_at IS NULL ORDER BY id DESC LIMIT 1",
     )?;
     let p: Option<i64> = prev
-        .query_row(rusqlite::params![m.conversation, m.session, m.id], |r| r.get(0))
+        .query_row(rusqlite::params![m.conversation, m.session, m.id], |r| {
+            r.get(0)
+        })
         .optional()?;
     let mut next = conn.prepare_cached(
         "SELECT id FROM memories WHERE conversation IS ?1 AND session IS ?2 AND kind = 'episode'
            AND id > ?3 AND deleted_at IS NULL ORDER BY id ASC LIMIT 1",
     )?;
     let n: Option<i64> = next
-        .query_row(rusqlite::params![m.conversation, m.session, m.id], |r| r.get(0))
+        .query_row(rusqlite::params![m.conversation, m.session, m.id], |r| {
+            r.get(0)
+        })
         .optional()?;
     Ok([p, n])
 }
@@ -712,22 +784,38 @@ mod tests {
     #[test]
     fn default_weights_sum_to_one_and_bad_ones_are_refused() {
         Weights::default().validate().unwrap();
-        let bad = Weights { semantic: 0.9, ..Weights::default() };
+        let bad = Weights {
+            semantic: 0.9,
+            ..Weights::default()
+        };
         assert_eq!(bad.validate().unwrap_err().code(), "invalid_input");
     }
 
     #[test]
     fn budget_follows_seed_003() {
         assert_eq!(Budget::default().available(), 6656);
-        let tight = Budget { conversation_tokens: 100_000, ..Budget::default() };
+        let tight = Budget {
+            conversation_tokens: 100_000,
+            ..Budget::default()
+        };
         assert_eq!(tight.available(), 0);
     }
 
     #[test]
     fn actors_are_found_by_name() {
-        let known = vec!["Caroline".to_string(), "Melanie".to_string(), "Jon Snow".to_string()];
-        assert_eq!(query_actors("What did Caroline's mom say?", None, &known), vec!["Caroline"]);
-        assert_eq!(query_actors("where is jon snow", None, &known), vec!["Jon Snow"]);
+        let known = vec![
+            "Caroline".to_string(),
+            "Melanie".to_string(),
+            "Jon Snow".to_string(),
+        ];
+        assert_eq!(
+            query_actors("What did Caroline's mom say?", None, &known),
+            vec!["Caroline"]
+        );
+        assert_eq!(
+            query_actors("where is jon snow", None, &known),
+            vec!["Jon Snow"]
+        );
         assert!(query_actors("what happened", None, &known).is_empty());
     }
 

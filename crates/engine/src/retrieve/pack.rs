@@ -68,7 +68,10 @@ pub fn attention(query: &[f32], vectors: &[&[f32]]) -> Vec<f64> {
         return Vec::new();
     }
     let scale = (query.len() as f64).sqrt();
-    let logits: Vec<f64> = vectors.iter().map(|v| dot(query, v) as f64 / scale).collect();
+    let logits: Vec<f64> = vectors
+        .iter()
+        .map(|v| dot(query, v) as f64 / scale)
+        .collect();
     let max = logits.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
     let exps: Vec<f64> = logits.iter().map(|l| (l - max).exp()).collect();
     let sum: f64 = exps.iter().sum();
@@ -97,7 +100,10 @@ mod tests {
             let values: Vec<f64> = (0..n).map(|_| rng.gen_range(0.0..1.0)).collect();
             let weights: Vec<usize> = (0..n).map(|_| rng.gen_range(1..20)).collect();
             let cap = rng.gen_range(0..60);
-            let got: f64 = knapsack(&values, &weights, cap).iter().map(|&i| values[i]).sum();
+            let got: f64 = knapsack(&values, &weights, cap)
+                .iter()
+                .map(|&i| values[i])
+                .sum();
             let mut best: f64 = 0.0;
             for mask in 0u32..(1 << n) {
                 let (mut v, mut w) = (0.0, 0);
@@ -122,7 +128,10 @@ mod tests {
         let b = [0.0f32, 1.0];
         let order = mmr(&[0.9, 0.89, 0.5], &[&a, &a2, &b], 0.5);
         assert_eq!(order[0].0, 0);
-        assert_eq!(order[1].0, 2, "the near-duplicate of the first pick comes last");
+        assert_eq!(
+            order[1].0, 2,
+            "the near-duplicate of the first pick comes last"
+        );
     }
 
     #[test]

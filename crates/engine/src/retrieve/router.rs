@@ -28,8 +28,18 @@ impl std::str::FromStr for Route {
 }
 
 const CAUSAL_CUES: &[&str] = &[
-    "why ", "because", "caused", "cause of", "led to", "lead to", "result of", "resulted",
-    "what happened after", "consequence", "due to", "reason",
+    "why ",
+    "because",
+    "caused",
+    "cause of",
+    "led to",
+    "lead to",
+    "result of",
+    "resulted",
+    "what happened after",
+    "consequence",
+    "due to",
+    "reason",
 ];
 
 /// Picks a route for `query` and says why. `has_causal_links`: whether the store has any
@@ -37,7 +47,10 @@ const CAUSAL_CUES: &[&str] = &[
 pub fn classify(query: &str, has_causal_links: bool) -> (Route, &'static str) {
     let lower = format!("{} ", query.to_lowercase());
     if has_causal_links && CAUSAL_CUES.iter().any(|c| lower.contains(c)) {
-        return (Route::Causal, "causal cue word and causal/derived links exist");
+        return (
+            Route::Causal,
+            "causal cue word and causal/derived links exist",
+        );
     }
     if crate::store::fts_query(query).is_none() {
         return (Route::Direct, "no words to match lexically");

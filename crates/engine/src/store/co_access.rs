@@ -3,6 +3,16 @@
 use super::Tx;
 use crate::Result;
 use rusqlite::params;
+use serde::{Deserialize, Serialize};
+
+/// How often two memories were retrieved together (a < b).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CoAccess {
+    pub a: i64,
+    pub b: i64,
+    pub count: i64,
+    pub last_at: i64,
+}
 
 impl Tx<'_> {
     /// Counts one joint retrieval of every pair in `ids`.
@@ -23,12 +33,35 @@ impl Tx<'_> {
 
     /// Joint-retrieval count of a pair.
     pub fn co_access_count(&self, x: i64, y: i64) -> Result<i64> {
-        Ok(self
+        Ok(self.conn().query_row(
+            "SELECT IFNULL((SELECT count FROM co_access WHERE a = ?1 AND b = ?2), 0)",
+            params![x.min(y), x.max(y)],
+            |r| r.get(0),
+        )?)
+    }
+}
+
+impl Tx<'_> {
+    pub fn all_co_access(&self) -> Result<Vec<CoAccess>> {
+        let mut stmt = self
             .conn()
-            .query_row(
-                "SELECT IFNULL((SELECT count FROM co_access WHERE a = ?1 AND b = ?2), 0)",
-                params![x.min(y), x.max(y)],
-                |r| r.get(0),
-            )?)
+            .prepare("SELECT a, b, count, last_at FROM co_access ORDER BY a, b")?;
+        let rows = stmt.query_map([], |r| {
+            Ok(CoAccess {
+                a: r.get(0)?,
+                b: r.get(1)?,
+                count: r.get(2)?,
+                last_at: r.get(3)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    pub fn restore_co_access(&self, c: &CoAccess) -> Result<()> {
+        self.conn().execute(
+            "INSERT INTO co_access (a, b, count, last_at) VALUES (?1, ?2, ?3, ?4)",
+            params![c.a, c.b, c.count, c.last_at],
+        )?;
+        Ok(())
     }
 }

@@ -26,9 +26,11 @@ pub fn fts_query(input: &str) -> Option<String> {
         .filter(|t| !t.is_empty())
         .map(str::to_lowercase)
         .collect();
+    // One-letter words carry nothing, and "Carol's" would otherwise match every "let's".
     let content: Vec<&String> = tokens
         .iter()
         .filter(|t| !STOPWORDS.contains(&t.as_str()))
+        .filter(|t| t.chars().count() > 1 || t.chars().all(|c| c.is_ascii_digit()))
         .collect();
     let chosen: Vec<&String> = if content.is_empty() {
         tokens.iter().collect()
@@ -57,9 +59,10 @@ impl Tx<'_> {
             return Ok(Vec::new());
         };
         let (cond, filter_params) = filter.to_sql();
-        // Column weights: text, who, what (a copy of text), when, where, why, how.
+        // Column weights: text, who (0: the actor signal covers it), what (a copy of text),
+        // when, where, why, how.
         let sql = format!(
-            "SELECT m.id, -bm25(memories_fts, 1.0, 1.0, 0.0, 0.5, 0.5, 0.5, 0.5) AS s
+            "SELECT m.id, -bm25(memories_fts, 1.0, 0.0, 0.0, 0.5, 0.5, 0.5, 0.5) AS s
              FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid
              WHERE memories_fts MATCH ? AND {cond}
              ORDER BY s DESC LIMIT ?"
@@ -85,7 +88,10 @@ mod tests {
             fts_query("NEAR(foo bar) AND \"baz\" OR -qux*").unwrap(),
             "\"near\" OR \"foo\" OR \"bar\" OR \"baz\" OR \"qux\""
         );
-        assert_eq!(fts_query("who:me col:value ^start").unwrap(), "\"col\" OR \"value\" OR \"start\"");
+        assert_eq!(
+            fts_query("who:me col:value ^start").unwrap(),
+            "\"col\" OR \"value\" OR \"start\""
+        );
         assert_eq!(fts_query("\"\"\"").as_deref(), None);
         assert_eq!(fts_query("").as_deref(), None);
         assert_eq!(fts_query("   ***  ").as_deref(), None);
@@ -93,12 +99,22 @@ mod tests {
 
     #[test]
     fn keeps_stopwords_when_nothing_else_is_left() {
-        assert_eq!(fts_query("what is it").unwrap(), "\"what\" OR \"is\" OR \"it\"");
+        assert_eq!(
+            fts_query("what is it").unwrap(),
+            "\"what\" OR \"is\" OR \"it\""
+        );
         assert_eq!(fts_query("what is Kafka").unwrap(), "\"kafka\"");
+        assert_eq!(
+            fts_query("Carol's umbrella").unwrap(),
+            "\"carol\" OR \"umbrella\""
+        );
     }
 
     #[test]
     fn handles_unicode_words() {
-        assert_eq!(fts_query("Müller über café 東京").unwrap(), "\"müller\" OR \"über\" OR \"café\" OR \"東京\"");
+        assert_eq!(
+            fts_query("Müller über café 東京").unwrap(),
+            "\"müller\" OR \"über\" OR \"café\" OR \"東京\""
+        );
     }
 }

@@ -17,7 +17,14 @@ pub struct Link {
 
 impl Tx<'_> {
     /// Inserts or re-scores a link.
-    pub fn upsert_link(&self, src: i64, dst: i64, kind: LinkKind, score: f64, now: i64) -> Result<()> {
+    pub fn upsert_link(
+        &self,
+        src: i64,
+        dst: i64,
+        kind: LinkKind,
+        score: f64,
+        now: i64,
+    ) -> Result<()> {
         self.conn()
             .prepare_cached(
                 "INSERT INTO links (src, dst, kind, score, created_at) VALUES (?1, ?2, ?3, ?4, ?5)
@@ -72,9 +79,9 @@ impl Tx<'_> {
     }
 
     pub fn all_links(&self) -> Result<Vec<Link>> {
-        let mut stmt = self
-            .conn()
-            .prepare("SELECT src, dst, kind, score, created_at FROM links ORDER BY src, dst, kind")?;
+        let mut stmt = self.conn().prepare(
+            "SELECT src, dst, kind, score, created_at FROM links ORDER BY src, dst, kind",
+        )?;
         let rows = stmt.query_map([], |r| {
             let kind: String = r.get(2)?;
             Ok((r.get(0)?, r.get(1)?, kind, r.get(3)?, r.get(4)?))
@@ -82,7 +89,13 @@ impl Tx<'_> {
         let mut out = Vec::new();
         for row in rows {
             let (src, dst, kind, score, created_at) = row?;
-            out.push(Link { src, dst, kind: kind.parse()?, score, created_at });
+            out.push(Link {
+                src,
+                dst,
+                kind: kind.parse()?,
+                score,
+                created_at,
+            });
         }
         Ok(out)
     }

@@ -7,7 +7,8 @@ use rusqlite::types::Value;
 use rusqlite::{params, OptionalExtension, Row};
 use serde::{Deserialize, Serialize};
 
-const COLUMNS: &str = "id, kind, text, who, what, \"when\", \"where\", why, how, conversation, session, \
+const COLUMNS: &str =
+    "id, kind, text, who, what, \"when\", \"where\", why, how, conversation, session, \
      occurred_at, created_at, updated_at, importance, novelty, access_count, last_accessed, state, \
      tags, source, l_score, metadata, details, deleted_at";
 
@@ -94,7 +95,9 @@ impl MemoryFilter {
             && self
                 .from
                 .is_none_or(|f| m.occurred_at.is_some_and(|t| t >= f))
-            && self.to.is_none_or(|t| m.occurred_at.is_some_and(|o| o <= t))
+            && self
+                .to
+                .is_none_or(|t| m.occurred_at.is_some_and(|o| o <= t))
     }
 }
 
@@ -404,8 +407,10 @@ impl Tx<'_> {
     }
 
     pub fn hard_delete(&self, id: i64) -> Result<()> {
-        self.conn()
-            .execute("UPDATE messages SET memory_id = NULL WHERE memory_id = ?1", [id])?;
+        self.conn().execute(
+            "UPDATE messages SET memory_id = NULL WHERE memory_id = ?1",
+            [id],
+        )?;
         self.conn()
             .execute("DELETE FROM memories WHERE id = ?1", [id])?;
         Ok(())
@@ -445,11 +450,11 @@ impl Tx<'_> {
     }
 
     pub fn max_embed_seq(&self) -> Result<i64> {
-        Ok(self.conn().query_row(
-            "SELECT IFNULL(MAX(embed_seq), 0) FROM memories",
-            [],
-            |r| r.get(0),
-        )?)
+        Ok(self
+            .conn()
+            .query_row("SELECT IFNULL(MAX(embed_seq), 0) FROM memories", [], |r| {
+                r.get(0)
+            })?)
     }
 
     pub fn embedding_of(&self, id: i64) -> Result<Option<Vec<f32>>> {
@@ -495,7 +500,13 @@ impl Tx<'_> {
         self.conn().execute(
             "UPDATE memories SET access_count = ?2, last_accessed = ?3, state = ?4, deleted_at = ?5
              WHERE id = ?1",
-            params![m.id, m.access_count, m.last_accessed, m.state.as_str(), m.deleted_at],
+            params![
+                m.id,
+                m.access_count,
+                m.last_accessed,
+                m.state.as_str(),
+                m.deleted_at
+            ],
         )?;
         if let Some(v) = embedding {
             self.set_embedding(m.id, v)?;

@@ -24,16 +24,13 @@ pub struct Message {
 
 impl Tx<'_> {
     /// Stores a message; returns `None` if a message with the same external id exists.
-    pub fn insert_message(
-        &self,
-        conversation: &str,
-        m: &Message,
-        now: i64,
-    ) -> Result<Option<i64>> {
+    pub fn insert_message(&self, conversation: &str, m: &Message, now: i64) -> Result<Option<i64>> {
         if let Some(ext) = &m.external_id {
             let exists: Option<i64> = self
                 .conn()
-                .prepare_cached("SELECT id FROM messages WHERE conversation = ?1 AND external_id = ?2")?
+                .prepare_cached(
+                    "SELECT id FROM messages WHERE conversation = ?1 AND external_id = ?2",
+                )?
                 .query_row(params![conversation, ext], |r| r.get(0))
                 .optional()?;
             if exists.is_some() {

@@ -8,6 +8,7 @@ mod links;
 mod memories;
 mod messages;
 
+pub use co_access::CoAccess;
 pub use fts::fts_query;
 pub use history::HistoryEntry;
 pub use links::Link;
@@ -131,7 +132,7 @@ pub fn vec_to_blob(v: &[f32]) -> Vec<u8> {
 
 /// Little-endian BLOB → f32 vector; `None` if the length is not a multiple of 4.
 pub fn blob_to_vec(b: &[u8]) -> Option<Vec<f32>> {
-    if b.len() % 4 != 0 {
+    if !b.len().is_multiple_of(4) {
         return None;
     }
     Some(

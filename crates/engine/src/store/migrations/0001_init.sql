@@ -1,7 +1,8 @@
 -- Somna's whole data model (SPEC.md "Data model"). Times are Unix milliseconds, UTC.
 
 CREATE TABLE memories (
-    id            INTEGER PRIMARY KEY,
+    -- AUTOINCREMENT: an id is never reused, so a hard-deleted memory's history stays its own.
+    id            INTEGER PRIMARY KEY AUTOINCREMENT,
     kind          TEXT    NOT NULL CHECK (kind IN ('episode', 'fact', 'summary', 'schema')),
     text          TEXT    NOT NULL,
     who           TEXT,

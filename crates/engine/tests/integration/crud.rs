@@ -1,0 +1,659 @@
+//! Create, read, update, delete, list and the lossless export round trip.
+
+use crate::common::*;
+use somna_engine::ingest::ExportDoc;
+use somna_engine::memory::LinkKind;
+use somna_engine::store::SortKey;
+use somna_engine::{
+    AddOptions, Job, Kind, ListQuery, Memory, MemoryFilter, MemoryUpdate, SearchQuery, Somna,
+    Source, State,
+};
+use std::collections::BTreeSet;
+
+fn no_facts() -> AddOptions {
+    AddOptions {
+        extract_facts: false,
+        ..Default::default()
+    }
+}
+
+fn embedding(engine: &Somna, id: i64) -> Vec<f32> {
+    engine
+        .with_store(|s| s.read().embedding_of(id))
+        .unwrap()
+        .expect("an embedding")
+}
+
+fn top_id(engine: &Somna, query: &str) -> i64 {
+    engine
+        .search_readonly(&SearchQuery::new(query))
+        .unwrap()
+        .hits[0]
+        .memory
+        .id
+}
+
+// ---------------------------------------------------------------- update
+
+#[test]
+fn updating_the_text_re_embeds_and_records_history() {
+    let f = Fixture::real();
+    let old = "I keep my bike in the garage next to the lawnmower.";
+    let new = "My favourite food is spicy ramen from the night market.";
+    let ids = f
+        .engine
+        .add(
+            "home",
+            &[
+                msg("Alice", old),
+                msg("Bob", "My bicycle is stored in the shed behind the garage."),
+                msg("Alice", "We are out of oat milk again, can you buy some?"),
+            ],
+            &no_facts(),
+        )
+        .unwrap()
+        .episodes;
+    let id = ids[0];
+    assert_eq!(top_id(&f.engine, old), id);
+    let before = f.engine.get(id).unwrap().memory;
+    let vec_before = embedding(&f.engine, id);
+
+    let updated = f
+        .engine
+        .update(
+            id,
+            &MemoryUpdate {
+                text: Some(new.into()),
+                ..Default::default()
+            },
+            "editor",
+        )
+        .unwrap();
+    assert_eq!(updated.text, new);
+    assert_eq!(updated.w5h1.what.as_deref(), Some(new));
+    assert!(updated.updated_at >= before.updated_at);
+    assert_ne!(
+        embedding(&f.engine, id),
+        vec_before,
+        "the text changed but the embedding did not"
+    );
+
+    assert_eq!(
+        top_id(&f.engine, "Where can I get spicy noodles at night?"),
+        id
+    );
+    assert_ne!(
+        top_id(&f.engine, old),
+        id,
+        "the old text still finds the updated memory first"
+    );
+    assert_eq!(top_id(&f.engine, old), ids[1]);
+
+    let h = f.engine.history(id).unwrap();
+    assert_eq!(
+        h.iter().map(|e| e.event.as_str()).collect::<Vec<_>>(),
+        ["add", "update"]
+    );
+    let last = h.last().unwrap();
+    assert_eq!(last.actor, "editor");
+    let (o, n) = (
+        last.old_value.as_ref().unwrap(),
+        last.new_value.as_ref().unwrap(),
+    );
+    assert_eq!(
+        (o["text"].as_str(), n["text"].as_str()),
+        (Some(old), Some(new))
+    );
+    assert_eq!(
+        (o["what"].as_str(), n["what"].as_str()),
+        (Some(old), Some(new))
+    );
+    assert!(
+        o.get("updated_at").is_none(),
+        "only changed user fields are recorded: {o}"
+    );
+}
+
+#[test]
+fn updating_other_fields_keeps_the_embedding_and_records_only_what_changed() {
+    let f = Fixture::hash();
+    let id = f
+        .engine
+        .add(
+            "c",
+            &[msg("Ann", "the boiler needs servicing")],
+            &no_facts(),
+        )
+        .unwrap()
+        .episodes[0];
+    let v = embedding(&f.engine, id);
+    let importance_before = f.engine.get(id).unwrap().memory.importance;
+    let upd = MemoryUpdate {
+        importance: Some(0.95),
+        tags: Some(vec!["house".into(), "urgent".into()]),
+        metadata: Some(serde_json::json!({"ticket": 42, "note": "ünïcødé"})),
+        ..Default::default()
+    };
+    let m = f.engine.update(id, &upd, "ops").unwrap();
+    assert_eq!(m.importance, 0.95);
+    assert_eq!(m.tags, ["house", "urgent"]);
+    assert_eq!(m.metadata["ticket"], 42);
+    assert_eq!(embedding(&f.engine, id), v);
+    let last = f.engine.history(id).unwrap().pop().unwrap();
+    let keys: BTreeSet<&str> = last
+        .new_value
+        .as_ref()
+        .unwrap()
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(keys, BTreeSet::from(["importance", "metadata", "tags"]));
+    assert_eq!(
+        last.old_value.as_ref().unwrap()["importance"].as_f64(),
+        Some(importance_before)
+    );
+    assert_eq!(
+        last.new_value.as_ref().unwrap()["importance"].as_f64(),
+        Some(0.95)
+    );
+    assert_eq!(last.actor, "ops");
+}
+
+#[test]
+fn invalid_updates_are_refused_and_change_nothing() {
+    let f = Fixture::hash();
+    let id = f
+        .engine
+        .add(
+            "c",
+            &[msg("Ann", "the boiler needs servicing")],
+            &no_facts(),
+        )
+        .unwrap()
+        .episodes[0];
+    let before = f.snapshot();
+    let m = f.engine.get(id).unwrap().memory;
+    let bad = [
+        MemoryUpdate {
+            importance: Some(1.5),
+            ..Default::default()
+        },
+        MemoryUpdate {
+            importance: Some(-0.1),
+            ..Default::default()
+        },
+        MemoryUpdate {
+            text: Some("   ".into()),
+            ..Default::default()
+        },
+        MemoryUpdate {
+            text: Some("x".repeat(2 << 20)),
+            ..Default::default()
+        },
+    ];
+    for upd in &bad {
+        assert_eq!(err_code(f.engine.update(id, upd, "user")), "invalid_input");
+    }
+    assert_eq!(
+        err_code(f.engine.update(424_242, &MemoryUpdate::default(), "user")),
+        "not_found"
+    );
+    assert_eq!(f.snapshot(), before);
+    assert_eq!(f.engine.get(id).unwrap().memory, m);
+}
+
+// ---------------------------------------------------------------- list
+
+const C1: &str = "c1";
+const C2: &str = "c2";
+
+fn day(d: u32) -> i64 {
+    ts(2024, 1, d, 12, 0)
+}
+
+/// Ten dated turns in two conversations (three of them state facts); returns the
+/// episodes' and the facts' ids.
+fn listing_store() -> (Fixture, Vec<i64>, Vec<i64>) {
+    let f = Fixture::hash();
+    let c1 = [
+        ("Ann", "I like green tea with honey."),
+        ("Ben", "The train was late this morning."),
+        ("Ann", "We should repaint the fence before spring."),
+        ("Ben", "I work at the harbour office."),
+        ("Ann", "The fence paint is in the shed."),
+        ("Ben", "Saturday works for me."),
+    ];
+    let c2 = [
+        ("Ann", "Reminder: dentist on Friday."),
+        ("Cid", "I play the cello in an orchestra."),
+        ("Ann", "Can you water the plants while I am away?"),
+        ("Cid", "Sure, every two days."),
+    ];
+    let mut episodes = Vec::new();
+    let mut facts = Vec::new();
+    for (conv, turns, first_day) in [(C1, &c1[..], 1), (C2, &c2[..], 7)] {
+        let msgs: Vec<_> = turns
+            .iter()
+            .enumerate()
+            .map(|(i, (who, text))| msg_at(who, text, "s", day(first_day + i as u32)))
+            .collect();
+        let rep = f.engine.add(conv, &msgs, &AddOptions::default()).unwrap();
+        episodes.extend(rep.episodes);
+        facts.extend(rep.facts_added);
+    }
+    assert_eq!(episodes.len(), 10);
+    assert_eq!(facts.len(), 3, "green tea, harbour office, cello");
+    (f, episodes, facts)
+}
+
+fn list(engine: &Somna, filter: MemoryFilter) -> (u64, Vec<Memory>) {
+    let page = engine
+        .list(&ListQuery {
+            filter,
+            limit: 1000,
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(
+        page.total as usize,
+        page.memories.len(),
+        "total disagrees with the listing"
+    );
+    (page.total, page.memories)
+}
+
+fn ids(ms: &[Memory]) -> Vec<i64> {
+    ms.iter().map(|m| m.id).collect()
+}
+
+#[test]
+fn list_filters_by_kind_speaker_conversation_and_time() {
+    let (f, episodes, facts) = listing_store();
+    let (total, all) = list(&f.engine, MemoryFilter::default());
+    assert_eq!(total, 13);
+    assert!(
+        all.windows(2).all(|w| w[0].id < w[1].id),
+        "default order is by id"
+    );
+
+    let (_, got) = list(
+        &f.engine,
+        MemoryFilter {
+            kinds: vec![Kind::Fact],
+            ..Default::default()
+        },
+    );
+    assert_eq!(ids(&got), facts);
+    let (n, got) = list(
+        &f.engine,
+        MemoryFilter {
+            kinds: vec![Kind::Episode],
+            ..Default::default()
+        },
+    );
+    assert_eq!((n, ids(&got)), (10, episodes.clone()));
+
+    let (_, got) = list(
+        &f.engine,
+        MemoryFilter {
+            who: Some("ann".into()),
+            ..Default::default()
+        },
+    );
+    let expected: Vec<i64> = all
+        .iter()
+        .filter(|m| m.w5h1.who.as_deref() == Some("Ann"))
+        .map(|m| m.id)
+        .collect();
+    assert_eq!(expected.len(), 6, "five turns and one fact");
+    assert_eq!(ids(&got), expected);
+
+    let (_, got) = list(
+        &f.engine,
+        MemoryFilter {
+            conversation: Some(C2.into()),
+            ..Default::default()
+        },
+    );
+    let expected: Vec<i64> = all
+        .iter()
+        .filter(|m| m.conversation.as_deref() == Some(C2))
+        .map(|m| m.id)
+        .collect();
+    assert_eq!(expected.len(), 5);
+    assert_eq!(ids(&got), expected);
+
+    // The range is inclusive at both ends; memories without a time are excluded.
+    let (_, got) = list(
+        &f.engine,
+        MemoryFilter {
+            from: Some(day(3)),
+            to: Some(day(6)),
+            ..Default::default()
+        },
+    );
+    assert_eq!(ids(&got), episodes[2..6]);
+    let (_, got) = list(
+        &f.engine,
+        MemoryFilter {
+            from: Some(day(9)),
+            ..Default::default()
+        },
+    );
+    assert_eq!(ids(&got), episodes[8..]);
+    let (_, got) = list(
+        &f.engine,
+        MemoryFilter {
+            to: Some(day(1)),
+            ..Default::default()
+        },
+    );
+    assert_eq!(ids(&got), episodes[..1]);
+
+    let (_, got) = list(
+        &f.engine,
+        MemoryFilter {
+            kinds: vec![Kind::Episode],
+            who: Some("Ben".into()),
+            conversation: Some(C1.into()),
+            ..Default::default()
+        },
+    );
+    assert_eq!(ids(&got), [episodes[1], episodes[3], episodes[5]]);
+}
+
+#[test]
+fn list_sorts_and_pages_with_a_correct_total() {
+    let (f, episodes, _facts) = listing_store();
+    let sorted = |sort, descending| {
+        f.engine
+            .list(&ListQuery {
+                sort,
+                descending,
+                limit: 1000,
+                ..Default::default()
+            })
+            .unwrap()
+            .memories
+    };
+    let by_time = sorted(SortKey::OccurredAt, true);
+    let times: Vec<Option<i64>> = by_time.iter().map(|m| m.occurred_at).collect();
+    assert_eq!(
+        ids(&by_time[..10]),
+        episodes.iter().rev().copied().collect::<Vec<_>>()
+    );
+    assert!(
+        times[10..].iter().all(Option::is_none),
+        "memories without a time sort last"
+    );
+    let by_importance = sorted(SortKey::Importance, true);
+    assert!(by_importance
+        .windows(2)
+        .all(|w| w[0].importance >= w[1].importance));
+    let by_importance_asc = sorted(SortKey::Importance, false);
+    assert!(by_importance_asc
+        .windows(2)
+        .all(|w| w[0].importance <= w[1].importance));
+
+    let full = ids(&sorted(SortKey::OccurredAt, false));
+    let mut paged = Vec::new();
+    for offset in (0..16).step_by(4) {
+        let page = f
+            .engine
+            .list(&ListQuery {
+                sort: SortKey::OccurredAt,
+                offset,
+                limit: 4,
+                ..Default::default()
+            })
+            .unwrap();
+        assert_eq!((page.total, page.offset), (13, offset));
+        assert!(page.memories.len() <= 4);
+        paged.extend(ids(&page.memories));
+    }
+    assert_eq!(paged, full);
+    // limit 0 means the default page size (100), not zero rows.
+    assert_eq!(
+        f.engine.list(&ListQuery::default()).unwrap().memories.len(),
+        13
+    );
+
+    // Deleted and forgotten memories leave the default listing and its total.
+    f.engine.delete(episodes[0], false, "user").unwrap();
+    f.engine
+        .update(
+            episodes[1],
+            &MemoryUpdate {
+                state: Some(State::Forgotten),
+                ..Default::default()
+            },
+            "user",
+        )
+        .unwrap();
+    let page = f.engine.list(&ListQuery::default()).unwrap();
+    assert_eq!(page.total, 11);
+    assert!(
+        !ids(&page.memories).contains(&episodes[0]) && !ids(&page.memories).contains(&episodes[1])
+    );
+    let (n, _) = list(
+        &f.engine,
+        MemoryFilter {
+            include_deleted: true,
+            ..Default::default()
+        },
+    );
+    assert_eq!(n, 12);
+    let (_, got) = list(
+        &f.engine,
+        MemoryFilter {
+            states: vec![State::Forgotten],
+            ..Default::default()
+        },
+    );
+    assert_eq!(ids(&got), [episodes[1]]);
+}
+
+// ---------------------------------------------------------------- export / import
+
+/// A store with everything an export carries: two conversations, facts with derived
+/// links, similar links, an inferred memory, access counts, an update, a soft delete, a
+/// hard delete and a forgotten memory.
+fn eventful_store() -> Fixture {
+    let f = Fixture::hash();
+    let conv = sample_conversation();
+    let rep = f
+        .engine
+        .add(CONVERSATION, &conv, &AddOptions::default())
+        .unwrap();
+    let other = f
+        .engine
+        .add(
+            "notes",
+            &[
+                msg("Ann", "I like long walks by the sea."),
+                msg("Ann", "The sea was calm today."),
+            ],
+            &AddOptions::default(),
+        )
+        .unwrap();
+    let e = &rep.episodes;
+    let inferred = AddOptions {
+        source: Source::AgentInference,
+        parents: vec![e[turn::PUPPY]],
+        actor: "agent".into(),
+        extract_facts: false,
+    };
+    f.engine
+        .add(
+            CONVERSATION,
+            &[msg("agent", "Alice owns a dog called Max.")],
+            &inferred,
+        )
+        .unwrap();
+    f.engine
+        .search(&SearchQuery::new("golden retriever puppy"))
+        .unwrap();
+    f.engine
+        .search(&SearchQuery::new("deploy failure"))
+        .unwrap();
+    let upd = MemoryUpdate {
+        text: Some("The deploy works again after the timeout fix.".into()),
+        tags: Some(vec!["ops".into()]),
+        metadata: Some(serde_json::json!({"nested": {"a": [1, 2.5, null]}, "emoji": "🚀"})),
+        ..Default::default()
+    };
+    f.engine
+        .update(e[turn::PARSE_CONFIG], &upd, "editor")
+        .unwrap();
+    f.engine
+        .update(
+            e[turn::VIOLIN],
+            &MemoryUpdate {
+                state: Some(State::Forgotten),
+                ..Default::default()
+            },
+            "sleep:1",
+        )
+        .unwrap();
+    f.engine.delete(e[turn::DOLOMITES], false, "user").unwrap();
+    f.engine.delete(other.episodes[1], true, "user").unwrap();
+    f
+}
+
+/// Equal slices, or a message naming the first element that differs.
+fn assert_same<T: PartialEq + std::fmt::Debug>(what: &str, a: &[T], b: &[T]) {
+    for (i, (x, y)) in a.iter().zip(b).enumerate() {
+        assert!(
+            x == y,
+            "{what}[{i}] differs:\n  before: {x:?}\n  after:  {y:?}"
+        );
+    }
+    assert_eq!(a.len(), b.len(), "{what}: lengths differ");
+}
+
+fn assert_same_doc(a: &ExportDoc, b: &ExportDoc) {
+    assert_eq!((&a.format, a.version), (&b.format, b.version));
+    assert_same("memories", &a.memories, &b.memories);
+    assert_same("links", &a.links, &b.links);
+    assert_same("messages", &a.messages, &b.messages);
+    assert_same("history", &a.history, &b.history);
+}
+
+#[test]
+fn export_then_import_into_a_fresh_store_is_lossless() {
+    let src = eventful_store();
+    let doc = src.engine.export().unwrap();
+
+    // The document carries every kind of state.
+    assert!(doc.memories.iter().any(|m| m.memory.deleted_at.is_some()));
+    assert!(doc
+        .memories
+        .iter()
+        .any(|m| m.memory.state == State::Forgotten));
+    assert!(doc.memories.iter().any(|m| m.memory.access_count > 0));
+    assert!(doc.memories.iter().any(|m| m.memory.kind == Kind::Fact));
+    assert!(doc
+        .memories
+        .iter()
+        .all(|m| m.embedding.as_ref().is_some_and(|v| v.len() == 384)));
+    assert!(doc.links.iter().any(|l| l.kind == LinkKind::Similar));
+    assert!(doc.links.iter().any(|l| l.kind == LinkKind::DerivedFrom));
+    assert!(
+        doc.messages.iter().any(|m| m.memory_id.is_none()),
+        "the hard-deleted memory's message"
+    );
+    let events: BTreeSet<&str> = doc.history.iter().map(|h| h.event.as_str()).collect();
+    assert!(
+        ["add", "update", "delete", "hard_delete"]
+            .iter()
+            .all(|e| events.contains(e)),
+        "{events:?}"
+    );
+
+    let dst = Fixture::hash();
+    assert_eq!(
+        dst.engine.import_export(&doc, &Job::default()).unwrap(),
+        doc.memories.len()
+    );
+    let again = dst.engine.export().unwrap();
+    assert_same_doc(&doc, &again);
+    let mut again = again;
+    again.exported_at = doc.exported_at;
+    assert_eq!(doc, again);
+
+    // The imported store works: indexed, searchable, deleted memories still hidden.
+    assert_eq!(
+        dst.engine.stats().unwrap().indexed,
+        embedded_live_memories(&dst.engine)
+    );
+    assert_eq!(
+        dst.engine.stats().unwrap().memories,
+        src.engine.stats().unwrap().memories
+    );
+    let live = doc
+        .memories
+        .iter()
+        .find(|m| m.memory.text.contains("birthday"))
+        .unwrap();
+    assert_eq!(top_id(&dst.engine, &live.memory.text), live.memory.id);
+    let deleted = doc
+        .memories
+        .iter()
+        .find(|m| m.memory.deleted_at.is_some())
+        .unwrap();
+    let r = dst
+        .engine
+        .search_readonly(&SearchQuery::new(&deleted.memory.text))
+        .unwrap();
+    assert!(r.hits.iter().all(|h| h.memory.id != deleted.memory.id));
+}
+
+#[test]
+fn an_export_survives_a_json_file_round_trip() {
+    let src = eventful_store();
+    let doc = src.engine.export().unwrap();
+    let path = src.dir.path().join("export.json");
+    std::fs::write(&path, serde_json::to_vec(&doc).unwrap()).unwrap();
+    let read: ExportDoc = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    assert_same_doc(&doc, &read);
+    let dst = Fixture::hash();
+    dst.engine.import_export(&read, &Job::default()).unwrap();
+    assert_same_doc(&doc, &dst.engine.export().unwrap());
+}
+
+#[test]
+fn importing_an_export_into_a_non_empty_store_is_refused() {
+    let src = eventful_store();
+    let doc = src.engine.export().unwrap();
+    let dst = Fixture::hash();
+    dst.engine
+        .add("mine", &[msg("Zed", "my own memory")], &no_facts())
+        .unwrap();
+    let before = dst.snapshot();
+    assert_eq!(
+        err_code(dst.engine.import_export(&doc, &Job::default())),
+        "invalid_input"
+    );
+    assert_eq!(dst.snapshot(), before, "a refused import wrote something");
+
+    let mut wrong = doc.clone();
+    wrong.format = "mem0-export".into();
+    assert_eq!(
+        err_code(
+            Fixture::hash()
+                .engine
+                .import_export(&wrong, &Job::default())
+        ),
+        "invalid_input"
+    );
+    let mut short = doc;
+    short.memories[0].embedding = Some(vec![0.5; 12]);
+    let fresh = Fixture::hash();
+    assert_eq!(
+        err_code(fresh.engine.import_export(&short, &Job::default())),
+        "invalid_input"
+    );
+    assert_eq!(fresh.snapshot().memories, 0);
+}

@@ -1,0 +1,10 @@
+//! The engine's integration tests, one binary with a module per topic. Tests that need
+//! real semantics (`common::bert()`, `Fixture::real()`) load all-MiniLM-L6-v2 from
+//! `paths::model_dir()` (SOMNA_MODEL_DIR or ~/.local/share/somna/model) once per run;
+//! the others use the fast hashing embedder.
+
+mod common;
+mod crud;
+mod parity;
+mod retrieval;
+mod robustness;

@@ -1,0 +1,125 @@
+//! The candle BERT embedder against sentence-transformers' all-MiniLM-L6-v2: the reference
+//! vectors in tests/data/parity_reference.json were made by scripts/make_parity_reference.py.
+
+use crate::common::bert;
+use serde::Deserialize;
+use somna_engine::embed::{dot, Embedder, MAX_TOKENS};
+
+#[derive(Deserialize)]
+struct Reference {
+    max_seq_length: usize,
+    items: Vec<Item>,
+}
+
+#[derive(Deserialize)]
+struct Item {
+    text: String,
+    embedding: Vec<f32>,
+}
+
+fn reference() -> Reference {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/parity_reference.json"
+    );
+    let text = std::fs::read_to_string(path).expect("read the parity reference");
+    let r: Reference = serde_json::from_str(&text).expect("parse the parity reference");
+    assert!(
+        r.items.len() >= 20,
+        "the reference should cover many kinds of text"
+    );
+    r
+}
+
+/// Cosine similarity, accumulated in f64 so values near 1 are not rounded to 1.
+fn cosine(a: &[f32], b: &[f32]) -> f64 {
+    let d = |x: &[f32], y: &[f32]| {
+        x.iter()
+            .zip(y)
+            .map(|(p, q)| *p as f64 * *q as f64)
+            .sum::<f64>()
+    };
+    d(a, b) / (d(a, a).sqrt() * d(b, b).sqrt())
+}
+
+fn texts(r: &Reference) -> Vec<&str> {
+    r.items.iter().map(|i| i.text.as_str()).collect()
+}
+
+#[test]
+fn batch_embeddings_match_sentence_transformers() {
+    let r = reference();
+    // One call for every text: mixed lengths exercise sorting, batching and padding.
+    let got = bert().embed(&texts(&r)).unwrap();
+    assert_eq!(got.len(), r.items.len());
+    let mut min = (f64::INFINITY, "");
+    for (item, v) in r.items.iter().zip(&got) {
+        assert_eq!(v.len(), item.embedding.len());
+        let c = cosine(v, &item.embedding);
+        if c < min.0 {
+            min = (c, item.text.as_str());
+        }
+        assert!(c >= 0.9999, "cosine {c} for {:?}", item.text);
+    }
+    println!(
+        "parity: min cosine {:.9} (1 - min = {:.1e}) over {} texts (worst: {:?})",
+        min.0,
+        1.0 - min.0,
+        got.len(),
+        min.1
+    );
+}
+
+#[test]
+fn one_by_one_embeddings_equal_the_batch() {
+    let r = reference();
+    let e = bert();
+    let batch = e.embed(&texts(&r)).unwrap();
+    for (item, b) in r.items.iter().zip(&batch) {
+        let single = e.embed(&[item.text.as_str()]).unwrap().remove(0);
+        let c = cosine(&single, b);
+        assert!(
+            c >= 0.99999,
+            "padding changed the vector of {:?}: cosine {c}",
+            item.text
+        );
+    }
+}
+
+#[test]
+fn vectors_have_unit_norm_and_384_dimensions() {
+    let r = reference();
+    let e = bert();
+    assert_eq!(e.dim(), 384);
+    assert_eq!(e.model_id(), "all-MiniLM-L6-v2");
+    for (item, v) in r.items.iter().zip(e.embed(&texts(&r)).unwrap()) {
+        assert_eq!(v.len(), 384);
+        let norm = dot(&v, &v).sqrt();
+        assert!((norm - 1.0).abs() < 1e-4, "norm {norm} for {:?}", item.text);
+    }
+    assert!(e.embed(&[]).unwrap().is_empty());
+}
+
+#[test]
+fn token_counts_are_not_truncated() {
+    let r = reference();
+    assert_eq!(r.max_seq_length, MAX_TOKENS);
+    let e = bert();
+    let longest = r.items.iter().max_by_key(|i| i.text.len()).unwrap();
+    let n = e.count_tokens(&longest.text);
+    assert!(
+        n > MAX_TOKENS,
+        "count_tokens gave {n} for a {}-byte text",
+        longest.text.len()
+    );
+    assert_eq!(e.count_tokens("Hello"), 1);
+    // Counting follows the text, embedding stops at MAX_TOKENS: a longer tail leaves the
+    // vector unchanged but the count grows.
+    let longer = format!("{} and then some more words at the very end", longest.text);
+    assert!(e.count_tokens(&longer) > n);
+    let v = e.embed(&[longest.text.as_str(), longer.as_str()]).unwrap();
+    assert!(
+        cosine(&v[0], &v[1]) > 0.99999,
+        "text past the 256th token changed the vector"
+    );
+}
