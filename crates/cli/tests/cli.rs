@@ -1,0 +1,304 @@
+//! End-to-end tests of the `somna` binary with the real model.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn somna(db: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_somna"));
+    c.arg("--db").arg(db);
+    c
+}
+
+fn ok(out: Output) -> String {
+    assert!(
+        out.status.success(),
+        "somna failed: {}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8 output")
+}
+
+fn json(out: Output) -> serde_json::Value {
+    serde_json::from_str(&ok(out)).expect("JSON output")
+}
+
+/// A chat JSONL file of `n` varied messages in one conversation.
+fn chat_file(dir: &Path, n: usize) -> PathBuf {
+    let path = dir.join("chat.jsonl");
+    let mut f = std::fs::File::create(&path).unwrap();
+    let topics = [
+        "the garden",
+        "a trip to Lisbon",
+        "the Rust compiler",
+        "my sister's wedding",
+        "the marathon",
+        "a new recipe",
+    ];
+    for i in 0..n {
+        let (role, name) = if i % 2 == 0 {
+            ("user", "Ada")
+        } else {
+            ("assistant", "Bot")
+        };
+        let line = serde_json::json!({
+            "role": role,
+            "name": name,
+            "content": format!("Message {i} about {} and what happened on day {}.", topics[i % topics.len()], i / 10),
+            "timestamp": 1_700_000_000 + i as i64 * 60,
+        });
+        writeln!(f, "{line}").unwrap();
+    }
+    path
+}
+
+fn count_messages(db: &Path) -> i64 {
+    let conn =
+        rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .unwrap();
+    conn.busy_timeout(Duration::from_secs(5)).unwrap();
+    conn.query_row("SELECT COUNT(*) FROM messages", [], |r| r.get(0))
+        .unwrap_or(0)
+}
+
+#[test]
+fn a_killed_import_loses_nothing_committed_and_resumes() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let total = 1500;
+    let file = chat_file(dir.path(), total);
+    ok(somna(&db).arg("init").output().unwrap());
+
+    let mut child = somna(&db)
+        .args(["import", "--format", "chat-jsonl"])
+        .arg(&file)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Kill it hard once at least two batches are committed, well before the end.
+    let start = Instant::now();
+    let mut seen = 0;
+    while start.elapsed() < Duration::from_secs(300) {
+        seen = count_messages(&db);
+        if seen >= 2 * somna_engine::IMPORT_BATCH as i64 {
+            break;
+        }
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "import finished before it could be killed"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let committed = count_messages(&db);
+    assert!(
+        committed >= seen && committed < total as i64,
+        "{committed} of {total}"
+    );
+    assert_eq!(
+        committed % somna_engine::IMPORT_BATCH as i64,
+        0,
+        "whole batches only"
+    );
+
+    // Reopen: everything committed is there, embedded and indexed.
+    let stats = json(somna(&db).args(["--json", "stats"]).output().unwrap());
+    assert_eq!(
+        stats["indexed"].as_u64().unwrap(),
+        stats["memories"].as_u64().unwrap()
+    );
+    let episodes = stats["by_kind"].as_array().unwrap()[0][1].as_i64().unwrap();
+    assert_eq!(episodes, committed);
+
+    // The same import again resumes where it stopped.
+    let report = json(
+        somna(&db)
+            .args(["--json", "import", "--format", "chat-jsonl"])
+            .arg(&file)
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(report["messages_skipped"].as_i64().unwrap(), committed);
+    assert_eq!(
+        report["messages_stored"].as_i64().unwrap(),
+        total as i64 - committed
+    );
+    assert_eq!(count_messages(&db), total as i64);
+    let hits = json(
+        somna(&db)
+            .args([
+                "--json",
+                "search",
+                "Message 1496 about the Rust compiler",
+                "--k",
+                "3",
+            ])
+            .output()
+            .unwrap(),
+    );
+    assert!(hits["hits"][0]["memory"]["text"]
+        .as_str()
+        .unwrap()
+        .starts_with("Message 1496 "));
+}
+
+#[test]
+fn json_output_has_the_documented_shape() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let add = json(
+        somna(&db)
+            .args([
+                "--json",
+                "add",
+                "I work as a nurse at the Boston children's hospital.",
+                "--conversation",
+                "c1",
+                "--speaker",
+                "Mel",
+            ])
+            .output()
+            .unwrap(),
+    );
+    let episode = add["episodes"][0].as_i64().unwrap();
+    assert_eq!(add["facts_added"].as_array().unwrap().len(), 1);
+
+    let r = json(
+        somna(&db)
+            .args(["--json", "search", "what is Mel's job?"])
+            .output()
+            .unwrap(),
+    );
+    for key in [
+        "query",
+        "route",
+        "route_reason",
+        "mode",
+        "weights",
+        "hits",
+        "connected",
+        "near_misses",
+        "context",
+        "budget_tokens",
+        "used_tokens",
+        "timings",
+    ] {
+        assert!(r.get(key).is_some(), "search JSON lacks {key}");
+    }
+    let hit = &r["hits"][0];
+    for key in [
+        "memory",
+        "rank",
+        "origin",
+        "signals",
+        "score",
+        "mmr_score",
+        "tokens",
+        "packed",
+    ] {
+        assert!(hit.get(key).is_some(), "hit JSON lacks {key}");
+    }
+
+    let got = json(
+        somna(&db)
+            .args(["--json", "get", &episode.to_string()])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(got["memory"]["who"], "Mel");
+    assert_eq!(got["history"][0]["event"], "add");
+
+    ok(somna(&db)
+        .args([
+            "update",
+            &episode.to_string(),
+            "--text",
+            "I work as a surgeon now.",
+        ])
+        .output()
+        .unwrap());
+    ok(somna(&db)
+        .args(["delete", &episode.to_string()])
+        .output()
+        .unwrap());
+    let history = json(
+        somna(&db)
+            .args(["--json", "history", &episode.to_string()])
+            .output()
+            .unwrap(),
+    );
+    let events: Vec<&str> = history
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["event"].as_str().unwrap())
+        .collect();
+    assert_eq!(events, ["add", "update", "delete"]);
+    ok(somna(&db)
+        .args(["restore", &episode.to_string()])
+        .output()
+        .unwrap());
+
+    // Export, then import into a fresh store: the same memories come back.
+    let export = dir.path().join("export.json");
+    let out = somna(&db)
+        .arg("export")
+        .arg("--out")
+        .arg(&export)
+        .output()
+        .unwrap();
+    ok(out);
+    let db2 = dir.path().join("copy.db");
+    ok(somna(&db2)
+        .args(["import", "--format", "json"])
+        .arg(&export)
+        .output()
+        .unwrap());
+    let a = json(somna(&db).args(["--json", "list"]).output().unwrap());
+    let b = json(somna(&db2).args(["--json", "list"]).output().unwrap());
+    assert_eq!(a["memories"], b["memories"]);
+}
+
+#[test]
+fn bad_input_gets_a_typed_error_and_a_non_zero_exit() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    // FTS syntax is just text.
+    ok(somna(&db)
+        .args(["search", "NEAR(\"a\" b) AND col:* OR ((("])
+        .output()
+        .unwrap());
+
+    let bad = dir.path().join("bad.jsonl");
+    std::fs::write(&bad, "{\"role\":\"user\",\"content\":\"fine\"}\n{oops\n").unwrap();
+    let out = somna(&db)
+        .args(["--json", "import", "--format", "chat-jsonl"])
+        .arg(&bad)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err: serde_json::Value = serde_json::from_slice(&out.stderr).unwrap();
+    assert_eq!(err["error"]["code"], "import");
+    assert!(err["error"]["message"].as_str().unwrap().contains("line 2"));
+
+    let out = somna(&db).args(["search", "   "]).output().unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("error[invalid_input]"));
+
+    let out = Command::new(env!("CARGO_BIN_EXE_somna"))
+        .arg("--model-dir")
+        .arg(dir.path().join("no-model"))
+        .args(["model", "check"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("error[model_missing]") && stderr.contains("somna model install"),
+        "{stderr}"
+    );
+}

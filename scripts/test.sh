@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Somna's whole test suite, from a fresh clone on Debian/Ubuntu: installs what is missing
+# (system packages, the embedding model), then format check, clippy, and every test.
+# Exits non-zero when anything fails.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+# shellcheck source=scripts/env.sh
+source scripts/env.sh
+
+somna_install_system_packages
+somna_install_model
+
+step "cargo fmt --check"
+cargo fmt --all -- --check
+step "cargo clippy"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+step "cargo test"
+cargo test --workspace --all-targets --locked
+step "all tests passed"
