@@ -418,7 +418,7 @@ fn print_report(r: &Report) {
     }
     for (a, peer) in &r.ann {
         println!(
-            "\nANN, {} clustered 384-d vectors, M={} ef_construction={}: build somna {:.1} s{}",
+            "\nANN, {} clustered 384-d vectors (32-d latent structure), M={} ef_construction={}: build somna {:.1} s{}",
             a.n,
             a.params.m,
             a.params.ef_construction,

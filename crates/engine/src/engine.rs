@@ -84,6 +84,9 @@ pub struct Somna {
     embedder: Arc<dyn Embedder>,
     queue: EmbedQueue,
     actors: RwLock<Vec<String>>,
+    /// Whether any causal or derived link exists (enables the causal route); refreshed
+    /// after writes so searches never scan the links table.
+    has_causal_links: std::sync::atomic::AtomicBool,
     open_report: OpenReport,
 }
 
@@ -113,7 +116,9 @@ impl Somna {
         }
         let (index, rebuilt) = VectorIndex::open(&store, embedder.dim(), config.index, job)?;
         let actors = store.read().actors()?;
+        let has_causal_links = store.read().has_causal_links()?;
         Ok(Self {
+            has_causal_links: has_causal_links.into(),
             queue: EmbedQueue::new(embedder.clone(), config.queue_batch, config.queue_flush),
             store: Mutex::new(store),
             index: RwLock::new(index),
@@ -145,8 +150,11 @@ impl Somna {
         self.index.write().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Refreshes what searches cache about the store (speaker names, causal links).
     fn refresh_actors(&self, store: &Store) -> Result<()> {
         *self.actors.write().unwrap_or_else(|p| p.into_inner()) = store.read().actors()?;
+        self.has_causal_links
+            .store(store.read().has_causal_links()?, std::sync::atomic::Ordering::Relaxed);
         Ok(())
     }
 
@@ -237,11 +245,7 @@ impl Somna {
         let store = self.store();
         let index = self.index_read();
         let actors = self.actors.read().unwrap_or_else(|p| p.into_inner());
-        let has_causal_links: bool = store.conn().query_row(
-            "SELECT EXISTS (SELECT 1 FROM links WHERE kind IN ('causal', 'derived_from'))",
-            [],
-            |r| r.get(0),
-        )?;
+        let has_causal_links = self.has_causal_links.load(std::sync::atomic::Ordering::Relaxed);
         let ctx = SearchCtx {
             store: &store,
             index: &index,

@@ -105,33 +105,38 @@ pub fn synthetic_sentences(n: usize, seed: u64) -> Vec<String> {
         .collect()
 }
 
-/// `n` unit vectors around `clusters` random centres (noise `spread`), row-major.
-pub fn clustered_vectors(
-    n: usize,
-    dim: usize,
-    clusters: usize,
-    spread: f32,
-    seed: u64,
-) -> Vec<f32> {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+/// `n` unit vectors shaped like sentence embeddings: `clusters` centres in a
+/// `LATENT_DIM`-dimensional space (points spread around them by `spread`), mapped into `dim`
+/// dimensions by a fixed random linear map, plus a little isotropic noise, normalised.
+/// Real embeddings have a low intrinsic dimension; isotropic noise in all 384 dimensions
+/// would make every point of a cluster nearly equidistant, which no embedding model does.
+/// Row-major. The map depends only on `dim` and `map_seed`, so data and queries drawn with
+/// different seeds share it.
+pub fn clustered_vectors(n: usize, dim: usize, clusters: usize, spread: f32, seed: u64) -> Vec<f32> {
+    const LATENT_DIM: usize = 32;
+    const NOISE: f32 = 0.05;
+    let map_seed = 0x5eed;
     let gauss = |rng: &mut ChaCha8Rng| -> f32 {
         // Box-Muller
         let (u, v): (f32, f32) = (rng.gen_range(1e-7..1.0), rng.gen_range(0.0..1.0));
         (-2.0 * u.ln()).sqrt() * (std::f32::consts::TAU * v).cos()
     };
+    let mut map_rng = ChaCha8Rng::seed_from_u64(map_seed);
+    let map: Vec<f32> = (0..dim * LATENT_DIM).map(|_| gauss(&mut map_rng)).collect();
+    let mut centre_rng = ChaCha8Rng::seed_from_u64(map_seed + clusters as u64);
     let centres: Vec<Vec<f32>> = (0..clusters)
-        .map(|_| {
-            let mut c: Vec<f32> = (0..dim).map(|_| gauss(&mut rng)).collect();
-            normalize(&mut c);
-            c
-        })
+        .map(|_| (0..LATENT_DIM).map(|_| gauss(&mut centre_rng)).collect())
         .collect();
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut out = Vec::with_capacity(n * dim);
     for _ in 0..n {
         let c = &centres[rng.gen_range(0..clusters)];
-        let mut v: Vec<f32> = c
-            .iter()
-            .map(|x| x + spread * gauss(&mut rng) / (dim as f32).sqrt())
+        let latent: Vec<f32> = c.iter().map(|x| x + spread * gauss(&mut rng)).collect();
+        let mut v: Vec<f32> = (0..dim)
+            .map(|d| {
+                let row = &map[d * LATENT_DIM..(d + 1) * LATENT_DIM];
+                dot(row, &latent) / (LATENT_DIM as f32).sqrt() + NOISE * gauss(&mut rng)
+            })
             .collect();
         normalize(&mut v);
         out.extend_from_slice(&v);

@@ -36,12 +36,17 @@ impl Tx<'_> {
 
     /// Links touching `id` in either direction.
     pub fn links_of(&self, id: i64) -> Result<Vec<Link>> {
-        let mut stmt = self.conn().prepare_cached(
+        self.query_links(
             "SELECT src, dst, kind, score, created_at FROM links WHERE src = ?1
              UNION ALL
              SELECT src, dst, kind, score, created_at FROM links WHERE dst = ?1 AND src != ?1",
-        )?;
-        let rows = stmt.query_map([id], |r| {
+            &[&id],
+        )
+    }
+
+    fn query_links(&self, sql: &str, params: &[&dyn rusqlite::ToSql]) -> Result<Vec<Link>> {
+        let mut stmt = self.conn().prepare_cached(sql)?;
+        let rows = stmt.query_map(params, |r| {
             let kind: String = r.get(2)?;
             Ok((r.get(0)?, r.get(1)?, kind, r.get(3)?, r.get(4)?))
         })?;
@@ -78,25 +83,19 @@ impl Tx<'_> {
         Ok(())
     }
 
+    /// Whether any causal or derived link exists (uses the kind index).
+    pub fn has_causal_links(&self) -> Result<bool> {
+        Ok(self.conn().query_row(
+            "SELECT EXISTS (SELECT 1 FROM links WHERE kind IN ('causal', 'derived_from'))",
+            [],
+            |r| r.get(0),
+        )?)
+    }
+
     pub fn all_links(&self) -> Result<Vec<Link>> {
-        let mut stmt = self.conn().prepare(
+        self.query_links(
             "SELECT src, dst, kind, score, created_at FROM links ORDER BY src, dst, kind",
-        )?;
-        let rows = stmt.query_map([], |r| {
-            let kind: String = r.get(2)?;
-            Ok((r.get(0)?, r.get(1)?, kind, r.get(3)?, r.get(4)?))
-        })?;
-        let mut out = Vec::new();
-        for row in rows {
-            let (src, dst, kind, score, created_at) = row?;
-            out.push(Link {
-                src,
-                dst,
-                kind: kind.parse()?,
-                score,
-                created_at,
-            });
-        }
-        Ok(out)
+            &[],
+        )
     }
 }

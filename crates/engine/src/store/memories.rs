@@ -325,16 +325,19 @@ impl Tx<'_> {
 
     /// The memories with these ids, in the order given (missing ids are skipped).
     pub fn get_memories(&self, ids: &[i64]) -> Result<Vec<Memory>> {
-        let mut out = Vec::with_capacity(ids.len());
-        let mut stmt = self
-            .conn()
-            .prepare_cached(&format!("SELECT {COLUMNS} FROM memories WHERE id = ?1"))?;
-        for id in ids {
-            if let Some(m) = stmt.query_row([id], row_to_memory).optional()? {
-                out.push(m);
+        let mut found = std::collections::HashMap::with_capacity(ids.len());
+        for chunk in ids.chunks(500) {
+            let mut stmt = self.conn().prepare_cached(&format!(
+                "SELECT {COLUMNS} FROM memories WHERE id IN ({})",
+                placeholders(chunk.len())
+            ))?;
+            let rows = stmt.query_map(rusqlite::params_from_iter(chunk), row_to_memory)?;
+            for m in rows {
+                let m = m?;
+                found.insert(m.id, m);
             }
         }
-        Ok(out)
+        Ok(ids.iter().filter_map(|id| found.remove(id)).collect())
     }
 
     pub fn list_memories(&self, q: &ListQuery) -> Result<Vec<Memory>> {

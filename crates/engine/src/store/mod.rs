@@ -20,7 +20,10 @@ use rusqlite::{Connection, OptionalExtension};
 use std::path::{Path, PathBuf};
 
 /// Ordered migrations; index + 1 is the schema version they bring the store to.
-const MIGRATIONS: &[&str] = &[include_str!("migrations/0001_init.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("migrations/0001_init.sql"),
+    include_str!("migrations/0002_links_kind.sql"),
+];
 
 /// The store's schema version after all migrations.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
