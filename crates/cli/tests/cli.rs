@@ -210,6 +210,10 @@ fn json_output_has_the_documented_shape() {
             .unwrap(),
     );
     assert_eq!(got["memory"]["who"], "Mel");
+    assert!(
+        got["memory"]["tokens"].as_i64().unwrap() > 5,
+        "token count stored at write time"
+    );
     assert_eq!(got["history"][0]["event"], "add");
 
     ok(somna(&db)

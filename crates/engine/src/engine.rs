@@ -153,8 +153,10 @@ impl Somna {
     /// Refreshes what searches cache about the store (speaker names, causal links).
     fn refresh_actors(&self, store: &Store) -> Result<()> {
         *self.actors.write().unwrap_or_else(|p| p.into_inner()) = store.read().actors()?;
-        self.has_causal_links
-            .store(store.read().has_causal_links()?, std::sync::atomic::Ordering::Relaxed);
+        self.has_causal_links.store(
+            store.read().has_causal_links()?,
+            std::sync::atomic::Ordering::Relaxed,
+        );
         Ok(())
     }
 
@@ -167,10 +169,12 @@ impl Somna {
         opts: &AddOptions,
     ) -> Result<AddReport> {
         let embed = |texts: Vec<String>| self.queue.embed(texts);
+        let count = |text: &str| self.embedder.count_tokens(text);
         let report = ingest::add_batch(
             &self.store,
             &self.index,
             &embed,
+            &count,
             conversation,
             messages,
             opts,
@@ -202,6 +206,7 @@ impl Somna {
             let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
             self.embedder.embed(&refs)
         };
+        let count = |text: &str| self.embedder.count_tokens(text);
         let mut report = AddReport::default();
         let mut done = 0;
         job.report("import", 0, total as u64);
@@ -212,6 +217,7 @@ impl Somna {
                     &self.store,
                     &self.index,
                     &embed,
+                    &count,
                     &b.conversation,
                     chunk,
                     opts,
@@ -245,7 +251,9 @@ impl Somna {
         let store = self.store();
         let index = self.index_read();
         let actors = self.actors.read().unwrap_or_else(|p| p.into_inner());
-        let has_causal_links = self.has_causal_links.load(std::sync::atomic::Ordering::Relaxed);
+        let has_causal_links = self
+            .has_causal_links
+            .load(std::sync::atomic::Ordering::Relaxed);
         let ctx = SearchCtx {
             store: &store,
             index: &index,
@@ -324,6 +332,9 @@ impl Somna {
         let index = self.index_read();
         store.transaction(|tx| {
             tx.write_memory_fields(&new, now)?;
+            if new.text != old.text {
+                tx.set_tokens(id, self.embedder.count_tokens(&new.text))?;
+            }
             if let Some(v) = &vector {
                 tx.set_embedding(id, v)?;
                 tx.clear_similar_links(id)?;

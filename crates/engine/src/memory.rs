@@ -151,6 +151,8 @@ pub struct Memory {
     pub details: Details,
     /// Soft-deleted memories keep everything and can be restored.
     pub deleted_at: Option<i64>,
+    /// Tokens of `text` in the model's tokenizer (counted when the text was written).
+    pub tokens: Option<i64>,
 }
 
 /// What a caller provides to create a memory; the engine fills in the rest.

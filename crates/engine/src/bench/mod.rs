@@ -112,7 +112,13 @@ pub fn synthetic_sentences(n: usize, seed: u64) -> Vec<String> {
 /// would make every point of a cluster nearly equidistant, which no embedding model does.
 /// Row-major. The map depends only on `dim` and `map_seed`, so data and queries drawn with
 /// different seeds share it.
-pub fn clustered_vectors(n: usize, dim: usize, clusters: usize, spread: f32, seed: u64) -> Vec<f32> {
+pub fn clustered_vectors(
+    n: usize,
+    dim: usize,
+    clusters: usize,
+    spread: f32,
+    seed: u64,
+) -> Vec<f32> {
     const LATENT_DIM: usize = 32;
     const NOISE: f32 = 0.05;
     let map_seed = 0x5eed;

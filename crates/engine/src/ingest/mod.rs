@@ -118,6 +118,7 @@ pub fn add_batch(
     store: &Mutex<Store>,
     index: &std::sync::RwLock<VectorIndex>,
     embed: &dyn Fn(Vec<String>) -> Result<Vec<Vec<f32>>>,
+    count_tokens: &dyn Fn(&str) -> usize,
     conversation: &str,
     messages: &[Message],
     opts: &AddOptions,
@@ -301,6 +302,7 @@ pub fn add_batch(
             }
             let id = tx.insert_memory(&mem, score, now)?;
             tx.set_embedding(id, v)?;
+            tx.set_tokens(id, count_tokens(&mem.text))?;
             tx.record_history(
                 id,
                 "add",

@@ -518,7 +518,7 @@ pub fn search(ctx: &SearchCtx<'_>, q: &SearchQuery) -> Result<SearchResponse> {
     // Build hits: top k, near misses, connected bubbles.
     let t = Instant::now();
     let mk = |id: i64, signals: Signals, score: f64, rank: Option<usize>, origin: Origin| Hit {
-        tokens: ctx.embedder.count_tokens(&memories[&id].text),
+        tokens: tokens_of(ctx, &memories[&id]),
         memory: memories[&id].clone(),
         rank,
         origin,
@@ -546,7 +546,7 @@ pub fn search(ctx: &SearchCtx<'_>, q: &SearchQuery) -> Result<SearchResponse> {
             if seen.insert(n) {
                 if let Some(m) = read.get_memory(n)?.filter(|m| q.filter.matches(m)) {
                     connected.push(Hit {
-                        tokens: ctx.embedder.count_tokens(&m.text),
+                        tokens: tokens_of(ctx, &m),
                         memory: m,
                         rank: None,
                         origin: Origin::Connected,
@@ -621,6 +621,12 @@ pub fn search(ctx: &SearchCtx<'_>, q: &SearchQuery) -> Result<SearchResponse> {
             total_ms: ms(t0),
         },
     })
+}
+
+/// The stored token count, or a count now for memories written before counts were stored.
+fn tokens_of(ctx: &SearchCtx<'_>, m: &Memory) -> usize {
+    m.tokens
+        .map_or_else(|| ctx.embedder.count_tokens(&m.text), |t| t as usize)
 }
 
 fn ms(t: Instant) -> f64 {

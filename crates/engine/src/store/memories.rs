@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 const COLUMNS: &str =
     "id, kind, text, who, what, \"when\", \"where\", why, how, conversation, session, \
      occurred_at, created_at, updated_at, importance, novelty, access_count, last_accessed, state, \
-     tags, source, l_score, metadata, details, deleted_at";
+     tags, source, l_score, metadata, details, deleted_at, tokens";
 
 /// Which memories a listing or search considers.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -246,6 +246,7 @@ fn row_to_memory(row: &Row<'_>) -> rusqlite::Result<Memory> {
         metadata: json_col(row, 22)?,
         details: json_col::<Details>(row, 23)?,
         deleted_at: row.get(24)?,
+        tokens: row.get(25)?,
     })
 }
 
@@ -295,6 +296,14 @@ impl Tx<'_> {
             ],
         )?;
         Ok(self.conn().last_insert_rowid())
+    }
+
+    /// Records the token count of a memory's text.
+    pub fn set_tokens(&self, id: i64, tokens: usize) -> Result<()> {
+        self.conn()
+            .prepare_cached("UPDATE memories SET tokens = ?2 WHERE id = ?1")?
+            .execute(params![id, tokens as i64])?;
+        Ok(())
     }
 
     /// Stores an embedding and stamps it with the next change-log position.
@@ -501,14 +510,16 @@ impl Tx<'_> {
         };
         self.insert_memory_with_id(Some(m.id), &new, m.l_score, m.created_at, m.updated_at)?;
         self.conn().execute(
-            "UPDATE memories SET access_count = ?2, last_accessed = ?3, state = ?4, deleted_at = ?5
+            "UPDATE memories SET access_count = ?2, last_accessed = ?3, state = ?4, deleted_at = ?5,
+                tokens = ?6
              WHERE id = ?1",
             params![
                 m.id,
                 m.access_count,
                 m.last_accessed,
                 m.state.as_str(),
-                m.deleted_at
+                m.deleted_at,
+                m.tokens
             ],
         )?;
         if let Some(v) = embedding {

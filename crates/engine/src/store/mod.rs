@@ -23,6 +23,7 @@ use std::path::{Path, PathBuf};
 const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0001_init.sql"),
     include_str!("migrations/0002_links_kind.sql"),
+    include_str!("migrations/0003_tokens.sql"),
 ];
 
 /// The store's schema version after all migrations.
