@@ -99,7 +99,7 @@ impl Somna {
 
     /// Opens with a given embedder (tests use a small deterministic one).
     pub fn open_with(config: &Config, embedder: Arc<dyn Embedder>, job: &Job) -> Result<Self> {
-        let store = if config.db_path == Path::new(":memory:") {
+        let mut store = if config.db_path == Path::new(":memory:") {
             Store::open_in_memory()?
         } else {
             Store::open(&config.db_path)?
@@ -114,6 +114,7 @@ impl Somna {
             Some(_) => {}
             None => store.set_meta("embedding_model", embedder.model_id())?,
         }
+        backfill_tokens(&mut store, embedder.as_ref(), job)?;
         let (index, rebuilt) = VectorIndex::open(&store, embedder.dim(), config.index, job)?;
         let actors = store.read().actors()?;
         let has_causal_links = store.read().has_causal_links()?;
@@ -602,6 +603,28 @@ impl Drop for Somna {
     fn drop(&mut self) {
         let _ = self.index_write().save();
     }
+}
+
+/// Counts the tokens of memories written before counts were stored (migration 0003), in
+/// batches of one transaction each.
+fn backfill_tokens(store: &mut Store, embedder: &dyn Embedder, job: &Job) -> Result<()> {
+    let missing = store.read().ids_without_tokens()?;
+    for (i, chunk) in missing.chunks(1000).enumerate() {
+        job.cancel.check()?;
+        let texts = store.read().get_memories(chunk)?;
+        store.transaction(|tx| {
+            for m in &texts {
+                tx.set_tokens(m.id, embedder.count_tokens(&m.text))?;
+            }
+            Ok(())
+        })?;
+        job.report(
+            "tokens",
+            (i * 1000 + chunk.len()) as u64,
+            missing.len() as u64,
+        );
+    }
+    Ok(())
 }
 
 /// The fields that differ between two versions of a memory, as (before, after) objects.

@@ -298,6 +298,15 @@ impl Tx<'_> {
         Ok(self.conn().last_insert_rowid())
     }
 
+    /// Memories whose token count has not been recorded.
+    pub fn ids_without_tokens(&self) -> Result<Vec<i64>> {
+        let mut stmt = self
+            .conn()
+            .prepare("SELECT id FROM memories WHERE tokens IS NULL ORDER BY id")?;
+        let rows = stmt.query_map([], |r| r.get(0))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
     /// Records the token count of a memory's text.
     pub fn set_tokens(&self, id: i64, tokens: usize) -> Result<()> {
         self.conn()

@@ -657,3 +657,28 @@ fn importing_an_export_into_a_non_empty_store_is_refused() {
     );
     assert_eq!(fresh.snapshot().memories, 0);
 }
+
+#[test]
+fn token_counts_missing_from_an_older_store_are_backfilled_on_open() {
+    let dir = tempdir();
+    let cfg = config(&dir);
+    let id = {
+        let engine = open_hash(&cfg);
+        let r = engine
+            .add(
+                "c",
+                &[msg("Ada", "four words right here")],
+                &AddOptions::default(),
+            )
+            .unwrap();
+        assert_eq!(engine.get(r.episodes[0]).unwrap().memory.tokens, Some(4));
+        r.episodes[0]
+    };
+    // What a store written before migration 0003 looks like.
+    rusqlite::Connection::open(&cfg.db_path)
+        .unwrap()
+        .execute("UPDATE memories SET tokens = NULL", [])
+        .unwrap();
+    let engine = open_hash(&cfg);
+    assert_eq!(engine.get(id).unwrap().memory.tokens, Some(4));
+}
