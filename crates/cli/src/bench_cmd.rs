@@ -378,33 +378,34 @@ fn run_peer(
 }
 
 fn print_report(r: &Report) {
-    println!("machine: {}", r.machine);
+    out!("machine: {}", r.machine);
     if let Some((e, peer)) = &r.embed {
-        println!("\nembedding (all-MiniLM-L6-v2, {} sentences)", e.sentences);
-        println!(
+        out!("\nembedding (all-MiniLM-L6-v2, {} sentences)", e.sentences);
+        out!(
             "  somna (candle)         {:>8.1} sentences/s   single query p50 {:>6.1} ms",
-            e.sentences_per_sec, e.single_query_ms_p50
+            e.sentences_per_sec,
+            e.single_query_ms_p50
         );
         if let Some(p) = peer {
             let ps = p["sentences_per_sec"].as_f64().unwrap_or(0.0);
-            println!(
+            out!(
                 "  sentence-transformers  {:>8.1} sentences/s   single query p50 {:>6.1} ms   (1 torch thread)",
                 ps,
                 p["single_query_ms_p50"].as_f64().unwrap_or(0.0)
             );
-            println!(
+            out!(
                 "  ratio somna/peer       {:>8.2}×",
                 e.sentences_per_sec / ps.max(1e-9)
             );
         }
     }
     if let Some(i) = &r.ingest {
-        println!("\ningest: {} messages in {:.1} s = {:.1} messages/s (embedding, extraction, links, one transaction per batch)", i.messages, i.seconds, i.messages_per_sec);
+        out!("\ningest: {} messages in {:.1} s = {:.1} messages/s (embedding, extraction, links, one transaction per batch)", i.messages, i.seconds, i.messages_per_sec);
     }
     if !r.search.is_empty() {
-        println!("\nsearch latency (ms)       memories  queries     p50     p99  p50 w/o embed  p99 w/o embed");
+        out!("\nsearch latency (ms)       memories  queries     p50     p99  p50 w/o embed  p99 w/o embed");
         for s in &r.search {
-            println!(
+            out!(
                 "  {:<22} {:>9} {:>8} {:>7.2} {:>7.2} {:>14.2} {:>14.2}",
                 s.route,
                 s.memories,
@@ -417,7 +418,7 @@ fn print_report(r: &Report) {
         }
     }
     for (a, peer) in &r.ann {
-        println!(
+        out!(
             "\nANN, {} clustered 384-d vectors (32-d latent structure), M={} ef_construction={}: build somna {:.1} s{}",
             a.n,
             a.params.m,
@@ -432,7 +433,7 @@ fn print_report(r: &Report) {
                 )
             })
         );
-        println!("  ef   somna R@10  p50 ms  p99 ms | hnswlib R@10  p50 ms  p99 ms");
+        out!("  ef   somna R@10  p50 ms  p99 ms | hnswlib R@10  p50 ms  p99 ms");
         for e in &a.results {
             let p = peer.as_ref().and_then(|p| {
                 p["results"]
@@ -449,9 +450,13 @@ fn print_report(r: &Report) {
                     p["p99_ms"].as_f64().unwrap_or(0.0)
                 )
             });
-            println!(
+            out!(
                 "  {:<4} {:>10.4} {:>7.3} {:>7.3} {}",
-                e.ef, e.recall_at_10, e.p50_ms, e.p99_ms, ptxt
+                e.ef,
+                e.recall_at_10,
+                e.p50_ms,
+                e.p99_ms,
+                ptxt
             );
         }
     }

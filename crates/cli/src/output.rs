@@ -1,5 +1,19 @@
 //! Human-readable printing and progress bars for the CLI.
 
+/// `println!` that ends the program quietly (status 0) when stdout's reader has gone away,
+/// as in `somna list | head`, instead of panicking on the broken pipe.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        if let Err(e) = writeln!(std::io::stdout().lock(), $($arg)*) {
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                std::process::exit(0);
+            }
+            panic!("writing to stdout: {e}");
+        }
+    }};
+}
+
 use indicatif::{ProgressBar, ProgressStyle};
 use somna_engine::eval::locomo::{Report, Scores};
 use somna_engine::retrieve::{Hit, SearchResponse};
@@ -7,7 +21,7 @@ use somna_engine::{Memory, MemoryDetail, Progress, ProgressEvent, Stats};
 use std::sync::Mutex;
 
 pub fn print_json<T: serde::Serialize>(v: &T) -> anyhow::Result<()> {
-    println!("{}", serde_json::to_string_pretty(v)?);
+    out!("{}", serde_json::to_string_pretty(v)?);
     Ok(())
 }
 
@@ -120,24 +134,24 @@ fn hit_line(h: &Hit) -> String {
 }
 
 pub fn print_search(r: &SearchResponse) {
-    println!(
+    out!(
         "route {:?} ({}), mode {:?}, {} candidates, {:.1} ms (embed {:.1}, vector {:.1} {:?}, lexical {:.1})",
         r.route, r.route_reason, r.mode, r.candidates_considered, r.timings.total_ms,
         r.timings.embed_ms, r.timings.vector_ms, r.vector_path, r.timings.lexical_ms
     );
     if !r.actors.is_empty() {
-        println!("actors: {}", r.actors.join(", "));
+        out!("actors: {}", r.actors.join(", "));
     }
     for h in &r.hits {
-        println!("{}", hit_line(h));
+        out!("{}", hit_line(h));
     }
     if !r.connected.is_empty() {
-        println!("connected:");
+        out!("connected:");
         for h in &r.connected {
-            println!("      {}", memory_line(&h.memory));
+            out!("      {}", memory_line(&h.memory));
         }
     }
-    println!(
+    out!(
         "packed {} memories, {} of {} tokens (P = packed)",
         r.context.len(),
         r.used_tokens,
@@ -147,8 +161,8 @@ pub fn print_search(r: &SearchResponse) {
 
 pub fn print_detail(d: &MemoryDetail) {
     let m = &d.memory;
-    println!("{}", memory_line(m));
-    println!("  text:        {}", m.text.escape_debug());
+    out!("{}", memory_line(m));
+    out!("  text:        {}", m.text.escape_debug());
     for (k, v) in [
         ("who", &m.w5h1.who),
         ("when", &m.w5h1.when),
@@ -157,59 +171,66 @@ pub fn print_detail(d: &MemoryDetail) {
         ("how", &m.w5h1.how),
     ] {
         if let Some(v) = v {
-            println!("  {k:<12} {}", v.escape_debug());
+            out!("  {k:<12} {}", v.escape_debug());
         }
     }
-    println!(
+    out!(
         "  conversation {} / {}",
         m.conversation.as_deref().unwrap_or("-"),
         m.session.as_deref().unwrap_or("-")
     );
-    println!(
+    out!(
         "  importance {:.2}  novelty {:.2}  accesses {}  source {}  l_score {:.3}",
-        m.importance, m.novelty, m.access_count, m.source, m.l_score
+        m.importance,
+        m.novelty,
+        m.access_count,
+        m.source,
+        m.l_score
     );
-    println!(
+    out!(
         "  created {}  updated {}",
         fmt_time(m.created_at),
         fmt_time(m.updated_at)
     );
-    println!("  metadata {}", m.metadata);
+    out!("  metadata {}", m.metadata);
     if !d.provenance.is_empty() {
-        println!("provenance:");
+        out!("provenance:");
         for p in &d.provenance {
-            println!("  {}", memory_line(p));
+            out!("  {}", memory_line(p));
         }
     }
     if !d.links.is_empty() {
-        println!("links:");
+        out!("links:");
         for l in &d.links {
-            println!("  {} -> {} {:?} {:.3}", l.src, l.dst, l.kind, l.score);
+            out!("  {} -> {} {:?} {:.3}", l.src, l.dst, l.kind, l.score);
         }
     }
-    println!("history:");
+    out!("history:");
     for h in &d.history {
-        println!("  {} {} by {}", fmt_time(h.created_at), h.event, h.actor);
+        out!("  {} {} by {}", fmt_time(h.created_at), h.event, h.actor);
     }
 }
 
 pub fn print_stats(s: &Stats) {
-    println!("store        {}", s.db_path);
-    println!("memories     {} ({} deleted)", s.memories, s.deleted);
+    out!("store        {}", s.db_path);
+    out!("memories     {} ({} deleted)", s.memories, s.deleted);
     for (k, n) in &s.by_kind {
-        println!("  {k:<10} {n}");
+        out!("  {k:<10} {n}");
     }
     for (k, n) in &s.by_state {
-        println!("  {k:<10} {n}");
+        out!("  {k:<10} {n}");
     }
-    println!("links        {}", s.links);
-    println!(
+    out!("links        {}", s.links);
+    out!(
         "index        {} vectors, {} tombstones ({} × {})",
-        s.indexed, s.index_tombstones, s.embedding_model, s.dim
+        s.indexed,
+        s.index_tombstones,
+        s.embedding_model,
+        s.dim
     );
-    println!("conversations:");
+    out!("conversations:");
     for (c, n) in &s.conversations {
-        println!("  {c:<24} {n} messages");
+        out!("  {c:<24} {n} messages");
     }
 }
 
@@ -221,9 +242,15 @@ fn scores_row(name: &str, s: &Scores) -> String {
 }
 
 pub fn print_locomo(r: &Report) {
-    println!(
+    out!(
         "{:<14} {:>5} {:>7} {:>7} {:>7} {:>7} {:>8}",
-        "category", "n", "R@5", "R@10", "R@20", "All@10", "NDCG@10"
+        "category",
+        "n",
+        "R@5",
+        "R@10",
+        "R@20",
+        "All@10",
+        "NDCG@10"
     );
     let names = [
         "",
@@ -235,11 +262,13 @@ pub fn print_locomo(r: &Report) {
     ];
     for (c, s) in &r.by_category {
         let name = names.get(*c as usize).copied().unwrap_or("other");
-        println!("{}", scores_row(name, s));
+        out!("{}", scores_row(name, s));
     }
-    println!("{}", scores_row("overall", &r.overall));
-    println!(
+    out!("{}", scores_row("overall", &r.overall));
+    out!(
         "({} questions without evidence not scored; search p50 {:.1} ms, p99 {:.1} ms)",
-        r.unscored, r.search_ms_p50, r.search_ms_p99
+        r.unscored,
+        r.search_ms_p50,
+        r.search_ms_p99
     );
 }

@@ -655,14 +655,7 @@ impl Allowed {
 
 /// What `f` allows, and for explicit filters the id list (scanned exactly when small).
 fn allowed_ids(read: &Tx<'_>, f: &MemoryFilter) -> Result<(Allowed, Option<Vec<i64>>)> {
-    let default_visibility = f.kinds.is_empty()
-        && f.states.is_empty()
-        && f.who.is_none()
-        && f.conversation.is_none()
-        && f.from.is_none()
-        && f.to.is_none()
-        && !f.include_deleted;
-    if default_visibility {
+    if f.is_default_visibility() {
         let hidden: HashSet<i64> = read
             .filter_ids(&MemoryFilter {
                 states: vec![crate::memory::State::Forgotten],

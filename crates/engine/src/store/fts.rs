@@ -18,9 +18,9 @@ const STOPWORDS: &[&str] = &[
     "him", "any", "some", "also", "just", "not", "no", "yes", "ever",
 ];
 
-/// Turns arbitrary user text into a safe FTS5 MATCH expression, or `None` if the text
-/// has no word characters at all.
-pub fn fts_query(input: &str) -> Option<String> {
+/// The distinct word tokens of `input` worth matching: lower-cased, stopwords and one-letter
+/// words dropped unless nothing else is left.
+pub fn query_tokens(input: &str) -> Vec<String> {
     let tokens: Vec<String> = input
         .split(|c: char| !c.is_alphanumeric())
         .filter(|t| !t.is_empty())
@@ -38,43 +38,107 @@ pub fn fts_query(input: &str) -> Option<String> {
         content
     };
     let mut seen = std::collections::HashSet::new();
-    let parts: Vec<String> = chosen
+    chosen
         .into_iter()
         .filter(|t| seen.insert(t.as_str()))
-        .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
-        .collect();
-    (!parts.is_empty()).then(|| parts.join(" OR "))
+        .cloned()
+        .collect()
 }
+
+fn quote(token: &str) -> String {
+    format!("\"{}\"", token.replace('"', "\"\""))
+}
+
+/// Turns arbitrary user text into a safe FTS5 MATCH expression, or `None` if the text
+/// has no word characters at all.
+pub fn fts_query(input: &str) -> Option<String> {
+    let tokens = query_tokens(input);
+    (!tokens.is_empty()).then(|| {
+        tokens
+            .iter()
+            .map(|t| quote(t))
+            .collect::<Vec<_>>()
+            .join(" OR ")
+    })
+}
+
+/// Stores with at least this many memories prune very common query words.
+const PRUNE_FROM_ROWS: i64 = 20_000;
+/// A word in more than this share of documents is dropped from a large store's query
+/// (unless no other word is left): its IDF is a tenth of a rare word's, so it barely moves
+/// the ranking, but BM25 would have to score every document containing it.
+const PRUNE_DOC_SHARE: f64 = 0.10;
 
 impl Tx<'_> {
     /// BM25 matches of `query` among memories passing `filter`: (id, score) with score > 0,
-    /// higher is better, best first, at most `limit`.
+    /// higher is better, best first, at most `limit`. With the default filter, memories
+    /// the filter hides (deleted, forgotten) may be among them; callers re-check.
     pub fn lexical_search(
         &self,
         query: &str,
         filter: &MemoryFilter,
         limit: usize,
     ) -> Result<Vec<(i64, f64)>> {
-        let Some(expr) = fts_query(query) else {
+        let tokens = self.prune_common(query_tokens(query))?;
+        if tokens.is_empty() {
             return Ok(Vec::new());
-        };
-        let (cond, filter_params) = filter.to_sql();
+        }
+        let expr = tokens
+            .iter()
+            .map(|t| quote(t))
+            .collect::<Vec<_>>()
+            .join(" OR ");
         // Column weights: text, who (0: the actor signal covers it), what (a copy of text),
         // when, where, why, how.
-        let sql = format!(
-            "SELECT m.id, -bm25(memories_fts, 1.0, 0.0, 0.0, 0.5, 0.5, 0.5, 0.5) AS s
-             FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid
-             WHERE memories_fts MATCH ? AND {cond}
-             ORDER BY s DESC LIMIT ?"
-        );
+        const SCORE: &str = "-bm25(memories_fts, 1.0, 0.0, 0.0, 0.5, 0.5, 0.5, 0.5)";
         let mut params = vec![Value::Text(expr)];
-        params.extend(filter_params);
+        let sql = if filter.is_default_visibility() {
+            format!(
+                "SELECT rowid, {SCORE} AS s FROM memories_fts WHERE memories_fts MATCH ?
+                 ORDER BY s DESC LIMIT ?"
+            )
+        } else {
+            let (cond, filter_params) = filter.to_sql();
+            params.extend(filter_params);
+            format!(
+                "SELECT m.id, {SCORE} AS s
+                 FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid
+                 WHERE memories_fts MATCH ? AND {cond}
+                 ORDER BY s DESC LIMIT ?"
+            )
+        };
         params.push(Value::Integer(limit as i64));
         let mut stmt = self.conn().prepare_cached(&sql)?;
         let rows = stmt.query_map(rusqlite::params_from_iter(params), |r| {
             Ok((r.get::<_, i64>(0)?, r.get::<_, f64>(1)?))
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// In a large store, drops tokens found in more than `PRUNE_DOC_SHARE` of documents,
+    /// keeping at least the rarest one.
+    fn prune_common(&self, tokens: Vec<String>) -> Result<Vec<String>> {
+        let rows: i64 =
+            self.conn()
+                .query_row("SELECT IFNULL(MAX(id), 0) FROM memories", [], |r| r.get(0))?;
+        if rows < PRUNE_FROM_ROWS || tokens.len() < 2 {
+            return Ok(tokens);
+        }
+        let mut counted = Vec::with_capacity(tokens.len());
+        let mut stmt = self
+            .conn()
+            .prepare_cached("SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?1")?;
+        for t in tokens {
+            let df: i64 = stmt.query_row([quote(&t)], |r| r.get(0))?;
+            counted.push((t, df));
+        }
+        let limit = (rows as f64 * PRUNE_DOC_SHARE) as i64;
+        let rarest = counted.iter().map(|c| c.1).min().unwrap_or(0);
+        Ok(counted
+            .into_iter()
+            .filter(|(_, df)| *df <= limit || *df == rarest)
+            .map(|(t, _)| t)
+            .collect())
     }
 }
 

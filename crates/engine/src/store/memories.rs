@@ -32,6 +32,17 @@ pub struct MemoryFilter {
 }
 
 impl MemoryFilter {
+    /// True when only the default visibility applies (no deleted, no forgotten memories).
+    pub fn is_default_visibility(&self) -> bool {
+        self.kinds.is_empty()
+            && self.states.is_empty()
+            && self.who.is_none()
+            && self.conversation.is_none()
+            && self.from.is_none()
+            && self.to.is_none()
+            && !self.include_deleted
+    }
+
     /// SQL condition (on table alias `m`) and its parameters.
     pub(crate) fn to_sql(&self) -> (String, Vec<Value>) {
         let mut conds: Vec<String> = Vec::new();

@@ -9,7 +9,7 @@ mod memories;
 mod messages;
 
 pub use co_access::CoAccess;
-pub use fts::fts_query;
+pub use fts::{fts_query, query_tokens};
 pub use history::HistoryEntry;
 pub use links::Link;
 pub use memories::{ListQuery, MemoryFilter, MemoryUpdate, SortKey};
