@@ -175,6 +175,55 @@ mod tests {
     }
 
     #[test]
+    fn very_common_words_are_pruned_only_in_large_stores() {
+        use crate::memory::{Kind, NewMemory};
+        let mut store = crate::store::Store::open_in_memory().unwrap();
+        let fill = |store: &mut crate::store::Store, from: usize, to: usize| {
+            store
+                .transaction(|tx| {
+                    for i in from..to {
+                        let text = if i == 7 {
+                            "common zebra"
+                        } else {
+                            "common filler"
+                        };
+                        tx.insert_memory(&NewMemory::new(Kind::Episode, text), 1.0, 0)?;
+                    }
+                    Ok(())
+                })
+                .unwrap();
+        };
+        let filter = MemoryFilter::default();
+        fill(&mut store, 0, 1000);
+        // Small store: every matching word counts.
+        assert_eq!(
+            store
+                .read()
+                .lexical_search("common zebra", &filter, 50)
+                .unwrap()
+                .len(),
+            50
+        );
+        fill(&mut store, 1000, PRUNE_FROM_ROWS as usize);
+        // Large store: "common" (in every document) is dropped, the rare word is kept.
+        let hits = store
+            .read()
+            .lexical_search("common zebra", &filter, 50)
+            .unwrap();
+        assert_eq!(hits.len(), 1);
+        assert_eq!(hits[0].0, 8);
+        // A query of only common words keeps the rarest of them.
+        assert_eq!(
+            store
+                .read()
+                .lexical_search("common filler", &filter, 50)
+                .unwrap()
+                .len(),
+            50
+        );
+    }
+
+    #[test]
     fn handles_unicode_words() {
         assert_eq!(
             fts_query("Müller über café 東京").unwrap(),
