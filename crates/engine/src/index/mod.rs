@@ -438,7 +438,5 @@ mod tests {
         let mut idx = VectorIndex::new(16, IndexParams::default(), 8);
         let err = idx.upsert(1, &[1.0; 3], 1).unwrap_err();
         assert_eq!(err.code(), "invalid_input");
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
-        let _: f32 = rng.gen();
     }
 }

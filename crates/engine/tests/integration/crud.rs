@@ -17,6 +17,18 @@ fn no_facts() -> AddOptions {
     }
 }
 
+/// Adds one episode ("the boiler needs servicing", no facts) and returns its id.
+fn add_boiler_note(engine: &Somna) -> i64 {
+    engine
+        .add(
+            "c",
+            &[msg("Ann", "the boiler needs servicing")],
+            &no_facts(),
+        )
+        .unwrap()
+        .episodes[0]
+}
+
 fn embedding(engine: &Somna, id: i64) -> Vec<f32> {
     engine
         .with_store(|s| s.read().embedding_of(id))
@@ -117,15 +129,7 @@ fn updating_the_text_re_embeds_and_records_history() {
 #[test]
 fn updating_other_fields_keeps_the_embedding_and_records_only_what_changed() {
     let f = Fixture::hash();
-    let id = f
-        .engine
-        .add(
-            "c",
-            &[msg("Ann", "the boiler needs servicing")],
-            &no_facts(),
-        )
-        .unwrap()
-        .episodes[0];
+    let id = add_boiler_note(&f.engine);
     let v = embedding(&f.engine, id);
     let importance_before = f.engine.get(id).unwrap().memory.importance;
     let upd = MemoryUpdate {
@@ -164,15 +168,7 @@ fn updating_other_fields_keeps_the_embedding_and_records_only_what_changed() {
 #[test]
 fn invalid_updates_are_refused_and_change_nothing() {
     let f = Fixture::hash();
-    let id = f
-        .engine
-        .add(
-            "c",
-            &[msg("Ann", "the boiler needs servicing")],
-            &no_facts(),
-        )
-        .unwrap()
-        .episodes[0];
+    let id = add_boiler_note(&f.engine);
     let before = f.snapshot();
     let m = f.engine.get(id).unwrap().memory;
     let bad = [
