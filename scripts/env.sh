@@ -11,13 +11,19 @@ sudo_if_needed() {
 }
 
 # Debian packages the build needs; installed only if missing.
-SOMNA_APT_PACKAGES=(build-essential pkg-config python3 python3-pip ca-certificates curl)
+SOMNA_APT_PACKAGES=(build-essential pkg-config python3 python3-pip ca-certificates curl file
+  # The desktop app (Tauri 2 on WebKitGTK).
+  libwebkit2gtk-4.1-dev libgtk-3-dev libssl-dev librsvg2-dev libayatana-appindicator3-dev libxdo-dev
+  # Headless runs and end-to-end tests.
+  xvfb xauth webkit2gtk-driver libgl1-mesa-dri dbus-x11)
 
 somna_install_system_packages() {
   local missing=()
   for p in "${SOMNA_APT_PACKAGES[@]}"; do
     dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
   done
+  # Node builds the UI; any Node >= 18 will do, so an existing one (e.g. from NodeSource) is kept.
+  command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
   if [ "${#missing[@]}" -gt 0 ]; then
     step "installing system packages: ${missing[*]}"
     sudo_if_needed apt-get update -qq
@@ -34,4 +40,23 @@ somna_install_model() {
   step "embedding model"
   cargo build --locked -p somna-cli --quiet
   "$CARGO_TARGET_DIR/debug/somna" model install
+}
+
+somna_model_dir() {
+  if [ -n "${SOMNA_MODEL_DIR:-}" ]; then echo "$SOMNA_MODEL_DIR"; return; fi
+  echo "${SOMNA_HOME:-${XDG_DATA_HOME:-$HOME/.local/share}/somna}/model"
+}
+
+# The web UI (ui/dist) is embedded in the app binary at build time: build it first.
+somna_build_ui() {
+  step "building the UI (ui/)"
+  (cd ui && { [ -d node_modules ] && npm ls --silent >/dev/null 2>&1 || npm ci --no-audit --no-fund; } && npm run build --silent)
+}
+
+# tauri-driver bridges WebDriver to WebKitWebDriver for the end-to-end tests.
+somna_install_tauri_driver() {
+  if ! command -v tauri-driver >/dev/null 2>&1; then
+    step "installing tauri-driver"
+    cargo install tauri-driver --version ^2 --locked
+  fi
 }

@@ -1,17 +1,28 @@
 #!/usr/bin/env bash
-# Installs what is missing (system packages, the embedding model), builds Somna, and
-# opens the store so it is ready to use. The desktop app is not part of the build yet:
-# the command-line tool `somna` is what this starts.
+# Installs what is missing (system packages, UI packages, the embedding model), builds the
+# command-line tool and the desktop app, and starts the app. With an empty store the app
+# loads the bundled demo conversations (assets/demo) so every view has something to show.
+# Pass --no-start to set up without starting the app.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/env.sh
 source scripts/env.sh
 
 somna_install_system_packages
+somna_build_ui
 somna_install_model
-step "opening the store"
-"$CARGO_TARGET_DIR/debug/somna" init
+step "building the desktop app"
+cargo build --locked -p somna-app
 mkdir -p "$HOME/.local/bin"
 ln -sf "$CARGO_TARGET_DIR/debug/somna" "$HOME/.local/bin/somna"
-step "ready: 'somna --help' (linked into ~/.local/bin)"
-"$CARGO_TARGET_DIR/debug/somna" --help
+ln -sf "$CARGO_TARGET_DIR/debug/somna-app" "$HOME/.local/bin/somna-app"
+step "ready: 'somna --help' and 'somna-app' are linked into ~/.local/bin"
+if [ "${1:-}" = "--no-start" ]; then
+  exit 0
+fi
+if [ -z "${DISPLAY:-}" ] && [ -z "${WAYLAND_DISPLAY:-}" ]; then
+  echo "No display found (DISPLAY/WAYLAND_DISPLAY unset): start the app from a desktop session with 'somna-app --demo-if-empty'." >&2
+  exit 0
+fi
+step "starting Somna"
+exec "$CARGO_TARGET_DIR/debug/somna-app" --demo-if-empty

@@ -8,6 +8,8 @@ cd "$(dirname "$0")/.."
 source scripts/env.sh
 
 somna_install_system_packages
+# The app embeds ui/dist at compile time, so the UI is built (and type-checked) first.
+somna_build_ui
 somna_install_model
 
 step "cargo fmt --check"
@@ -16,4 +18,6 @@ step "cargo clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 step "cargo test"
 cargo test --workspace --all-targets --locked
+step "end-to-end tests of the desktop app"
+bash scripts/e2e.sh
 step "all tests passed"

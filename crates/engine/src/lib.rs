@@ -12,6 +12,7 @@ pub mod index;
 pub mod ingest;
 pub mod memory;
 pub mod paths;
+pub mod points;
 pub mod retrieve;
 pub mod store;
 

@@ -29,6 +29,10 @@ pub struct MemoryFilter {
     /// Soft-deleted memories are hidden unless this is set.
     #[serde(default)]
     pub include_deleted: bool,
+    /// Only members of this concept cluster. Checked in SQL only: [`MemoryFilter::matches`]
+    /// cannot see cluster membership, so searches apply it through the allowed-id set.
+    #[serde(default)]
+    pub cluster: Option<i64>,
 }
 
 impl MemoryFilter {
@@ -41,6 +45,7 @@ impl MemoryFilter {
             && self.from.is_none()
             && self.to.is_none()
             && !self.include_deleted
+            && self.cluster.is_none()
     }
 
     /// SQL condition (on table alias `m`) and its parameters.
@@ -75,6 +80,12 @@ impl MemoryFilter {
         if let Some(to) = self.to {
             conds.push("m.occurred_at <= ?".into());
             params.push(Value::Integer(to));
+        }
+        if let Some(c) = self.cluster {
+            conds.push(
+                "m.id IN (SELECT memory_id FROM cluster_members WHERE cluster_id = ?)".into(),
+            );
+            params.push(Value::Integer(c));
         }
         let sql = if conds.is_empty() {
             "1".to_string()

@@ -1,0 +1,194 @@
+//! Compact per-memory attributes for visualisations: one row per visible memory with what
+//! a point's colour, size and tooltip need, without the text. Columnar so front ends can
+//! hand the arrays straight to the GPU.
+
+use crate::{Kind, Result, Somna, State};
+use serde::{Deserialize, Serialize};
+
+/// Column-oriented attributes of every visible memory, ordered by id.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct PointAttributes {
+    pub ids: Vec<i64>,
+    pub kinds: Vec<Kind>,
+    pub states: Vec<State>,
+    /// Cluster id, or -1 when the memory is in no cluster.
+    pub clusters: Vec<i64>,
+    /// Unix ms of `occurred_at`, falling back to `created_at`.
+    pub times: Vec<i64>,
+    pub access_counts: Vec<i64>,
+    pub importance: Vec<f32>,
+}
+
+impl PointAttributes {
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+}
+
+impl Somna {
+    /// Attributes of every visible (not deleted, not forgotten) memory.
+    pub fn point_attributes(&self) -> Result<PointAttributes> {
+        self.with_store(|store| {
+            let mut stmt = store.conn().prepare_cached(
+                "SELECT m.id, m.kind, m.state, COALESCE(c.cluster_id, -1),
+                        COALESCE(m.occurred_at, m.created_at), m.access_count, m.importance
+                 FROM memories m LEFT JOIN cluster_members c ON c.memory_id = m.id
+                 WHERE m.deleted_at IS NULL AND m.state != 'forgotten'
+                 ORDER BY m.id",
+            )?;
+            let mut out = PointAttributes::default();
+            let mut rows = stmt.query([])?;
+            while let Some(r) = rows.next()? {
+                out.ids.push(r.get(0)?);
+                let kind: String = r.get(1)?;
+                let state: String = r.get(2)?;
+                out.kinds.push(kind.parse::<Kind>()?);
+                out.states.push(state.parse::<State>()?);
+                out.clusters.push(r.get(3)?);
+                out.times.push(r.get(4)?);
+                out.access_counts.push(r.get(5)?);
+                out.importance.push(r.get::<_, f64>(6)? as f32);
+            }
+            Ok(out)
+        })
+    }
+}
+
+/// A node of the bubble graph: enough to draw and label it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct GraphNode {
+    pub id: i64,
+    pub kind: Kind,
+    pub who: Option<String>,
+    /// The first 120 characters of the text.
+    pub label: String,
+    pub importance: f64,
+    /// Hops from the nearest seed (0 for a seed).
+    pub depth: usize,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct GraphEdge {
+    pub src: i64,
+    pub dst: i64,
+    pub kind: crate::memory::LinkKind,
+    pub score: f64,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Neighbourhood {
+    pub nodes: Vec<GraphNode>,
+    pub edges: Vec<GraphEdge>,
+    /// True when `limit` stopped the traversal before `depth` was exhausted.
+    pub truncated: bool,
+}
+
+impl Somna {
+    /// The link graph around `seeds`: breadth-first over links in both directions up to
+    /// `depth` hops and `limit` nodes (strongest links first), with every link among the
+    /// nodes reached. Hidden (deleted or forgotten) memories are skipped. With no seeds, the
+    /// most linked visible memories are used.
+    pub fn neighbourhood(
+        &self,
+        seeds: &[i64],
+        depth: usize,
+        limit: usize,
+    ) -> Result<Neighbourhood> {
+        self.with_store(|store| {
+            let read = store.read();
+            let mut seeds = seeds.to_vec();
+            if seeds.is_empty() {
+                let mut stmt = store.conn().prepare_cached(
+                    "SELECT l.src FROM links l JOIN memories m ON m.id = l.src
+                     WHERE m.deleted_at IS NULL AND m.state != 'forgotten'
+                     GROUP BY l.src ORDER BY COUNT(*) DESC, l.src LIMIT 12",
+                )?;
+                seeds = stmt
+                    .query_map([], |r| r.get(0))?
+                    .collect::<std::result::Result<_, _>>()?;
+            }
+            let limit = limit.max(1);
+            let mut out = Neighbourhood::default();
+            let mut seen = std::collections::HashMap::new();
+            let mut frontier = Vec::new();
+            for &s in &seeds {
+                if out.nodes.len() >= limit {
+                    out.truncated = true;
+                    break;
+                }
+                if let Some(m) = read.get_memory(s)?.filter(visible) {
+                    if seen.insert(s, 0).is_none() {
+                        out.nodes.push(node(&m, 0));
+                        frontier.push(s);
+                    }
+                }
+            }
+            for d in 1..=depth {
+                let mut next = Vec::new();
+                for &id in &frontier {
+                    let mut links = read.links_of(id)?;
+                    links.sort_by(|a, b| b.score.total_cmp(&a.score));
+                    for l in links {
+                        let other = if l.src == id { l.dst } else { l.src };
+                        if seen.contains_key(&other) {
+                            continue;
+                        }
+                        if out.nodes.len() >= limit {
+                            out.truncated = true;
+                            break;
+                        }
+                        if let Some(m) = read.get_memory(other)?.filter(visible) {
+                            seen.insert(other, d);
+                            out.nodes.push(node(&m, d));
+                            next.push(other);
+                        }
+                    }
+                }
+                frontier = next;
+            }
+            for n in &out.nodes {
+                for l in read.links_of(n.id)? {
+                    if l.src == n.id && seen.contains_key(&l.dst) {
+                        out.edges.push(GraphEdge {
+                            src: l.src,
+                            dst: l.dst,
+                            kind: l.kind,
+                            score: l.score,
+                        });
+                    }
+                }
+            }
+            Ok(out)
+        })
+    }
+}
+
+fn visible(m: &crate::Memory) -> bool {
+    m.deleted_at.is_none() && m.state != State::Forgotten
+}
+
+fn node(m: &crate::Memory, depth: usize) -> GraphNode {
+    GraphNode {
+        id: m.id,
+        kind: m.kind,
+        who: m.w5h1.who.clone(),
+        label: m.text.chars().take(120).collect(),
+        importance: m.importance,
+        depth,
+    }
+}
+
+impl Somna {
+    /// Every speaker name in the store, alphabetically.
+    pub fn actors(&self) -> Result<Vec<String>> {
+        self.with_store(|store| {
+            let mut a = store.read().actors()?;
+            a.sort_by_key(|s| s.to_lowercase());
+            Ok(a)
+        })
+    }
+}

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# End-to-end tests of the desktop app: builds the UI and the app, starts Xvfb and
+# tauri-driver (WebKitWebDriver), and runs tests/e2e with Node's test runner against a
+# fresh store. Screenshots go to $SOMNA_E2E_SHOTS when set.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+# shellcheck source=scripts/env.sh
+source scripts/env.sh
+
+somna_build_ui
+step "cargo build -p somna-app"
+cargo build --locked -p somna-app
+somna_install_tauri_driver
+
+work="$(mktemp -d)"
+cleanup() {
+  [ -n "${driver_pid:-}" ] && kill "$driver_pid" 2>/dev/null || true
+  [ -n "${xvfb_pid:-}" ] && kill "$xvfb_pid" 2>/dev/null || true
+  pkill -f "$CARGO_TARGET_DIR/debug/somna-app" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+display=":$((90 + RANDOM % 400))"
+Xvfb "$display" -screen 0 1440x900x24 -nolisten tcp >"$work/xvfb.log" 2>&1 &
+xvfb_pid=$!
+export DISPLAY="$display"
+sleep 1
+
+port=$((4500 + RANDOM % 400))
+# The app opens a store in a fresh directory; the model comes from the usual place.
+export SOMNA_DB="$work/store/somna.db"
+export SOMNA_MODEL_DIR="${SOMNA_MODEL_DIR:-$(somna_model_dir)}"
+tauri-driver --port "$port" --native-port $((port + 1)) --native-driver /usr/bin/WebKitWebDriver \
+  >"$work/driver.log" 2>&1 &
+driver_pid=$!
+for _ in $(seq 50); do
+  curl -sf "http://127.0.0.1:$port/status" >/dev/null 2>&1 && break
+  sleep 0.2
+done
+
+step "end-to-end tests (Xvfb $display, tauri-driver :$port)"
+status=0
+SOMNA_APP_BIN="$CARGO_TARGET_DIR/debug/somna-app" SOMNA_WEBDRIVER_URL="http://127.0.0.1:$port" \
+  node --test --test-concurrency=1 tests/e2e/ || status=$?
+if [ "$status" -ne 0 ]; then
+  echo "--- tauri-driver log (tail) ---"
+  tail -n 40 "$work/driver.log" || true
+fi
+exit "$status"

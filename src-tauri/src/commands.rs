@@ -1,0 +1,259 @@
+//! Tauri commands: one-line adapters over the engine. Long work becomes a job (see jobs.rs)
+//! and returns its id at once; everything else returns its value or `{code, message}`.
+
+use crate::error::{ApiError, ApiResult};
+use crate::points;
+use crate::state::{AppState, EngineSlot};
+use serde::{Deserialize, Serialize};
+use somna_engine::ingest::{parse_chat_jsonl, parse_locomo, ExportDoc};
+use somna_engine::store::HistoryEntry;
+use somna_engine::{AddOptions, ListQuery, Memory, MemoryUpdate, SearchQuery, SearchResponse};
+use somna_engine::{MemoryDetail, Page, Stats};
+use tauri::{AppHandle, Manager, State};
+
+/// The bundled demo conversations (assets/demo, written by the Somna team).
+const DEMO_JSONL: &str = include_str!("../../assets/demo/demo.jsonl");
+
+#[derive(Debug, Serialize)]
+pub struct Status {
+    pub state: &'static str,
+    pub error: Option<ApiError>,
+    pub db_path: String,
+    pub model_dir: String,
+    pub stats: Option<Stats>,
+    pub demo_if_empty: bool,
+}
+
+#[tauri::command]
+pub fn status(state: State<'_, AppState>) -> Status {
+    let slot = state.engine.read().unwrap_or_else(|p| p.into_inner());
+    let (name, error, stats) = match &*slot {
+        EngineSlot::Opening => ("opening", None, None),
+        EngineSlot::Failed(e) => ("failed", Some(e.clone()), None),
+        EngineSlot::Ready(e) => match e.stats() {
+            Ok(s) => ("ready", None, Some(s)),
+            Err(err) => ("failed", Some(err.into()), None),
+        },
+    };
+    Status {
+        state: name,
+        error,
+        db_path: state.db_path().display().to_string(),
+        model_dir: state.model_dir.display().to_string(),
+        stats,
+        demo_if_empty: state.demo_if_empty,
+    }
+}
+
+#[tauri::command]
+pub fn stats(state: State<'_, AppState>) -> ApiResult<Stats> {
+    Ok(state.engine()?.stats()?)
+}
+
+#[tauri::command]
+pub fn list_memories(state: State<'_, AppState>, query: ListQuery) -> ApiResult<Page> {
+    Ok(state.engine()?.list(&query)?)
+}
+
+/// Searches without recording accesses: looking at memories in the app is not an agent
+/// using them, so it must not change their usage signals.
+#[tauri::command]
+pub async fn search(state: State<'_, AppState>, query: SearchQuery) -> ApiResult<SearchResponse> {
+    let engine = state.engine()?;
+    tauri::async_runtime::spawn_blocking(move || engine.search_readonly(&query))
+        .await
+        .map_err(|e| ApiError::new("internal", e.to_string()))?
+        .map_err(Into::into)
+}
+
+#[tauri::command]
+pub fn get_memory(state: State<'_, AppState>, id: i64) -> ApiResult<MemoryDetail> {
+    Ok(state.engine()?.get(id)?)
+}
+
+#[tauri::command]
+pub fn memory_history(state: State<'_, AppState>, id: i64) -> ApiResult<Vec<HistoryEntry>> {
+    Ok(state.engine()?.history(id)?)
+}
+
+#[tauri::command]
+pub async fn update_memory(
+    state: State<'_, AppState>,
+    id: i64,
+    update: MemoryUpdate,
+) -> ApiResult<Memory> {
+    let engine = state.engine()?;
+    tauri::async_runtime::spawn_blocking(move || engine.update(id, &update, "app"))
+        .await
+        .map_err(|e| ApiError::new("internal", e.to_string()))?
+        .map_err(Into::into)
+}
+
+#[tauri::command]
+pub fn delete_memory(state: State<'_, AppState>, id: i64, hard: bool) -> ApiResult<()> {
+    Ok(state.engine()?.delete(id, hard, "app")?)
+}
+
+#[tauri::command]
+pub fn restore_memory(state: State<'_, AppState>, id: i64) -> ApiResult<Memory> {
+    Ok(state.engine()?.restore(id, "app")?)
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ImportFormat {
+    Locomo,
+    ChatJsonl,
+    Json,
+}
+
+/// Imports a file's content (the UI reads it from a file picker). Returns the job id.
+#[tauri::command]
+pub fn import_text(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    name: String,
+    format: ImportFormat,
+    content: String,
+) -> ApiResult<u64> {
+    let engine = state.engine()?;
+    Ok(state.jobs.spawn(&app, "import", move |job| {
+        import_content(&engine, &name, format, &content, job)
+    }))
+}
+
+/// Loads the bundled demo conversations. Returns the job id.
+#[tauri::command]
+pub fn load_demo(app: AppHandle, state: State<'_, AppState>) -> ApiResult<u64> {
+    let engine = state.engine()?;
+    Ok(state.jobs.spawn(&app, "import", move |job| {
+        import_content(
+            &engine,
+            "demo.jsonl",
+            ImportFormat::ChatJsonl,
+            DEMO_JSONL,
+            job,
+        )
+    }))
+}
+
+pub fn import_content(
+    engine: &somna_engine::Somna,
+    name: &str,
+    format: ImportFormat,
+    content: &str,
+    job: &somna_engine::Job,
+) -> ApiResult<serde_json::Value> {
+    if let ImportFormat::Json = format {
+        let doc: ExportDoc = serde_json::from_str(content).map_err(|e| {
+            ApiError::from(somna_engine::Error::Import {
+                file: name.into(),
+                location: format!("line {}, column {}", e.line(), e.column()),
+                problem: e.to_string(),
+            })
+        })?;
+        let n = engine.import_export(&doc, job)?;
+        return Ok(serde_json::json!({ "memories": n }));
+    }
+    // The parsers read files (and name conversations after them): stage the content in a
+    // private temporary directory under the file's own name.
+    let dir = tempfile::tempdir().map_err(|e| ApiError::new("io", e.to_string()))?;
+    let safe: String = std::path::Path::new(name)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| "import".into());
+    let path = dir.path().join(safe);
+    std::fs::write(&path, content).map_err(|e| ApiError::new("io", e.to_string()))?;
+    let batches = match format {
+        ImportFormat::Locomo => parse_locomo(&path)?,
+        ImportFormat::ChatJsonl => parse_chat_jsonl(&path)?,
+        ImportFormat::Json => unreachable!("handled above"),
+    };
+    let opts = AddOptions {
+        actor: "import".into(),
+        ..Default::default()
+    };
+    let report = engine.import(&batches, &opts, job)?;
+    serde_json::to_value(report).map_err(|e| ApiError::new("json", e.to_string()))
+}
+
+/// Writes the whole store as a Somna export to `path`; returns the number of memories.
+#[tauri::command]
+pub async fn export_store(state: State<'_, AppState>, path: String) -> ApiResult<usize> {
+    let engine = state.engine()?;
+    tauri::async_runtime::spawn_blocking(move || {
+        let doc = engine.export()?;
+        let n = doc.memories.len();
+        let text = serde_json::to_string_pretty(&doc).map_err(somna_engine::Error::from)?;
+        let path = expand_home(&path);
+        std::fs::write(&path, text).map_err(|source| somna_engine::Error::Io { path, source })?;
+        Ok::<_, somna_engine::Error>(n)
+    })
+    .await
+    .map_err(|e| ApiError::new("internal", e.to_string()))?
+    .map_err(Into::into)
+}
+
+fn expand_home(p: &str) -> std::path::PathBuf {
+    match (p.strip_prefix("~/"), std::env::var_os("HOME")) {
+        (Some(rest), Some(home)) => std::path::PathBuf::from(home).join(rest),
+        _ => std::path::PathBuf::from(p),
+    }
+}
+
+#[tauri::command]
+pub fn cancel_job(state: State<'_, AppState>, job: u64) -> bool {
+    state.jobs.cancel(job)
+}
+
+/// Every visible memory's attributes, packed for the GPU (see points.rs for the layout).
+#[tauri::command]
+pub async fn point_attributes(state: State<'_, AppState>) -> ApiResult<tauri::ipc::Response> {
+    let engine = state.engine()?;
+    let attrs = tauri::async_runtime::spawn_blocking(move || engine.point_attributes())
+        .await
+        .map_err(|e| ApiError::new("internal", e.to_string()))??;
+    Ok(tauri::ipc::Response::new(points::pack_attributes(&attrs)))
+}
+
+#[tauri::command]
+pub fn neighbourhood(
+    state: State<'_, AppState>,
+    seeds: Vec<i64>,
+    depth: usize,
+    limit: usize,
+) -> ApiResult<somna_engine::points::Neighbourhood> {
+    Ok(state
+        .engine()?
+        .neighbourhood(&seeds, depth.min(4), limit.min(2000))?)
+}
+
+#[tauri::command]
+pub fn actors(state: State<'_, AppState>) -> ApiResult<Vec<String>> {
+    Ok(state.engine()?.actors()?)
+}
+
+/// Opens (or creates) the store at `path` in place of the current one. Returns the job id.
+#[tauri::command]
+pub fn open_store(app: AppHandle, state: State<'_, AppState>, path: String) -> ApiResult<u64> {
+    let path = expand_home(path.trim());
+    if path.as_os_str().is_empty() || path.is_dir() {
+        return Err(ApiError::new(
+            "invalid_input",
+            "give the path of a SQLite file (it is created if missing)",
+        ));
+    }
+    let model_dir = state.model_dir.clone();
+    let handle = app.clone();
+    Ok(state.jobs.spawn(&app, "open", move |job| {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| ApiError::new("io", e.to_string()))?;
+        }
+        let engine = somna_engine::Somna::open(&somna_engine::Config::new(&path, &model_dir), job)?;
+        let state = handle.state::<AppState>();
+        state.set(EngineSlot::Ready(std::sync::Arc::new(engine)));
+        *state.db_path.write().unwrap_or_else(|p| p.into_inner()) = path.clone();
+        Ok(path.display().to_string())
+    }))
+}

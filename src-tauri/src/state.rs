@@ -1,0 +1,54 @@
+//! The app's shared state: the engine (opened in the background at start-up) and jobs.
+
+use crate::error::{ApiError, ApiResult};
+use crate::jobs::Jobs;
+use somna_engine::Somna;
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
+
+pub enum EngineSlot {
+    Opening,
+    Ready(Arc<Somna>),
+    Failed(ApiError),
+}
+
+pub struct AppState {
+    pub engine: RwLock<EngineSlot>,
+    pub jobs: Arc<Jobs>,
+    pub db_path: RwLock<PathBuf>,
+    pub model_dir: PathBuf,
+    /// Load the demo data without asking when the store is empty.
+    pub demo_if_empty: bool,
+}
+
+impl AppState {
+    pub fn new(db_path: PathBuf, model_dir: PathBuf) -> Self {
+        Self {
+            engine: RwLock::new(EngineSlot::Opening),
+            jobs: Arc::default(),
+            db_path: RwLock::new(db_path),
+            model_dir,
+            demo_if_empty: false,
+        }
+    }
+
+    /// The open engine, or why there is none.
+    pub fn engine(&self) -> ApiResult<Arc<Somna>> {
+        match &*self.engine.read().unwrap_or_else(|p| p.into_inner()) {
+            EngineSlot::Ready(e) => Ok(e.clone()),
+            EngineSlot::Opening => Err(ApiError::not_ready()),
+            EngineSlot::Failed(e) => Err(e.clone()),
+        }
+    }
+
+    pub fn db_path(&self) -> PathBuf {
+        self.db_path
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    pub fn set(&self, slot: EngineSlot) {
+        *self.engine.write().unwrap_or_else(|p| p.into_inner()) = slot;
+    }
+}

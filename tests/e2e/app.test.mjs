@@ -1,0 +1,158 @@
+// End-to-end tests of the real app: tauri-driver + WebKitWebDriver drive the built binary
+// under Xvfb (scripts/e2e.sh starts them). One session walks through what a user does.
+
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { writeFileSync, mkdirSync } from "node:fs";
+import { join, dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Session, sleep } from "./webdriver.mjs";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const APP = process.env.SOMNA_APP_BIN;
+const DRIVER = process.env.SOMNA_WEBDRIVER_URL ?? "http://127.0.0.1:4444";
+const SHOTS = process.env.SOMNA_E2E_SHOTS;
+let s;
+
+async function shot(name) {
+  if (!SHOTS) return;
+  mkdirSync(SHOTS, { recursive: true });
+  writeFileSync(join(SHOTS, `${name}.png`), await s.screenshot());
+}
+
+/// Imports a fixture through the import dialog's file picker.
+async function importFile(path) {
+  await s.click('[data-testid="import-open"]');
+  await s.type('[data-testid="import-file"]', path);
+  await s.click('[data-testid="import-start"]');
+  await s.waitFor('[data-testid="import-status"][data-done="true"]', { timeout: 120000 });
+  const status = await s.text('[data-testid="import-status"]');
+  await s.exec(`document.querySelector(".modal")?.remove();`);
+  return status;
+}
+
+async function listCount() {
+  const t = await s.text('[data-testid="browser-count"]');
+  return Number(t.replace(/[^0-9]/g, ""));
+}
+
+async function search(q) {
+  await s.clear('[data-testid="search"]');
+  await s.type('[data-testid="search"]', q + "\uE007");
+  await s.waitFor('[data-testid="xray-table"]', { timeout: 30000 });
+}
+
+before(async () => {
+  assert.ok(APP, "SOMNA_APP_BIN must point at the built app");
+  s = await Session.create(DRIVER, APP);
+});
+
+after(async () => {
+  await s?.quit();
+});
+
+test("first run offers the demo data and loads it", { timeout: 600000 }, async () => {
+  await s.waitFor('[data-testid="load-demo"]', { timeout: 120000 });
+  await shot("first-run");
+  await s.click('[data-testid="load-demo"]');
+  await s.until(`document.querySelector('[data-testid="browser-count"]')?.textContent.match(/[0-9,]+ memories/) && Number(document.querySelector('[data-testid="browser-count"]').textContent.replace(/[^0-9]/g, "")) > 1000`, 480000);
+  await s.until(`(globalThis.__somnaPerf?.points ?? 0) > 1000 && document.querySelector('[data-testid="space-status"]').textContent.includes("PCA ·")`, 120000);
+  await shot("space-pca");
+});
+
+test("import a file through the file picker", { timeout: 180000 }, async () => {
+  const before = await listCount();
+  const status = await importFile(join(here, "fixtures", "lighthouse.jsonl"));
+  assert.match(status, /Imported lighthouse\.jsonl: 3 stored/);
+  await s.until(`Number(document.querySelector('[data-testid="browser-count"]').textContent.replace(/[^0-9]/g, "")) > ${before}`);
+});
+
+test("search shows ranked hits with signals in the X-ray", { timeout: 60000 }, async () => {
+  await search("how many hours did the lamp run in September?");
+  const table = await s.text('[data-testid="xray-table"]');
+  assert.match(table, /412 hours/);
+  const summary = await s.text('[data-testid="xray-summary"]');
+  assert.match(summary, /route/);
+  await shot("xray");
+});
+
+test("open a memory, edit it, and see the change and its history", { timeout: 60000 }, async () => {
+  await s.click('[data-testid="xray-table"] tbody tr.hit');
+  await s.waitFor('[data-testid="detail-text"]', { pred: (t) => t.includes("412 hours") });
+  await s.click('[data-testid="edit"]');
+  await s.clear('[data-testid="edit-text"]');
+  await s.type('[data-testid="edit-text"]', "Yes, the logbook says the lamp ran 415 hours in September because of the fog.");
+  await s.click('[data-testid="save"]');
+  await s.waitFor('[data-testid="detail-text"]', { pred: (t) => t.includes("415 hours") });
+  const detail = await s.text('[data-testid="detail"]');
+  assert.match(detail, /update/);
+  assert.match(detail, /412 hours/, "history shows the old text");
+  await shot("detail-edit");
+});
+
+test("memory text with HTML or script is shown as text and never runs", { timeout: 180000 }, async () => {
+  await importFile(join(here, "fixtures", "xss.jsonl"));
+  await search("favourite picture script tag javascript link");
+  const table = await s.text('[data-testid="xray-table"]');
+  assert.ok(table.includes("<img src=x onerror="), "img tag shown literally");
+  assert.ok(table.includes("<script>"), "script tag shown literally");
+  await s.click('[data-testid="tab-space"]');
+  await s.click('[data-testid="xray-table"] tbody tr.hit');
+  const detail = await s.text('[data-testid="detail-text"]');
+  assert.ok(/<img|<script>|javascript:/.test(detail), "the detail pane shows the markup as text");
+  assert.equal(await s.exec("return document.querySelectorAll('.mrow img, .detail img, .xray img, .mrow script, .xray script, .detail a[href^=javascript]').length;"), 0);
+  assert.equal(await s.exec("return window.__pwned ?? null;"), null, "no injected code ran");
+});
+
+test("switch between PCA and t-SNE", { timeout: 900000 }, async () => {
+  await s.click('[data-testid="tab-space"]');
+  await s.click('[data-testid="method-tsne"]');
+  await s.until(`document.querySelector('[data-testid="space-status"]').textContent.startsWith("t-SNE ·")`, 840000);
+  await shot("space-tsne");
+  await s.click('[data-testid="method-pca"]');
+  await s.until(`document.querySelector('[data-testid="space-status"]').textContent.startsWith("PCA ·")`, 120000);
+});
+
+test("select a point in the 3D view and see it in the browser and the graph", { timeout: 120000 }, async () => {
+  await s.click('[data-testid="tab-space"]');
+  // A point whose screen position no other point covers closely.
+  const target = await s.exec(`
+    const sp = globalThis.__somnaSpace, p = globalThis.__somnaState.points;
+    const pts = [];
+    for (let i = 0; i < p.n; i += Math.max(1, Math.floor(p.n / 400))) {
+      const xy = sp.screenOf(p.ids[i]);
+      if (xy && xy[0] > 20 && xy[1] > 20 && xy[0] < 600 && xy[1] < 500) pts.push([p.ids[i], xy]);
+    }
+    for (const [id, xy] of pts) {
+      if (sp.pick(xy[0], xy[1], 6) >= 0 && p.ids[sp.pick(xy[0], xy[1], 6)] === id) return { id, x: xy[0], y: xy[1] };
+    }
+    return null;`);
+  assert.ok(target, "found a pickable point");
+  await s.clickAt('[data-testid="space-canvas"]', target.x, target.y);
+  await s.waitFor('[data-testid="detail"]', { pred: (t) => t.includes(`#${target.id}`) });
+  await s.until(`globalThis.__somnaState.selection.has(${target.id})`);
+  await s.click('[data-testid="tab-graph"]');
+  await s.until(`globalThis.__somnaGraph.nodeIds().includes(${target.id})`, 30000);
+  await shot("graph");
+  const perf = await s.exec("return globalThis.__somnaPerf;");
+  assert.ok(perf.pick_ms < 50, `picking took ${perf.pick_ms} ms`);
+});
+
+test("run a sleep cycle and see its report", { timeout: 600000 }, async () => {
+  await s.click('[data-testid="tab-sleep"]');
+  await s.click('[data-testid="sleep-dry-run"]');
+  await s.waitFor('[data-testid="sleep-report"]', { timeout: 300000, pred: (t) => t.includes("Dry run") });
+  await s.click('[data-testid="sleep-run"]');
+  await s.waitFor('[data-testid="sleep-report"]', { timeout: 300000, pred: (t) => /Cycle #\d+/.test(t) });
+  await s.waitFor('[data-testid="sleep-history"]', { pred: (t) => /#\d+/.test(t) });
+  await shot("sleep");
+});
+
+test("cluster and step the liquid loop", { timeout: 600000 }, async () => {
+  await s.click('[data-testid="tab-clusters"]');
+  await s.click('[data-testid="cluster-run"]');
+  await s.waitFor('[data-testid="cluster-list"]', { timeout: 300000, pred: (t) => /label/.test(t) });
+  await s.click('[data-testid="liquid-step"]');
+  await s.waitFor('[data-testid="liquid-step-row"]', { timeout: 60000 });
+  await shot("clusters");
+});

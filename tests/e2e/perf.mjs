@@ -1,0 +1,47 @@
+// Measures the 3D view at scale in the real webview (not part of CI: it needs a large store).
+// Usage (see scripts/e2e-perf.sh): opens the app on $SOMNA_DB, waits for the first frame,
+// then times recolouring, selection, picking and a lasso, and prints JSON.
+
+import { Session, sleep } from "./webdriver.mjs";
+
+const s = await Session.create(process.env.SOMNA_WEBDRIVER_URL, process.env.SOMNA_APP_BIN);
+try {
+  const t0 = Date.now();
+  await s.until(`(globalThis.__somnaPerf?.first_frame_ms ?? 0) > 0 && (globalThis.__somnaPerf?.points ?? 0) > 0`, 1800000);
+  const wall = Date.now() - t0;
+  const out = { wall_until_first_frame_ms: wall, ...(await s.exec("return globalThis.__somnaPerf;")) };
+  const timings = await s.exec(`
+    const sp = globalThis.__somnaSpace, st = globalThis.__somnaState, perf = globalThis.__somnaPerf;
+    const res = { recolor: [], select: [], pick: [], lasso: [], upload: [] };
+    const sel = document.querySelector('[data-testid="color-by"]');
+    for (const c of ["kind", "recency", "usage", "cluster", "importance", "state"]) {
+      sel.value = c; sel.dispatchEvent(new Event("change")); res.recolor.push(perf.recolor_ms);
+    }
+    for (let i = 0; i < 5; i++) {
+      const t = performance.now();
+      sp.setData(st.points, st.layout, false);
+      res.upload.push(performance.now() - t);
+    }
+    const p = st.points;
+    for (let i = 0; i < 5; i++) {
+      const id = p.ids[Math.floor(p.n * (i + 0.5) / 5)];
+      const t = performance.now();
+      globalThis.__somnaSelect([id], id);
+      res.select.push(performance.now() - t);
+    }
+    for (let i = 0; i < 10; i++) { sp.pick(100 + 40 * i, 100 + 30 * i, 8); res.pick.push(perf.pick_ms); }
+    for (let i = 0; i < 3; i++) {
+      const poly = [];
+      for (let a = 0; a < 64; a++) poly.push(300 + 150 * Math.cos(a / 64 * 6.283), 300 + 120 * Math.sin(a / 64 * 6.283));
+      sp.selectPolygon(poly, false); res.lasso.push(perf.lasso_ms);
+    }
+    return res;`);
+  out.samples = timings;
+  await sleep(500);
+  // Raster time: a forced synchronous frame (software GL under Xvfb).
+  out.raster_ms = await s.exec(`
+    const sp = globalThis.__somnaSpace; const t = performance.now(); sp.renderNow(); return performance.now() - t;`);
+  console.log(JSON.stringify(out, null, 2));
+} finally {
+  await s.quit();
+}

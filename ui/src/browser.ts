@@ -1,0 +1,277 @@
+// Memory browser: filters, a sortable virtualised list over the whole store (pages fetched
+// on demand), and search results when a query is active.
+
+import { api } from "./api";
+import { h, clear, fmtTime, fmtInt, toast } from "./dom";
+import { bus, select, state } from "./store";
+import type { Kind, ListQuery, MemState, Memory, SortKey, Stats } from "./types";
+import { KINDS, STATES } from "./types";
+
+const ROW = 58;
+const PAGE = 200;
+/// Browsers cap element heights (~33M px); beyond this the scrollbar is scaled.
+const MAX_SCROLL_PX = 8_000_000;
+
+export class Browser {
+  readonly el: HTMLElement;
+  private listEl: HTMLElement;
+  private spacer: HTMLElement;
+  private rowsEl: HTMLElement;
+  private countEl: HTMLElement;
+  private pages = new Map<number, Memory[] | "loading">();
+  private total = 0;
+  private sort: SortKey = "id";
+  private descending = true;
+  private generation = 0;
+  private convSelect: HTMLSelectElement;
+  private whoInput: HTMLInputElement;
+  private whoList: HTMLDataListElement;
+  private fromInput: HTMLInputElement;
+  private toInput: HTMLInputElement;
+  private clusterSelect: HTMLSelectElement;
+  private rowPool: HTMLElement[] = [];
+  /// Ranked rows when a search is active (replaces the listing).
+  private searchRows: Memory[] | null = null;
+
+  constructor() {
+    const kindChips = h("div", { class: "chips", "data-testid": "kind-filter" },
+      ...KINDS.map((k) => this.chip(k, () => this.toggle(state.filter.kinds, k))));
+    const stateChips = h("div", { class: "chips", "data-testid": "state-filter" },
+      ...STATES.map((s) => this.chip(s, () => this.toggle(state.filter.states, s))));
+    this.convSelect = h("select", { "aria-label": "conversation", onchange: () => {
+      state.filter.conversation = this.convSelect.value || null;
+      this.filterChanged();
+    } }, h("option", { value: "" }, "all conversations"));
+    this.whoList = h("datalist", { id: "who-list" });
+    this.whoInput = h("input", { type: "text", placeholder: "actor (who)", list: "who-list",
+      "aria-label": "actor", onchange: () => {
+        state.filter.who = this.whoInput.value.trim() || null;
+        this.filterChanged();
+      } });
+    const dateChange = () => {
+      state.filter.from = this.fromInput.value ? Date.parse(this.fromInput.value + "T00:00:00Z") : null;
+      state.filter.to = this.toInput.value ? Date.parse(this.toInput.value + "T23:59:59.999Z") : null;
+      this.filterChanged();
+    };
+    this.fromInput = h("input", { type: "date", "aria-label": "from", onchange: dateChange });
+    this.toInput = h("input", { type: "date", "aria-label": "to", onchange: dateChange });
+    this.clusterSelect = h("select", { "aria-label": "cluster", hidden: true, onchange: () => this.clusterChanged() },
+      h("option", { value: "" }, "all clusters"));
+    const sortSelect = h("select", { "aria-label": "sort", onchange: () => {
+      this.sort = sortSelect.value as SortKey;
+      this.reload();
+    } },
+      ...([["id", "newest id"], ["occurred_at", "time"], ["importance", "importance"],
+        ["access_count", "usage"], ["updated_at", "last changed"], ["last_accessed", "last used"]] as const)
+        .map(([v, l]) => h("option", { value: v }, l)));
+    const dirBtn = h("button", { class: "icon", title: "sort direction", onclick: () => {
+      this.descending = !this.descending;
+      dirBtn.textContent = this.descending ? "↓" : "↑";
+      this.reload();
+    } }, "↓");
+    this.countEl = h("div", { class: "count", "data-testid": "browser-count" });
+    this.spacer = h("div", { class: "spacer" });
+    this.rowsEl = h("div", { class: "rows" });
+    this.listEl = h("div", { class: "list", tabindex: "0", "data-testid": "memory-list" }, this.spacer, this.rowsEl);
+    this.listEl.addEventListener("scroll", () => this.render(), { passive: true });
+    this.listEl.addEventListener("keydown", (e) => this.onKey(e));
+    new ResizeObserver(() => this.render()).observe(this.listEl);
+    this.el = h("section", { class: "browser panel" },
+      h("div", { class: "filters" },
+        h("div", { class: "row" }, kindChips),
+        h("div", { class: "row" }, stateChips),
+        h("div", { class: "row" }, this.convSelect, this.whoInput, this.whoList),
+        h("div", { class: "row" }, this.fromInput, h("span", { class: "muted" }, "–"), this.toInput),
+        h("div", { class: "row" }, this.clusterSelect),
+        h("div", { class: "row" }, h("span", { class: "muted" }, "sort"), sortSelect, dirBtn, this.countEl)),
+      this.listEl);
+    bus.on("selection", () => this.render());
+    bus.on("search", () => this.showSearch());
+    bus.on("data", () => this.reload());
+    bus.on("clusters", () => this.fillClusters());
+  }
+
+  private chip(label: string, onToggle: () => void): HTMLElement {
+    const b = h("button", { class: "chip", "aria-pressed": "false", onclick: () => {
+      onToggle();
+      b.setAttribute("aria-pressed", b.getAttribute("aria-pressed") === "true" ? "false" : "true");
+    } }, label);
+    return b;
+  }
+
+  private toggle<T extends Kind | MemState>(list: T[], v: T): void {
+    const i = list.indexOf(v);
+    if (i >= 0) list.splice(i, 1);
+    else list.push(v);
+    this.filterChanged();
+  }
+
+  private filterChanged(): void {
+    bus.emit("filter");
+    this.reload();
+  }
+
+  private clusterChanged(): void {
+    state.filter.cluster = this.clusterSelect.value ? Number(this.clusterSelect.value) : null;
+    this.filterChanged();
+  }
+
+  fillClusters(): void {
+    const labels = state.clusterLabels;
+    const cur = this.clusterSelect.value;
+    clear(this.clusterSelect);
+    this.clusterSelect.append(h("option", { value: "" }, "all clusters"));
+    for (const [id, label] of labels) this.clusterSelect.append(h("option", { value: String(id) }, `#${id} ${label}`));
+    this.clusterSelect.value = cur;
+    this.clusterSelect.hidden = labels.size === 0;
+  }
+
+  setStats(s: Stats): void {
+    const cur = this.convSelect.value;
+    clear(this.convSelect);
+    this.convSelect.append(h("option", { value: "" }, "all conversations"));
+    for (const [c, n] of s.conversations) this.convSelect.append(h("option", { value: c }, `${c} (${fmtInt(n)})`));
+    this.convSelect.value = cur;
+  }
+
+  setActors(actors: string[]): void {
+    clear(this.whoList);
+    for (const a of actors) this.whoList.append(h("option", { value: a }));
+  }
+
+  private query(offset: number): ListQuery {
+    return { filter: state.filter, sort: this.sort, descending: this.descending, offset, limit: PAGE };
+  }
+
+  reload(): void {
+    if (state.search) {
+      this.showSearch();
+      return;
+    }
+    this.searchRows = null;
+    this.generation++;
+    this.pages.clear();
+    this.listEl.scrollTop = 0;
+    void this.fetch(0);
+  }
+
+  private showSearch(): void {
+    const r = state.search;
+    if (!r) {
+      this.searchRows = null;
+      this.reload();
+      return;
+    }
+    this.searchRows = r.hits.map((hit) => hit.memory);
+    this.total = this.searchRows.length;
+    this.countEl.textContent = `${r.hits.length} results`;
+    this.listEl.scrollTop = 0;
+    this.render();
+  }
+
+  private async fetch(page: number): Promise<void> {
+    const gen = this.generation;
+    this.pages.set(page, "loading");
+    try {
+      const res = await api.list(this.query(page * PAGE));
+      if (gen !== this.generation) return;
+      this.pages.set(page, res.memories);
+      this.total = res.total;
+      this.countEl.textContent = `${fmtInt(res.total)} memories`;
+      this.render();
+    } catch (e) {
+      this.pages.delete(page);
+      toast(`listing failed: ${(e as Error).message}`, "error");
+    }
+  }
+
+  private rowAt(i: number): Memory | null | undefined {
+    if (this.searchRows) return this.searchRows[i];
+    const page = Math.floor(i / PAGE);
+    const p = this.pages.get(page);
+    if (p === undefined) {
+      void this.fetch(page);
+      return null;
+    }
+    if (p === "loading") return null;
+    return p[i - page * PAGE];
+  }
+
+  /// Renders only the visible rows, reusing a pool of row elements.
+  private render(): void {
+    const full = this.total * ROW;
+    const height = Math.min(full, MAX_SCROLL_PX);
+    this.spacer.style.height = `${height}px`;
+    const view = this.listEl.clientHeight || 600;
+    const scale = full > MAX_SCROLL_PX ? (full - view) / Math.max(1, height - view) : 1;
+    const virtualTop = this.listEl.scrollTop * scale;
+    const first = Math.max(0, Math.floor(virtualTop / ROW) - 2);
+    const count = Math.min(this.total - first, Math.ceil(view / ROW) + 5);
+    while (this.rowPool.length < count) {
+      const r = h("div", { class: "mrow", role: "option" });
+      r.addEventListener("click", (e) => {
+        const id = Number(r.dataset.id);
+        if (!Number.isFinite(id)) return;
+        if ((e as MouseEvent).shiftKey || (e as MouseEvent).ctrlKey || (e as MouseEvent).metaKey) {
+          const s = new Set(state.selection);
+          if (s.has(id)) s.delete(id);
+          else s.add(id);
+          select(s, id);
+        } else select([id], id);
+      });
+      this.rowPool.push(r);
+      this.rowsEl.append(r);
+    }
+    const offset = this.listEl.scrollTop - (virtualTop - first * ROW);
+    for (let j = 0; j < this.rowPool.length; j++) {
+      const r = this.rowPool[j];
+      if (j >= count) {
+        r.hidden = true;
+        continue;
+      }
+      const i = first + j;
+      const m = this.rowAt(i);
+      r.hidden = false;
+      r.style.transform = `translateY(${offset + j * ROW}px)`;
+      this.fillRow(r, m ?? null, i);
+    }
+  }
+
+  private fillRow(r: HTMLElement, m: Memory | null, i: number): void {
+    const id = m ? String(m.id) : "";
+    if (r.dataset.id === id && r.dataset.sel === String(state.selection.has(m?.id ?? -1))) return;
+    r.dataset.id = id;
+    r.dataset.sel = String(m ? state.selection.has(m.id) : false);
+    r.classList.toggle("selected", !!m && state.selection.has(m.id));
+    r.classList.toggle("deleted", !!m?.deleted_at);
+    clear(r);
+    if (!m) {
+      r.append(h("div", { class: "meta muted" }, `#${i + 1} …`));
+      return;
+    }
+    r.setAttribute("data-testid", `memory-row-${m.id}`);
+    r.append(
+      h("div", { class: "meta" },
+        h("span", { class: `kind k-${m.kind}` }, m.kind),
+        h("span", { class: "who" }, m.who ?? "—"),
+        h("span", { class: "muted" }, fmtTime(m.occurred_at ?? m.created_at)),
+        m.state !== "active" ? h("span", { class: `state s-${m.state}` }, m.state) : null,
+        h("span", { class: "id muted" }, `#${m.id}`)),
+      h("div", { class: "text" }, m.text));
+  }
+
+  private onKey(e: KeyboardEvent): void {
+    if (e.key !== "ArrowDown" && e.key !== "ArrowUp") return;
+    e.preventDefault();
+    const ids: number[] = [];
+    if (this.searchRows) ids.push(...this.searchRows.map((m) => m.id));
+    const cur = state.primary;
+    if (this.searchRows) {
+      const i = cur === null ? -1 : ids.indexOf(cur);
+      const next = ids[Math.max(0, Math.min(ids.length - 1, i + (e.key === "ArrowDown" ? 1 : -1)))];
+      if (next !== undefined) select([next], next);
+    } else {
+      this.listEl.scrollTop += e.key === "ArrowDown" ? ROW : -ROW;
+    }
+  }
+}

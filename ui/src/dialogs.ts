@@ -1,0 +1,122 @@
+// Modal dialogs: import (file picker, format, progress, cancel), export, settings.
+
+import { api, waitJob } from "./api";
+import { h, toast } from "./dom";
+
+function modal(title: string, ...content: (Node | null)[]): { el: HTMLElement; close: () => void } {
+  const card = h("div", { class: "card dialog", role: "dialog", "aria-label": title }, h("h2", null, title), ...content);
+  const el = h("div", { class: "modal" }, card);
+  const close = () => el.remove();
+  el.addEventListener("click", (e) => { if (e.target === el) close(); });
+  document.addEventListener("keydown", function esc(e) {
+    if (e.key === "Escape") { close(); document.removeEventListener("keydown", esc); }
+  });
+  document.body.append(el);
+  return { el, close };
+}
+
+/// Guesses a file's format from its name and first bytes.
+export function detectFormat(name: string, content: string): "chat-jsonl" | "locomo" | "json" {
+  if (name.toLowerCase().endsWith(".jsonl")) return "chat-jsonl";
+  const head = content.trimStart().slice(0, 4000);
+  if (head.startsWith("{") && /"format"\s*:\s*"somna/.test(head)) return "json";
+  if (head.startsWith("[") || /"conversation"\s*:\s*\{/.test(head)) return "locomo";
+  return head.startsWith("{") && head.includes("\n{") ? "chat-jsonl" : "locomo";
+}
+
+export function openImportDialog(): void {
+  const file = h("input", { type: "file", accept: ".json,.jsonl,application/json", "data-testid": "import-file" });
+  const format = h("select", { "aria-label": "format", "data-testid": "import-format" },
+    h("option", { value: "auto" }, "detect from file"), h("option", { value: "chat-jsonl" }, "chat JSONL (one message per line)"),
+    h("option", { value: "locomo" }, "LoCoMo JSON"), h("option", { value: "json" }, "Somna export"));
+  const status = h("div", { class: "muted", "data-testid": "import-status" });
+  const go = h("button", { class: "primary", "data-testid": "import-start" }, "Import");
+  const cancel = h("button", { hidden: true }, "Cancel import");
+  let job: number | null = null;
+  const { close } = modal("Import conversations",
+    h("p", { class: "muted" }, "Chat JSONL: {role, content, name?, timestamp?, conversation?} per line. LoCoMo JSON. Or a Somna export. A malformed file imports nothing and says where the problem is; an interrupted import resumes when the same file is imported again."),
+    h("label", null, "file", file), h("label", null, "format", format), status,
+    h("div", { class: "actions" }, go, cancel, h("button", { onclick: () => close() }, "Close")));
+  cancel.addEventListener("click", () => { if (job !== null) void api.cancelJob(job); });
+  go.addEventListener("click", async () => {
+    const f = file.files?.[0];
+    if (!f) {
+      status.textContent = "Choose a file first.";
+      return;
+    }
+    go.disabled = true;
+    try {
+      const content = await f.text();
+      const fmt = format.value === "auto" ? detectFormat(f.name, content) : format.value;
+      status.textContent = `Importing ${f.name} as ${fmt}…`;
+      job = await api.importText(f.name, fmt, content);
+      cancel.hidden = false;
+      const r = await waitJob<Record<string, unknown>>(job);
+      const stored = r.messages_stored ?? r.memories;
+      status.textContent = `Imported ${f.name}: ${stored} stored${r.messages_skipped ? `, ${r.messages_skipped} already present` : ""}.`;
+      status.setAttribute("data-done", "true");
+    } catch (e) {
+      status.textContent = (e as Error).message;
+      status.classList.add("error");
+    } finally {
+      go.disabled = false;
+      cancel.hidden = true;
+      job = null;
+    }
+  });
+}
+
+export function openExportDialog(): void {
+  const today = new Date().toISOString().slice(0, 10);
+  const path = h("input", { type: "text", value: `~/somna-export-${today}.json`, "aria-label": "path" });
+  const status = h("div", { class: "muted" });
+  const go = h("button", { class: "primary" }, "Export");
+  const { close } = modal("Export the store",
+    h("p", { class: "muted" }, "Every memory with its links, messages and history, as a Somna JSON export (re-importable)."),
+    h("label", null, "write to", path), status,
+    h("div", { class: "actions" }, go, h("button", { onclick: () => close() }, "Close")));
+  go.addEventListener("click", async () => {
+    go.disabled = true;
+    try {
+      const n = await api.exportStore(path.value);
+      status.textContent = `Exported ${n} memories to ${path.value}.`;
+      toast(`exported ${n} memories`);
+    } catch (e) {
+      status.textContent = (e as Error).message;
+    } finally {
+      go.disabled = false;
+    }
+  });
+}
+
+export function openSettingsDialog(): void {
+  const info = h("dl", { class: "grid" });
+  const path = h("input", { type: "text", "aria-label": "store path" });
+  const status = h("div", { class: "muted" });
+  const open = h("button", { class: "primary" }, "Open this store");
+  const { close } = modal("Settings",
+    h("h4", null, "Store"), info,
+    h("label", null, "store location (a SQLite file; created if missing)", path),
+    status,
+    h("div", { class: "actions" }, open, h("button", { onclick: () => close() }, "Close")));
+  void api.status().then((s) => {
+    path.value = s.db_path;
+    info.append(h("dt", null, "store"), h("dd", null, s.db_path), h("dt", null, "model"), h("dd", null, s.model_dir),
+      h("dt", null, "embedding"), h("dd", null, s.stats ? `${s.stats.embedding_model} (${s.stats.dim} dims)` : "—"),
+      h("dt", null, "index"), h("dd", null, s.stats ? `${s.stats.indexed} vectors, ${s.stats.index_tombstones} tombstones` : "—"));
+  });
+  open.addEventListener("click", async () => {
+    open.disabled = true;
+    status.textContent = "Opening…";
+    try {
+      const job = await api.openStore(path.value);
+      await waitJob(job);
+      status.textContent = "Opened.";
+      location.reload();
+    } catch (e) {
+      status.textContent = (e as Error).message;
+    } finally {
+      open.disabled = false;
+    }
+  });
+}

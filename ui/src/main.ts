@@ -1,0 +1,303 @@
+// Somna's UI: a top bar (search, import, export, settings, running jobs), the memory
+// browser on the left, the views in the middle (3D space, retrieval X-ray, bubble graph,
+// sleep, clusters), and the selected memory's details on the right.
+
+import { api, onEvent, onProgress, onJobDone, waitJob, CommandError } from "./api";
+import { Browser } from "./browser";
+import { Detail } from "./detail";
+import { h, clear, fmtInt, toast } from "./dom";
+import { Graph } from "./graph";
+import { Space } from "./space";
+import { bus, parseLayout, parsePoints, select, state } from "./store";
+import type { ProgressPayload, Route, ScoreMode, Stats, Status } from "./types";
+import { Xray, searchSummary } from "./xray";
+import { SleepPanel } from "./sleep";
+import { ClusterPanel } from "./clusters";
+import { openImportDialog, openExportDialog, openSettingsDialog } from "./dialogs";
+
+const app = document.getElementById("app")!;
+
+const browser = new Browser();
+const detail = new Detail();
+const space = new Space();
+const xray = new Xray();
+const graph = new Graph();
+const sleep = new SleepPanel();
+const clusters = new ClusterPanel();
+
+// ---- top bar ------------------------------------------------------------------------
+const searchInput = h("input", {
+  type: "search", placeholder: "Search memories (hybrid: semantic + lexical + recency + actor + usage)",
+  "aria-label": "search", "data-testid": "search", spellcheck: "false",
+});
+const kSel = h("select", { "aria-label": "k" }, ...[5, 10, 20, 50].map((k) => h("option", { value: String(k) }, `k=${k}`)));
+kSel.value = "10";
+const modeSel = h("select", { "aria-label": "score mode" }, h("option", { value: "fusion" }, "fusion"), h("option", { value: "context" }, "context"));
+const routeSel = h("select", { "aria-label": "route" },
+  ...["auto", "direct", "pattern", "causal", "hybrid"].map((r) => h("option", { value: r }, r === "auto" ? "route: auto" : r)));
+const searchInfo = h("span", { class: "muted search-info", "data-testid": "search-info" });
+const clearBtn = h("button", { class: "icon", title: "clear search", hidden: true, onclick: () => clearSearch() }, "✕");
+const statsEl = h("span", { class: "stats muted", "data-testid": "stats" });
+const jobsEl = h("div", { class: "jobs", "data-testid": "jobs" });
+const topbar = h("header", { class: "topbar" },
+  h("div", { class: "brand" }, h("span", { class: "logo" }), "Somna"),
+  h("form", { class: "searchbar", onsubmit: (e: Event) => { e.preventDefault(); void runSearch(); } },
+    searchInput, kSel, modeSel, routeSel, clearBtn),
+  searchInfo,
+  h("div", { class: "spacer" }),
+  jobsEl,
+  statsEl,
+  h("button", { onclick: () => openImportDialog(), "data-testid": "import-open" }, "Import"),
+  h("button", { onclick: () => openExportDialog() }, "Export"),
+  h("button", { class: "icon", title: "settings", onclick: () => openSettingsDialog(), "data-testid": "settings-open" }, "⚙"));
+
+// ---- views --------------------------------------------------------------------------
+type Tab = "space" | "xray" | "graph" | "sleep" | "clusters";
+const tabs: { id: Tab; label: string; el: HTMLElement }[] = [
+  { id: "space", label: "Space", el: h("div", { class: "view space-view" }) },
+  { id: "xray", label: "Retrieval X-ray", el: xray.el },
+  { id: "graph", label: "Bubble graph", el: graph.el },
+  { id: "sleep", label: "Sleep", el: sleep.el },
+  { id: "clusters", label: "Clusters", el: clusters.el },
+];
+tabs[0].el.append(space.el);
+const tabBar = h("nav", { class: "tabs", role: "tablist" }, ...tabs.map((t) =>
+  h("button", { role: "tab", "data-tab": t.id, "data-testid": `tab-${t.id}`, onclick: () => showTab(t.id) }, t.label)));
+const views = h("div", { class: "views" }, ...tabs.map((t) => t.el));
+const center = h("main", { class: "center" }, tabBar, views);
+
+let currentTab: Tab = "space";
+function showTab(id: Tab): void {
+  currentTab = id;
+  for (const t of tabs) t.el.hidden = t.id !== id;
+  for (const b of tabBar.querySelectorAll("button")) b.setAttribute("aria-selected", String(b.dataset.tab === id));
+  // One WebGL canvas serves both the Space tab and the X-ray (which shows it beside the table).
+  if (id === "xray") xray.spaceSlot.append(space.el);
+  else if (id === "space") tabs[0].el.append(space.el);
+  graph.setActive(id === "graph");
+  if (id === "sleep") void sleep.refresh();
+  if (id === "clusters") void clusters.refresh();
+  space.requestFrame();
+}
+
+app.append(topbar, h("div", { class: "body" }, browser.el, center, detail.el));
+// Handles for the end-to-end tests and for poking at the app from the web inspector.
+Object.assign(globalThis, { __somnaSpace: space, __somnaState: state, __somnaGraph: graph, __somnaSelect: select });
+showTab("space");
+
+// ---- search -------------------------------------------------------------------------
+async function runSearch(): Promise<void> {
+  const q = searchInput.value;
+  if (!q.trim()) {
+    clearSearch();
+    return;
+  }
+  try {
+    const r = await api.search({
+      query: q, k: Number(kSel.value), mode: modeSel.value as ScoreMode,
+      route: routeSel.value === "auto" ? null : (routeSel.value as Route), filter: state.filter,
+    });
+    state.search = r;
+    clearBtn.hidden = false;
+    searchInfo.textContent = searchSummary(r);
+    bus.emit("search");
+    if (currentTab !== "xray" && currentTab !== "space") showTab("xray");
+  } catch (e) {
+    toast((e as Error).message, "error");
+  }
+}
+
+function clearSearch(): void {
+  searchInput.value = "";
+  state.search = null;
+  clearBtn.hidden = true;
+  searchInfo.textContent = "";
+  bus.emit("search");
+}
+bus.on("filter", () => {
+  if (state.search) void runSearch();
+});
+
+// ---- jobs ---------------------------------------------------------------------------
+const jobRows = new Map<number, HTMLElement>();
+void onProgress((p: ProgressPayload) => {
+  let row = jobRows.get(p.job);
+  if (!row) {
+    row = h("div", { class: "job", "data-testid": `job-${p.kind}` },
+      h("span", { class: "label" }), h("progress", { max: "1", value: "0" }),
+      h("button", { class: "icon", title: "cancel", onclick: () => void api.cancelJob(p.job) }, "✕"));
+    jobRows.set(p.job, row);
+    jobsEl.append(row);
+  }
+  (row.querySelector(".label") as HTMLElement).textContent = `${p.kind}: ${p.stage} ${fmtInt(p.done)}/${fmtInt(p.total)}`;
+  const bar = row.querySelector("progress") as HTMLProgressElement;
+  bar.max = Math.max(1, p.total);
+  bar.value = p.done;
+});
+void onJobDone((d) => {
+  jobRows.get(d.job)?.remove();
+  jobRows.delete(d.job);
+  if (!d.ok && d.error) {
+    toast(d.error.code === "cancelled" ? `${d.kind} cancelled` : `${d.kind} failed: ${d.error.message}`, d.error.code === "cancelled" ? "info" : "error");
+  }
+  if (d.ok && d.kind === "import") {
+    toast("import finished");
+    void refreshAll(true);
+  }
+});
+
+// ---- data refresh -------------------------------------------------------------------
+let method: "pca" | "tsne" = "pca";
+space.setMethodHandler((m) => {
+  if (m === method) return;
+  method = m;
+  space.setMethod(m);
+  space.resetNormalisation();
+  void refreshPoints(false, false);
+});
+
+async function refreshStats(): Promise<Stats | null> {
+  try {
+    const s = await api.stats();
+    statsEl.textContent = `${fmtInt(s.memories)} memories · ${s.conversations.length} conversations · ${fmtInt(s.links)} links`;
+    browser.setStats(s);
+    return s;
+  } catch {
+    return null;
+  }
+}
+
+let pointsToken = 0;
+/// Reloads point attributes and the layout of the current method; `full` asks for a full
+/// recompute instead of the cached layout with incremental placement.
+async function refreshPoints(animate: boolean, full: boolean): Promise<void> {
+  const token = ++pointsToken;
+  try {
+    const buf = await api.pointAttributes();
+    if (token !== pointsToken) return;
+    state.points = parsePoints(buf);
+    bus.emit("points");
+    if (state.points.n === 0) {
+      space.setData(state.points, null, false);
+      space.setStatus("no memories yet");
+      return;
+    }
+    space.setStatus(`${method === "pca" ? "PCA" : "t-SNE"}: computing layout of ${fmtInt(state.points.n)} memories…`);
+    const job = await api.computeLayout(method, 3, full);
+    const summary = await waitJob<{ points: number; placed_incrementally: number; computed_at: number }>(job);
+    if (token !== pointsToken) return;
+    const layout = parseLayout(await api.layoutData(method, 3), method);
+    state.layout = layout;
+    space.setData(state.points, layout, animate);
+    space.setStatus(`${method === "pca" ? "PCA" : "t-SNE"} · ${fmtInt(summary.points)} points` +
+      (summary.placed_incrementally ? ` · ${fmtInt(summary.placed_incrementally)} placed incrementally` : ""));
+    bus.emit("layout");
+  } catch (e) {
+    if (e instanceof CommandError && e.code === "cancelled") {
+      space.setStatus("layout cancelled");
+      return;
+    }
+    space.setStatus(`layout failed: ${(e as Error).message}`);
+  }
+}
+
+async function refreshClusterLabels(): Promise<void> {
+  try {
+    const cs = await api.clusters();
+    state.clusterLabels = new Map(cs.map((c) => [c.id, c.label]));
+    bus.emit("clusters");
+  } catch {
+    /* clusters are optional until computed */
+  }
+}
+
+async function refreshAll(animate: boolean): Promise<void> {
+  const s = await refreshStats();
+  browser.setActors(await api.actors().catch(() => []));
+  browser.reload();
+  await refreshClusterLabels();
+  await refreshPoints(animate, false);
+  if (s && s.memories === 0) showFirstRun();
+}
+bus.on("data", () => {
+  void refreshStats();
+  void refreshPoints(true, false);
+});
+(globalThis as unknown as { somnaRefresh: (full: boolean) => Promise<void> }).somnaRefresh = (full) => refreshPoints(true, full);
+bus.on("clusters", () => space.recolor());
+void onEvent("somna://clusters-changed", () => {
+  void refreshClusterLabels().then(() => refreshPoints(true, false));
+});
+void onEvent("somna://memories-changed", () => bus.emit("data"));
+
+// ---- start-up -----------------------------------------------------------------------
+const overlay = h("div", { class: "overlay-card", "data-testid": "startup" });
+document.body.append(overlay);
+
+function showOpening(text: string): void {
+  clear(overlay);
+  overlay.hidden = false;
+  overlay.append(h("div", { class: "card" }, h("div", { class: "spinner" }), h("p", null, text)));
+}
+
+function showFailure(s: Status): void {
+  clear(overlay);
+  overlay.hidden = false;
+  const e = s.error!;
+  const hint = e.code === "model_missing" || e.code === "model_corrupt"
+    ? h("p", null, "Install the embedding model with ", h("code", null, "somna model install"), ", then restart Somna.")
+    : null;
+  overlay.append(h("div", { class: "card error" },
+    h("h2", null, "Somna could not open its store"),
+    h("p", { class: "mono" }, `[${e.code}] ${e.message}`), hint,
+    h("p", { class: "muted" }, `store: ${s.db_path}`), h("p", { class: "muted" }, `model: ${s.model_dir}`)));
+}
+
+function showFirstRun(): void {
+  clear(overlay);
+  overlay.hidden = false;
+  const demoBtn = h("button", { class: "primary", "data-testid": "load-demo", onclick: () => void loadDemo() }, "Load the demo data");
+  overlay.append(h("div", { class: "card" },
+    h("h2", null, "Your memory store is empty"),
+    h("p", null, "Load the bundled demo: six people talking with their assistants over eight weeks (1,270 turns), so every view has something to show. Or import your own conversations."),
+    h("div", { class: "actions" }, demoBtn,
+      h("button", { onclick: () => { overlay.hidden = true; openImportDialog(); } }, "Import a file…"),
+      h("button", { onclick: () => { overlay.hidden = true; } }, "Start empty"))));
+}
+
+async function loadDemo(): Promise<void> {
+  overlay.hidden = true;
+  try {
+    const job = await api.loadDemo();
+    await waitJob(job);
+  } catch (e) {
+    toast((e as Error).message, "error");
+  }
+}
+
+async function start(): Promise<void> {
+  showOpening("Opening the memory store…");
+  void onEvent<{ stage: string; done: number; total: number }>("somna://opening", (p) =>
+    showOpening(`Opening the memory store… ${p.stage} ${fmtInt(p.done)}/${fmtInt(p.total)}`));
+  const ready = new Promise<void>((resolve) => {
+    void onEvent("somna://ready", () => resolve());
+    void onEvent("somna://open-failed", () => resolve());
+  });
+  let s = await api.status();
+  if (s.state === "opening") {
+    await ready;
+    s = await api.status();
+  }
+  if (s.state === "failed") {
+    showFailure(s);
+    return;
+  }
+  overlay.hidden = true;
+  if (s.demo_if_empty && s.stats?.memories === 0) {
+    void loadDemo();
+    return;
+  }
+  await refreshAll(false);
+}
+
+void start();

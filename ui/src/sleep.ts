@@ -1,0 +1,176 @@
+// Sleep panel: run a consolidation cycle or a dry run (with the proposed changes as a diff),
+// live progress per phase, the report, the history of cycles, undo, and the settings.
+
+import { api, onProgress, waitJob } from "./api";
+import { h, clear, fmtTime, toast } from "./dom";
+import { kvTable, settingsForm } from "./kv";
+import { bus, select } from "./store";
+
+export interface SleepReport {
+  id: number | null;
+  trigger: string;
+  status: string;
+  started_at: number;
+  ended_at: number | null;
+  dry_run: boolean;
+  phases: Record<string, unknown>[];
+  created: Record<string, unknown>[];
+  changed: Record<string, unknown>[];
+  forgotten: number[];
+  [k: string]: unknown;
+}
+
+export class SleepPanel {
+  readonly el: HTMLElement;
+  private phasesEl: HTMLElement;
+  private reportEl: HTMLElement;
+  private historyEl: HTMLElement;
+  private settingsEl: HTMLElement;
+  private form: { el: HTMLElement; read: () => Record<string, unknown> } | null = null;
+  private runningJob: number | null = null;
+  private buttons: HTMLButtonElement[] = [];
+
+  constructor() {
+    this.phasesEl = h("div", { class: "phases", "data-testid": "sleep-phases" });
+    this.reportEl = h("div", { class: "report", "data-testid": "sleep-report" });
+    this.historyEl = h("div", { class: "history-list", "data-testid": "sleep-history" });
+    this.settingsEl = h("details", { class: "section" }, h("summary", null, "Settings"));
+    const run = h("button", { class: "primary", "data-testid": "sleep-run", onclick: () => void this.run(false) }, "Run sleep cycle");
+    const dry = h("button", { "data-testid": "sleep-dry-run", onclick: () => void this.run(true) }, "Dry run");
+    this.buttons = [run, dry];
+    this.el = h("section", { class: "panel-view sleep" },
+      h("div", { class: "toolbar" }, run, dry,
+        h("span", { class: "muted" }, "Replay → compress → schemas → forget & decay. Nothing is ever hard-deleted; every cycle can be undone.")),
+      h("div", { class: "cols" },
+        h("div", { class: "col" }, h("h3", null, "Progress"), this.phasesEl, h("h3", null, "Report"), this.reportEl),
+        h("div", { class: "col narrow" }, h("h3", null, "History"), this.historyEl, this.settingsEl)));
+    void onProgress((p) => {
+      if (p.kind === "sleep" || p.kind === "sleep-undo") this.progress(p.stage, p.done, p.total);
+    });
+  }
+
+  async refresh(): Promise<void> {
+    if (!this.form) {
+      try {
+        const cfg = await api.sleepConfig();
+        this.form = settingsForm(cfg);
+        this.settingsEl.append(this.form.el);
+      } catch (e) {
+        this.settingsEl.append(h("p", { class: "muted" }, (e as Error).message));
+      }
+    }
+    try {
+      const hist = await api.sleepHistory(50);
+      clear(this.historyEl);
+      if (!hist.length) this.historyEl.append(h("p", { class: "muted" }, "No cycles yet."));
+      for (const r of hist) {
+        const created = r.created?.length ?? 0, changed = r.changed?.length ?? 0, forgotten = r.forgotten?.length ?? 0;
+        this.historyEl.append(h("div", { class: "hrow clickable", "data-testid": `sleep-cycle-${r.id}`, onclick: () => this.showReport(r) },
+          h("b", null, `#${r.id}`), h("span", { class: `state s-${r.status}` }, r.status), h("span", { class: "muted" }, fmtTime(r.started_at)),
+          h("span", null, `+${created} ~${changed} −${forgotten}`),
+          r.status !== "undone" ? h("button", { class: "small", onclick: (e: Event) => { e.stopPropagation(); void this.undo(r.id!); } }, "Undo") : null));
+      }
+    } catch (e) {
+      clear(this.historyEl);
+      this.historyEl.append(h("p", { class: "muted" }, (e as Error).message));
+    }
+  }
+
+  private progress(stage: string, done: number, total: number): void {
+    let row = this.phasesEl.querySelector(`[data-phase="${CSS.escape(stage)}"]`) as HTMLElement | null;
+    if (!row) {
+      row = h("div", { class: "phase", "data-phase": stage }, h("span", { class: "name" }, stage), h("progress", { max: "1", value: "0" }), h("span", { class: "muted n" }));
+      this.phasesEl.append(row);
+    }
+    const bar = row.querySelector("progress") as HTMLProgressElement;
+    bar.max = Math.max(1, total);
+    bar.value = done;
+    (row.querySelector(".n") as HTMLElement).textContent = `${done}/${total}`;
+  }
+
+  private async run(dryRun: boolean): Promise<void> {
+    if (this.runningJob !== null) return;
+    clear(this.phasesEl);
+    clear(this.reportEl);
+    this.buttons.forEach((b) => (b.disabled = true));
+    const cancel = h("button", { class: "small", onclick: () => this.runningJob !== null && void api.cancelJob(this.runningJob) }, "Cancel");
+    this.phasesEl.append(cancel);
+    try {
+      this.runningJob = await api.sleepRun(dryRun, this.form?.read() ?? null);
+      const report = await waitJob<SleepReport>(this.runningJob);
+      this.showReport(report);
+      if (!dryRun) {
+        toast(`sleep cycle #${report.id} finished`);
+        bus.emit("data");
+      }
+      await this.refresh();
+    } catch (e) {
+      toast((e as Error).message, "error");
+    } finally {
+      this.runningJob = null;
+      cancel.remove();
+      this.buttons.forEach((b) => (b.disabled = false));
+    }
+  }
+
+  private async undo(id: number): Promise<void> {
+    if (!confirm(`Undo sleep cycle #${id}? Everything it created is removed and everything it changed is restored.`)) return;
+    try {
+      const job = await api.sleepUndo(id);
+      const report = await waitJob<SleepReport>(job);
+      toast(`sleep cycle #${id} undone`);
+      this.showReport(report);
+      bus.emit("data");
+      await this.refresh();
+    } catch (e) {
+      toast((e as Error).message, "error");
+    }
+  }
+
+  private showReport(r: SleepReport): void {
+    clear(this.reportEl);
+    this.reportEl.append(
+      h("div", { class: "kv" }, h("b", null, r.dry_run ? "Dry run (nothing written)" : `Cycle #${r.id}`),
+        h("span", { class: `state s-${r.status}` }, r.status), h("span", { class: "muted" }, `${fmtTime(r.started_at)} · ${r.trigger}`)),
+      kvTable(r, ["id", "trigger", "status", "started_at", "ended_at", "dry_run"]),
+      h("h4", null, "Phases"),
+      h("table", { class: "phases-table" }, h("tbody", null, ...(r.phases ?? []).map((p) =>
+        h("tr", null, h("td", null, String(p.name ?? "")), h("td", null, kvTable(p, ["name"])))))));
+    const created = r.created ?? [];
+    if (created.length) {
+      this.reportEl.append(h("h4", null, `${r.dry_run ? "Would create" : "Created"} (${created.length})`),
+        h("div", { class: "created" }, ...created.slice(0, 200).map((c) => this.createdItem(c))));
+    }
+    const changed = r.changed ?? [];
+    if (changed.length) {
+      this.reportEl.append(h("h4", null, `${r.dry_run ? "Would change" : "Changed"} (${changed.length})`),
+        h("table", { class: "diff-table" }, h("thead", null, h("tr", null, h("th", null, "memory"), h("th", null, "field"), h("th", null, "before"), h("th", null, "after"))),
+          h("tbody", null, ...changed.slice(0, 300).map((c) => {
+            const id = Number(c.memory_id);
+            return h("tr", { class: "clickable", onclick: () => select([id], id) },
+              h("td", null, `#${id}`), h("td", null, String(c.field ?? "")),
+              h("td", { class: "old" }, show(c.old)), h("td", { class: "new" }, show(c.new)));
+          }))));
+    }
+    const forgotten = r.forgotten ?? [];
+    if (forgotten.length) {
+      this.reportEl.append(h("h4", null, `${r.dry_run ? "Would forget" : "Forgotten"} (${forgotten.length})`),
+        h("div", { class: "idlist" }, ...forgotten.slice(0, 300).map((id) =>
+          h("button", { class: "small", onclick: () => select([id], id) }, `#${id}`))));
+    }
+  }
+
+  private createdItem(c: Record<string, unknown>): HTMLElement {
+    const id = typeof c.id === "number" ? c.id : null;
+    const kind = String(c.kind ?? "");
+    return h("div", { class: `created-item ${id !== null ? "clickable" : ""}`, onclick: () => id !== null && select([id], id) },
+      h("span", { class: `kind k-${kind}` }, kind), id !== null ? h("span", { class: "id" }, `#${id}`) : null,
+      h("div", { class: "text" }, String(c.text ?? c.name ?? "")),
+      Array.isArray(c.sources) ? h("div", { class: "muted" }, `from ${(c.sources as number[]).length} memories`) : null);
+  }
+}
+
+function show(v: unknown): string {
+  if (v === null || v === undefined) return "—";
+  return typeof v === "string" ? v : JSON.stringify(v);
+}

@@ -1,0 +1,90 @@
+// App-wide state shared by the views: the current filter, the selection, the last search,
+// and the point data. Views subscribe to named topics; nothing here touches the DOM.
+
+import type { MemoryFilter, SearchResponse } from "./types";
+import { emptyFilter } from "./types";
+
+type Topic = "selection" | "filter" | "search" | "points" | "layout" | "data" | "clusters";
+
+class Bus {
+  private subs = new Map<Topic, Set<() => void>>();
+  on(topic: Topic, f: () => void): void {
+    let s = this.subs.get(topic);
+    if (!s) this.subs.set(topic, (s = new Set()));
+    s.add(f);
+  }
+  emit(topic: Topic): void {
+    for (const f of this.subs.get(topic) ?? []) f();
+  }
+}
+
+export const bus = new Bus();
+
+/// Column-oriented point attributes (the "SMPA" buffer from src-tauri/src/points.rs).
+export interface PointData {
+  n: number;
+  t0: number;
+  ids: Int32Array;
+  clusters: Int32Array;
+  times: Float32Array;
+  access: Uint32Array;
+  importance: Float32Array;
+  kinds: Uint8Array;
+  states: Uint8Array;
+  /// id -> row
+  index: Map<number, number>;
+}
+
+export function parsePoints(buf: ArrayBuffer): PointData {
+  const dv = new DataView(buf);
+  const magic = String.fromCharCode(dv.getUint8(0), dv.getUint8(1), dv.getUint8(2), dv.getUint8(3));
+  if (magic !== "SMPA") throw new Error(`bad point buffer ${magic}`);
+  const n = dv.getUint32(4, true);
+  const t0 = dv.getFloat64(8, true);
+  let o = 16;
+  const ids = new Int32Array(buf, o, n); o += 4 * n;
+  const clusters = new Int32Array(buf, o, n); o += 4 * n;
+  const times = new Float32Array(buf, o, n); o += 4 * n;
+  const access = new Uint32Array(buf, o, n); o += 4 * n;
+  const importance = new Float32Array(buf, o, n); o += 4 * n;
+  const kinds = new Uint8Array(buf, o, n); o += n;
+  const states = new Uint8Array(buf, o, n);
+  const index = new Map<number, number>();
+  for (let i = 0; i < n; i++) index.set(ids[i], i);
+  return { n, t0, ids, clusters, times, access, importance, kinds, states, index };
+}
+
+export interface LayoutData {
+  method: "pca" | "tsne";
+  dims: number;
+  ids: Int32Array;
+  coords: Float32Array;
+}
+
+export function parseLayout(buf: ArrayBuffer, method: "pca" | "tsne"): LayoutData {
+  const dv = new DataView(buf);
+  const magic = String.fromCharCode(dv.getUint8(0), dv.getUint8(1), dv.getUint8(2), dv.getUint8(3));
+  if (magic !== "SMPL") throw new Error(`bad layout buffer ${magic}`);
+  const n = dv.getUint32(4, true);
+  const dims = dv.getUint32(8, true);
+  const ids = new Int32Array(buf, 16, n);
+  const coords = new Float32Array(buf, 16 + 4 * n, n * dims);
+  return { method, dims, ids, coords };
+}
+
+export const state = {
+  filter: emptyFilter() as MemoryFilter,
+  /// Selected memory ids; `primary` is the one shown in the detail pane.
+  selection: new Set<number>(),
+  primary: null as number | null,
+  search: null as SearchResponse | null,
+  points: null as PointData | null,
+  layout: null as LayoutData | null,
+  clusterLabels: new Map<number, string>(),
+};
+
+export function select(ids: Iterable<number>, primary: number | null = null): void {
+  state.selection = new Set(ids);
+  state.primary = primary ?? (state.selection.size ? state.selection.values().next().value! : null);
+  bus.emit("selection");
+}
