@@ -139,11 +139,11 @@ impl Somna {
         &self.embedder
     }
 
-    fn store(&self) -> MutexGuard<'_, Store> {
+    pub(crate) fn store(&self) -> MutexGuard<'_, Store> {
         self.store.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn index_read(&self) -> RwLockReadGuard<'_, VectorIndex> {
+    pub(crate) fn index_read(&self) -> RwLockReadGuard<'_, VectorIndex> {
         self.index.read().unwrap_or_else(|p| p.into_inner())
     }
 

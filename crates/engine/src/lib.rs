@@ -12,6 +12,7 @@ pub mod index;
 pub mod ingest;
 pub mod memory;
 pub mod paths;
+pub mod project;
 pub mod retrieve;
 pub mod store;
 
@@ -20,5 +21,6 @@ pub use error::{Error, Result};
 pub use events::{CancelToken, Job, Progress, ProgressEvent};
 pub use ingest::{AddOptions, AddReport};
 pub use memory::{Kind, Memory, NewMemory, Source, State};
+pub use project::{Layout, ProjectionMethod, ProjectionParams};
 pub use retrieve::{Route, ScoreMode, SearchQuery, SearchResponse};
 pub use store::{ListQuery, MemoryFilter, MemoryUpdate, Message};

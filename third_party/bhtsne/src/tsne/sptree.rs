@@ -316,7 +316,6 @@ where
 
     /// Checks whether the tree is correct
     #[allow(dead_code)]
-    #[cfg(not(tarpaulin_include))]
     pub fn is_correct(&self) -> bool {
         let mut ok: bool = true;
 

@@ -166,7 +166,9 @@ where
         upper: usize,
     ) {
         let mut stack: Vec<VPTreeBuilder<T>> = vec![VPTreeBuilder::new(root, lower, upper)];
-        let mut thread_rng = rand::thread_rng();
+        // Somna patch: a fixed seed instead of thread_rng, so the same input gives the same
+        // tree and t-SNE runs are reproducible (the tree only serves exact k-NN queries).
+        let mut thread_rng = <rand::rngs::StdRng as rand::SeedableRng>::seed_from_u64(0x5eed);
 
         while let Some(builder) = stack.pop() {
             let VPTreeBuilder { root, lower, upper } = builder;
@@ -174,7 +176,7 @@ where
             // Lower index is center of current node.
             if upper != lower {
                 *root = Some(Box::new(Node::new()));
-                let mut node = root.as_deref_mut().unwrap();
+                let node = root.as_deref_mut().unwrap();
                 node.index = lower;
 
                 if upper - lower > 1 {
