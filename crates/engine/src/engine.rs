@@ -88,6 +88,8 @@ pub struct Somna {
     /// after writes so searches never scan the links table.
     has_causal_links: std::sync::atomic::AtomicBool,
     open_report: OpenReport,
+    /// The liquid clustering loop's cached neighbour lists and state (cluster/liquid.rs).
+    pub(crate) liquid: Mutex<Option<crate::cluster::liquid::LiquidCache>>,
 }
 
 impl Somna {
@@ -128,6 +130,7 @@ impl Somna {
             open_report: OpenReport {
                 index_rebuilt: rebuilt,
             },
+            liquid: Mutex::new(None),
         })
     }
 

@@ -3,6 +3,7 @@
 //! No GUI dependency: the CLI and the desktop app are thin layers over [`Somna`].
 
 pub mod bench;
+pub mod cluster;
 pub mod embed;
 mod engine;
 mod error;
@@ -16,6 +17,10 @@ pub mod project;
 pub mod retrieve;
 pub mod store;
 
+pub use cluster::{
+    ClusterInfo, ClusterMerge, ClusterReport, LiquidEvent, LiquidLoop, LiquidParams, LiquidStep,
+    Moved,
+};
 pub use engine::{Config, MemoryDetail, OpenReport, Page, Somna, Stats, IMPORT_BATCH};
 pub use error::{Error, Result};
 pub use events::{CancelToken, Job, Progress, ProgressEvent};

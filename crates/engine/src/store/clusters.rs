@@ -101,6 +101,15 @@ impl Tx<'_> {
         })
     }
 
+    /// Moves every member of cluster `from` into `into`.
+    pub fn reassign_cluster(&self, from: i64, into: i64) -> Result<()> {
+        self.conn().execute(
+            "UPDATE cluster_members SET cluster_id = ?2 WHERE cluster_id = ?1",
+            params![from, into],
+        )?;
+        Ok(())
+    }
+
     /// Every cluster, merged ones included, by id.
     pub fn all_clusters(&self) -> Result<Vec<ClusterRow>> {
         let mut stmt = self.conn().prepare(
