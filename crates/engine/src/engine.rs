@@ -88,6 +88,8 @@ pub struct Somna {
     /// after writes so searches never scan the links table.
     has_causal_links: std::sync::atomic::AtomicBool,
     open_report: OpenReport,
+    /// The liquid clustering loop's cached neighbour lists and state (cluster/liquid.rs).
+    pub(crate) liquid: Mutex<Option<crate::cluster::liquid::LiquidCache>>,
 }
 
 impl Somna {
@@ -128,6 +130,7 @@ impl Somna {
             open_report: OpenReport {
                 index_rebuilt: rebuilt,
             },
+            liquid: Mutex::new(None),
         })
     }
 
@@ -139,11 +142,11 @@ impl Somna {
         &self.embedder
     }
 
-    fn store(&self) -> MutexGuard<'_, Store> {
+    pub(crate) fn store(&self) -> MutexGuard<'_, Store> {
         self.store.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn index_read(&self) -> RwLockReadGuard<'_, VectorIndex> {
+    pub(crate) fn index_read(&self) -> RwLockReadGuard<'_, VectorIndex> {
         self.index.read().unwrap_or_else(|p| p.into_inner())
     }
 

@@ -3,6 +3,7 @@
 //! No GUI dependency: the CLI and the desktop app are thin layers over [`Somna`].
 
 pub mod bench;
+pub mod cluster;
 pub mod embed;
 mod engine;
 mod error;
@@ -13,13 +14,19 @@ pub mod ingest;
 pub mod memory;
 pub mod paths;
 pub mod points;
+pub mod project;
 pub mod retrieve;
 pub mod store;
 
+pub use cluster::{
+    ClusterInfo, ClusterMerge, ClusterReport, LiquidEvent, LiquidLoop, LiquidParams, LiquidStep,
+    Moved,
+};
 pub use engine::{Config, MemoryDetail, OpenReport, Page, Somna, Stats, IMPORT_BATCH};
 pub use error::{Error, Result};
 pub use events::{CancelToken, Job, Progress, ProgressEvent};
 pub use ingest::{AddOptions, AddReport};
 pub use memory::{Kind, Memory, NewMemory, Source, State};
+pub use project::{Layout, ProjectionMethod, ProjectionParams};
 pub use retrieve::{Route, ScoreMode, SearchQuery, SearchResponse};
 pub use store::{ListQuery, MemoryFilter, MemoryUpdate, Message};

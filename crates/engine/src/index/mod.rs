@@ -243,6 +243,11 @@ impl VectorIndex {
         self.slot_ids.len() - self.current.len()
     }
 
+    /// Ids of the indexed memories, in no particular order.
+    pub fn ids(&self) -> impl Iterator<Item = i64> + '_ {
+        self.current.keys().copied()
+    }
+
     pub fn seq(&self) -> i64 {
         self.seq
     }

@@ -1,16 +1,20 @@
 //! The SQLite store: the single source of truth. One connection, WAL journal, embedded
 //! ordered migrations (each in its own transaction), one file per table's queries.
 
+mod clusters;
 mod co_access;
 mod fts;
 mod history;
+mod layouts;
 mod links;
 mod memories;
 mod messages;
 
+pub use clusters::{ClusterMerge, ClusterRow, EnergyRow};
 pub use co_access::CoAccess;
 pub use fts::{fts_query, query_tokens};
 pub use history::HistoryEntry;
+pub use layouts::StoredLayout;
 pub use links::Link;
 pub use memories::{ListQuery, MemoryFilter, MemoryUpdate, SortKey};
 pub use messages::Message;
@@ -24,6 +28,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0001_init.sql"),
     include_str!("migrations/0002_links_kind.sql"),
     include_str!("migrations/0003_tokens.sql"),
+    include_str!("migrations/0004_cluster_layouts.sql"),
 ];
 
 /// The store's schema version after all migrations.

@@ -1,0 +1,894 @@
+//! Liquid clustering (seed 003): memories flow between concept clusters along affinities
+//! to their nearest neighbours, and converged clusters merge.
+//!
+//! * Affinity of memory i to neighbour j: 0.4 co-access + 0.3 temporal proximity + 0.3
+//!   semantic similarity, over i's k nearest neighbours from the vector index (plus the
+//!   memories it was co-retrieved with). Never an n² matrix.
+//! * Pull of cluster c on i: the summed affinity to i's neighbours in c over the number of
+//!   neighbours, times c's energy (the mean energy of its members). i flows to the cluster
+//!   with the strongest pull when that beats both the flow rate and its own cluster's pull.
+//! * Energy of a memory: +0.05 per access since the last step (capped at 1), × 0.99 per step.
+//! * Live clusters whose centroids exceed cosine 0.85 merge (the smaller into the larger),
+//!   recorded in `cluster_merges`.
+//!
+//! The neighbour lists and per-memory state are cached in memory between steps (built on
+//! the first step, extended for new memories); the store lock is taken only to read what
+//! changed and to write the step's results, the index read lock only in short chunks.
+
+use super::{confidence, ClusterMerge};
+use crate::events::Job;
+use crate::project::knn::nearest_by_dot;
+use crate::store::{EnergyRow, MemoryFilter};
+use crate::{Error, Result, Somna};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError, Sender};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+pub const DEFAULT_DECAY: f32 = 0.99;
+const STEP_META: &str = "liquid_step";
+/// Up to this many memories, neighbour lists come from exact matrix products.
+const EXACT_NEIGHBOURS: usize = 20_000;
+const NONE: u32 = u32::MAX;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LiquidParams {
+    /// A memory moves only when its strongest pull × energy exceeds this.
+    pub flow_rate: f32,
+    /// Clusters whose centroids' cosine similarity exceeds this merge.
+    pub merge_threshold: f32,
+    /// Nearest neighbours per memory.
+    pub neighbours: usize,
+    pub w_co_access: f32,
+    pub w_temporal: f32,
+    pub w_semantic: f32,
+    /// Temporal proximity is exp(−|Δt| / this many hours).
+    pub temporal_scale_hours: f64,
+    /// Energy factor per step.
+    pub decay: f32,
+    /// Energy gained per access.
+    pub energy_per_access: f32,
+    /// Pause between steps of a running [`LiquidLoop`].
+    pub interval_ms: u64,
+}
+
+impl Default for LiquidParams {
+    fn default() -> Self {
+        Self {
+            flow_rate: 0.05,
+            merge_threshold: 0.85,
+            neighbours: 10,
+            w_co_access: 0.4,
+            w_temporal: 0.3,
+            w_semantic: 0.3,
+            temporal_scale_hours: 24.0,
+            decay: DEFAULT_DECAY,
+            energy_per_access: super::ENERGY_PER_ACCESS,
+            interval_ms: 1000,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Moved {
+    pub memory_id: i64,
+    pub from: i64,
+    pub to: i64,
+}
+
+/// What one step did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LiquidStep {
+    pub step: i64,
+    pub moved: Vec<Moved>,
+    pub merged: Vec<ClusterMerge>,
+    pub energy_mean: f32,
+    pub energy_max: f32,
+    /// Live clusters after the step.
+    pub clusters: usize,
+    pub memories: usize,
+    /// Wall time of the step, excluding a first-step neighbour build.
+    pub millis: u64,
+    /// Time spent building or extending the neighbour cache (0 on a warm step).
+    pub prepare_millis: u64,
+}
+
+/// The energy stored in `e`, decayed to `step`.
+pub fn decayed(e: &EnergyRow, step: i64, decay: f32) -> f32 {
+    e.energy * decay.powi((step - e.at_step).max(0) as i32)
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Nb {
+    row: u32,
+    semantic: f32,
+    temporal: f32,
+    co: f32,
+}
+
+#[derive(Debug, Clone)]
+struct ClusterState {
+    id: i64,
+    label: String,
+    sum: Vec<f32>,
+    count: usize,
+    live: bool,
+}
+
+/// Cached state of the liquid loop between steps.
+pub(crate) struct LiquidCache {
+    ids: Vec<i64>,
+    row_of: HashMap<i64, u32>,
+    alive: Vec<bool>,
+    nbrs: Vec<Vec<Nb>>,
+    times: Vec<i64>,
+    cluster: Vec<u32>,
+    clusters: Vec<ClusterState>,
+    energy: Vec<f32>,
+    credited: Vec<i64>,
+    step: i64,
+    synced_at: i64,
+    index_seq: i64,
+    index_len: usize,
+    neighbours: usize,
+    temporal_scale_ms: f64,
+}
+
+fn co_value(count: i64) -> f32 {
+    1.0 - (-(count as f32) / 3.0).exp()
+}
+
+fn affinity(n: &Nb, p: &LiquidParams) -> f32 {
+    p.w_co_access * n.co + p.w_temporal * n.temporal + p.w_semantic * n.semantic.max(0.0)
+}
+
+impl Somna {
+    pub(crate) fn liquid_step_count(&self) -> Result<i64> {
+        Ok(self
+            .store()
+            .get_meta(STEP_META)?
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0))
+    }
+
+    pub(crate) fn reset_liquid(&self) {
+        *self.liquid.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+
+    /// One step of the liquid loop; builds the neighbour cache on the first call.
+    pub fn liquid_step(&self, params: &LiquidParams) -> Result<LiquidStep> {
+        self.liquid_step_with(params, &Job::default())
+    }
+
+    /// [`Somna::liquid_step`] with progress (of a first-step neighbour build) and cancellation.
+    pub fn liquid_step_with(&self, params: &LiquidParams, job: &Job) -> Result<LiquidStep> {
+        if params.neighbours == 0 || !(0.0..=1.0).contains(&params.decay) {
+            return Err(Error::InvalidInput(
+                "liquid parameters: neighbours must be ≥ 1 and decay within 0..=1".into(),
+            ));
+        }
+        let mut guard = self.liquid.lock().unwrap_or_else(|p| p.into_inner());
+        let prep = Instant::now();
+        let stale = guard.as_ref().is_none_or(|c| {
+            c.neighbours != params.neighbours
+                || c.temporal_scale_ms != params.temporal_scale_hours * 3_600_000.0
+        });
+        if stale {
+            *guard = None;
+            *guard = Some(self.build_liquid(params, job)?);
+        }
+        let cache = guard.as_mut().expect("built above");
+        self.extend_liquid(cache, params, job)?;
+        let prepare_millis = if stale {
+            prep.elapsed().as_millis() as u64
+        } else {
+            0
+        };
+        let started = Instant::now();
+        let mut out = self.run_step(cache, params)?;
+        out.millis = started.elapsed().as_millis() as u64;
+        out.prepare_millis = prepare_millis;
+        Ok(out)
+    }
+
+    fn build_liquid(&self, params: &LiquidParams, job: &Job) -> Result<LiquidCache> {
+        let (rows, assignments, energies, times, co_pairs, step) = {
+            let store = self.store();
+            let read = store.read();
+            (
+                read.all_clusters()?,
+                read.cluster_assignments()?,
+                read.energies()?,
+                read.memory_times()?,
+                read.co_access_since(i64::MIN)?,
+                store
+                    .get_meta(STEP_META)?
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(0i64),
+            )
+        };
+        if rows.iter().all(|c| c.merged_into.is_some()) {
+            return Err(Error::InvalidInput(
+                "there are no clusters yet: run `cluster` first".into(),
+            ));
+        }
+        let synced_at = crate::store::now_ms();
+        let d = self.embedder().dim();
+        let cluster_pos: HashMap<i64, u32> = rows
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.id, i as u32))
+            .collect();
+        let clusters: Vec<ClusterState> = rows
+            .iter()
+            .map(|c| ClusterState {
+                id: c.id,
+                label: c.label.clone(),
+                sum: vec![0.0; d],
+                count: 0,
+                live: c.merged_into.is_none(),
+            })
+            .collect();
+        let time_of: HashMap<i64, (i64, i64)> =
+            times.iter().map(|&(id, t, a)| (id, (t, a))).collect();
+        let assigned: HashMap<i64, i64> = assignments.iter().map(|a| (a.0, a.1)).collect();
+        // The memories of the loop: visible, embedded and clustered.
+        let (ids, x, index_seq, index_len) = {
+            let index = self.index_read();
+            let mut ids: Vec<i64> = index
+                .ids()
+                .filter(|id| time_of.contains_key(id) && assigned.contains_key(id))
+                .collect();
+            ids.sort_unstable();
+            let mut x = Vec::with_capacity(ids.len() * d);
+            for id in &ids {
+                x.extend_from_slice(index.vector(*id).expect("listed by the index"));
+            }
+            (ids, x, index.seq(), index.len())
+        };
+        let n = ids.len();
+        let row_of: HashMap<i64, u32> = ids
+            .iter()
+            .enumerate()
+            .map(|(r, id)| (*id, r as u32))
+            .collect();
+        let mut cache = LiquidCache {
+            row_of,
+            alive: vec![true; n],
+            nbrs: Vec::new(),
+            times: ids.iter().map(|id| time_of[id].0).collect(),
+            cluster: ids
+                .iter()
+                .map(|id| cluster_pos.get(&assigned[id]).copied().unwrap_or(NONE))
+                .collect(),
+            clusters,
+            energy: vec![super::INITIAL_ENERGY; n],
+            credited: ids.iter().map(|id| time_of[id].1).collect(),
+            step,
+            synced_at,
+            index_seq,
+            index_len,
+            neighbours: params.neighbours,
+            temporal_scale_ms: params.temporal_scale_hours * 3_600_000.0,
+            ids,
+        };
+        for e in &energies {
+            if let Some(&r) = cache.row_of.get(&e.memory_id) {
+                cache.energy[r as usize] = decayed(e, step, params.decay);
+                cache.credited[r as usize] = e.accesses;
+            }
+        }
+        let known: HashSet<i64> = energies.iter().map(|e| e.memory_id).collect();
+        let missing: Vec<EnergyRow> = cache
+            .ids
+            .iter()
+            .enumerate()
+            .filter(|(_, id)| !known.contains(id))
+            .map(|(r, id)| EnergyRow {
+                memory_id: *id,
+                energy: cache.energy[r],
+                at_step: step,
+                accesses: cache.credited[r],
+            })
+            .collect();
+        if !missing.is_empty() {
+            self.store().transaction(|tx| tx.put_energies(&missing))?;
+        }
+        for (r, row) in x.chunks_exact(d).enumerate() {
+            let c = cache.cluster[r];
+            if c != NONE {
+                let st = &mut cache.clusters[c as usize];
+                st.count += 1;
+                st.sum.iter_mut().zip(row).for_each(|(s, v)| *s += v);
+            }
+        }
+        // Neighbour lists: exact by matrix products when small, HNSW otherwise.
+        let k = params.neighbours;
+        let lists: Vec<Vec<(u32, f32)>> = if n <= EXACT_NEIGHBOURS {
+            nearest_by_dot(&x, &x, d, k, true, job, "neighbours")?
+                .into_iter()
+                .map(|l| l.into_iter().map(|(r, s)| (r as u32, s)).collect())
+                .collect()
+        } else {
+            drop(x);
+            self.hnsw_neighbours(&cache.ids, &cache.row_of, k, job)?
+        };
+        cache.nbrs = lists
+            .into_iter()
+            .enumerate()
+            .map(|(i, l)| {
+                l.into_iter()
+                    .map(|(j, s)| Nb {
+                        row: j,
+                        semantic: s,
+                        temporal: cache.temporal(i, j as usize),
+                        co: 0.0,
+                    })
+                    .collect()
+            })
+            .collect();
+        self.add_co_access(&mut cache, &co_pairs)?;
+        Ok(cache)
+    }
+
+    /// k nearest neighbours (rows of `ids`) of each of `queries` by HNSW search, the
+    /// index read lock taken per chunk.
+    fn hnsw_neighbours(
+        &self,
+        queries: &[i64],
+        row_of: &HashMap<i64, u32>,
+        k: usize,
+        job: &Job,
+    ) -> Result<Vec<Vec<(u32, f32)>>> {
+        let mut out = Vec::with_capacity(queries.len());
+        for chunk in queries.chunks(2048) {
+            job.cancel.check()?;
+            let index = self.index_read();
+            let pass = |id: i64| row_of.contains_key(&id);
+            let part: Vec<Vec<(u32, f32)>> = chunk
+                .par_iter()
+                .map(|id| {
+                    let v = index.vector(*id).unwrap_or(&[]);
+                    let (hits, _) = index.search(v, k + 1, Some(&|x| x != *id && pass(x)), None);
+                    hits.into_iter()
+                        .take(k)
+                        .map(|(j, s)| (row_of[&j], s))
+                        .collect()
+                })
+                .collect();
+            drop(index);
+            out.extend(part);
+            job.report("neighbours", out.len() as u64, queries.len() as u64);
+        }
+        Ok(out)
+    }
+
+    /// Adds co-access counts to the neighbour lists, adding co-retrieved memories as
+    /// neighbours where they are not already.
+    fn add_co_access(&self, cache: &mut LiquidCache, pairs: &[(i64, i64, i64)]) -> Result<()> {
+        let mut missing = Vec::new();
+        for &(a, b, count) in pairs {
+            let (Some(&ra), Some(&rb)) = (cache.row_of.get(&a), cache.row_of.get(&b)) else {
+                continue;
+            };
+            for (x, y) in [(ra, rb), (rb, ra)] {
+                match cache.nbrs[x as usize].iter_mut().find(|n| n.row == y) {
+                    Some(n) => n.co = co_value(count),
+                    None => missing.push((x, y, count)),
+                }
+            }
+        }
+        if missing.is_empty() {
+            return Ok(());
+        }
+        let index = self.index_read();
+        for (x, y, count) in missing {
+            let (a, b) = (cache.ids[x as usize], cache.ids[y as usize]);
+            let semantic = match (index.vector(a), index.vector(b)) {
+                (Some(va), Some(vb)) => crate::embed::dot(va, vb),
+                _ => 0.0,
+            };
+            let temporal = cache.temporal(x as usize, y as usize);
+            cache.nbrs[x as usize].push(Nb {
+                row: y,
+                semantic,
+                temporal,
+                co: co_value(count),
+            });
+        }
+        Ok(())
+    }
+
+    /// Brings the cache up to date with memories added or removed since it was built.
+    fn extend_liquid(
+        &self,
+        cache: &mut LiquidCache,
+        params: &LiquidParams,
+        job: &Job,
+    ) -> Result<()> {
+        let (seq, len) = {
+            let index = self.index_read();
+            (index.seq(), index.len())
+        };
+        if seq == cache.index_seq && len == cache.index_len {
+            return Ok(());
+        }
+        self.incremental_assign()?;
+        let (assigned, times, visible) = {
+            let store = self.store();
+            let read = store.read();
+            let visible: HashSet<i64> = read
+                .filter_ids(&MemoryFilter::default())?
+                .into_iter()
+                .collect();
+            (read.cluster_assignments()?, read.memory_times()?, visible)
+        };
+        let index = self.index_read();
+        // Removed memories leave their clusters.
+        for r in 0..cache.ids.len() {
+            let id = cache.ids[r];
+            if cache.alive[r] && (!visible.contains(&id) || index.vector(id).is_none()) {
+                cache.alive[r] = false;
+                let c = cache.cluster[r];
+                if c != NONE {
+                    let st = &mut cache.clusters[c as usize];
+                    st.count = st.count.saturating_sub(1);
+                    if let Some(v) = index.vector(id) {
+                        st.sum.iter_mut().zip(v).for_each(|(s, x)| *s -= x);
+                    }
+                }
+                cache.cluster[r] = NONE;
+            }
+        }
+        let cluster_pos: HashMap<i64, u32> = cache
+            .clusters
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.id, i as u32))
+            .collect();
+        let time_of: HashMap<i64, (i64, i64)> =
+            times.iter().map(|&(id, t, a)| (id, (t, a))).collect();
+        let mut fresh = Vec::new();
+        for (id, cid, _) in assigned {
+            if cache.row_of.contains_key(&id) || !visible.contains(&id) {
+                continue;
+            }
+            let (Some(v), Some(&c), Some(&(t, a))) =
+                (index.vector(id), cluster_pos.get(&cid), time_of.get(&id))
+            else {
+                continue;
+            };
+            let r = cache.ids.len() as u32;
+            cache.ids.push(id);
+            cache.row_of.insert(id, r);
+            cache.alive.push(true);
+            cache.times.push(t);
+            cache.cluster.push(c);
+            cache.energy.push(super::INITIAL_ENERGY);
+            cache.credited.push(a);
+            cache.nbrs.push(Vec::new());
+            let st = &mut cache.clusters[c as usize];
+            st.count += 1;
+            st.sum.iter_mut().zip(v).for_each(|(s, x)| *s += x);
+            fresh.push(id);
+        }
+        cache.index_seq = index.seq();
+        cache.index_len = index.len();
+        drop(index);
+        let lists = self.hnsw_neighbours(&fresh, &cache.row_of, params.neighbours, job)?;
+        for (id, list) in fresh.iter().zip(lists) {
+            let i = cache.row_of[id] as usize;
+            for (j, s) in list {
+                let temporal = cache.temporal(i, j as usize);
+                cache.nbrs[i].push(Nb {
+                    row: j,
+                    semantic: s,
+                    temporal,
+                    co: 0.0,
+                });
+                // Symmetric edge, so existing memories feel the newcomer too.
+                if !cache.nbrs[j as usize].iter().any(|n| n.row as usize == i) {
+                    cache.nbrs[j as usize].push(Nb {
+                        row: i as u32,
+                        semantic: s,
+                        temporal,
+                        co: 0.0,
+                    });
+                }
+            }
+        }
+        let rows: Vec<EnergyRow> = fresh
+            .iter()
+            .map(|id| {
+                let r = cache.row_of[id] as usize;
+                EnergyRow {
+                    memory_id: *id,
+                    energy: cache.energy[r],
+                    at_step: cache.step,
+                    accesses: cache.credited[r],
+                }
+            })
+            .collect();
+        self.store().transaction(|tx| tx.put_energies(&rows))?;
+        Ok(())
+    }
+
+    fn run_step(&self, cache: &mut LiquidCache, params: &LiquidParams) -> Result<LiquidStep> {
+        let now = crate::store::now_ms();
+        let (accessed, co_pairs) = {
+            let store = self.store();
+            let read = store.read();
+            (
+                read.accessed_since(cache.synced_at)?,
+                read.co_access_since(cache.synced_at)?,
+            )
+        };
+        cache.synced_at = now;
+        self.add_co_access(cache, &co_pairs)?;
+        cache.step += 1;
+        let step = cache.step;
+        // Energy: credit new accesses, then decay everyone.
+        let mut dirty = Vec::new();
+        for (id, count) in accessed {
+            if let Some(&r) = cache.row_of.get(&id) {
+                let r = r as usize;
+                let delta = count - cache.credited[r];
+                if delta > 0 {
+                    cache.energy[r] =
+                        (cache.energy[r] + params.energy_per_access * delta as f32).min(1.0);
+                    cache.credited[r] = count;
+                    dirty.push(r);
+                }
+            }
+        }
+        cache.energy.iter_mut().for_each(|e| *e *= params.decay);
+        // Cluster energies: mean member energy.
+        let nc = cache.clusters.len();
+        let mut e_sum = vec![0f32; nc];
+        let mut e_cnt = vec![0usize; nc];
+        for r in 0..cache.ids.len() {
+            let c = cache.cluster[r];
+            if cache.alive[r] && c != NONE {
+                e_sum[c as usize] += cache.energy[r];
+                e_cnt[c as usize] += 1;
+            }
+        }
+        let e_cluster: Vec<f32> = (0..nc).map(|c| e_sum[c] / e_cnt[c].max(1) as f32).collect();
+        // Flow: decided on the assignment at the start of the step (order-independent).
+        let moves: Vec<(usize, u32)> = (0..cache.ids.len())
+            .into_par_iter()
+            .filter_map(|i| {
+                let cur = cache.cluster[i];
+                if !cache.alive[i] || cur == NONE || cache.nbrs[i].is_empty() {
+                    return None;
+                }
+                let mut pulls: Vec<(u32, f32)> = Vec::with_capacity(cache.nbrs[i].len());
+                for nb in &cache.nbrs[i] {
+                    let c = cache.cluster[nb.row as usize];
+                    if c == NONE || !cache.alive[nb.row as usize] {
+                        continue;
+                    }
+                    let a = affinity(nb, params);
+                    match pulls.iter_mut().find(|p| p.0 == c) {
+                        Some(p) => p.1 += a,
+                        None => pulls.push((c, a)),
+                    }
+                }
+                let norm = cache.nbrs[i].len() as f32;
+                let score = |(c, s): (u32, f32)| s / norm * e_cluster[c as usize];
+                let own = pulls.iter().find(|p| p.0 == cur).map_or(0.0, |p| score(*p));
+                let best = pulls
+                    .iter()
+                    .copied()
+                    .map(|p| (p.0, score(p)))
+                    .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)))?;
+                (best.0 != cur && best.1 > params.flow_rate && best.1 > own).then_some((i, best.0))
+            })
+            .collect();
+        let d = self.embedder().dim();
+        let mut moved = Vec::with_capacity(moves.len());
+        let mut touched: HashSet<u32> = HashSet::new();
+        let mut member_rows = Vec::with_capacity(moves.len());
+        {
+            let index = self.index_read();
+            for &(i, to) in &moves {
+                let from = cache.cluster[i];
+                let Some(v) = index.vector(cache.ids[i]) else {
+                    continue;
+                };
+                let (src, dst) = (from as usize, to as usize);
+                cache.clusters[src].count -= 1;
+                cache.clusters[src]
+                    .sum
+                    .iter_mut()
+                    .zip(v)
+                    .for_each(|(s, x)| *s -= x);
+                cache.clusters[dst].count += 1;
+                cache.clusters[dst]
+                    .sum
+                    .iter_mut()
+                    .zip(v)
+                    .for_each(|(s, x)| *s += x);
+                cache.cluster[i] = to;
+                touched.insert(from);
+                touched.insert(to);
+                moved.push(Moved {
+                    memory_id: cache.ids[i],
+                    from: cache.clusters[src].id,
+                    to: cache.clusters[dst].id,
+                });
+                member_rows.push((i, v.to_vec()));
+            }
+        }
+        let members: Vec<(i64, i64, f32)> = member_rows
+            .iter()
+            .map(|(i, v)| {
+                let st = &cache.clusters[cache.cluster[*i] as usize];
+                let n = st.count.max(1) as f32;
+                let dist = v
+                    .iter()
+                    .zip(&st.sum)
+                    .map(|(x, s)| (x - s / n).powi(2))
+                    .sum::<f32>()
+                    .sqrt();
+                (cache.ids[*i], st.id, confidence(dist))
+            })
+            .collect();
+        let merges = cache.find_merges(params.merge_threshold);
+        let mut merged_pairs = Vec::new();
+        for (from, into, sim) in merges {
+            for c in cache.cluster.iter_mut() {
+                if *c == from {
+                    *c = into;
+                }
+            }
+            let (f, t) = (from as usize, into as usize);
+            let moved_sum = std::mem::take(&mut cache.clusters[f].sum);
+            cache.clusters[t]
+                .sum
+                .iter_mut()
+                .zip(&moved_sum)
+                .for_each(|(s, x)| *s += x);
+            cache.clusters[f].sum = vec![0.0; d];
+            cache.clusters[t].count += cache.clusters[f].count;
+            cache.clusters[f].count = 0;
+            cache.clusters[f].live = false;
+            touched.insert(into);
+            touched.remove(&from);
+            merged_pairs.push((cache.clusters[f].id, cache.clusters[t].id, sim));
+        }
+        let live = cache.clusters.iter().filter(|c| c.live).count();
+        let energy_rows: Vec<EnergyRow> = dirty
+            .iter()
+            .map(|&r| EnergyRow {
+                memory_id: cache.ids[r],
+                energy: cache.energy[r],
+                at_step: step,
+                accesses: cache.credited[r],
+            })
+            .collect();
+        let updates: Vec<(i64, String, Vec<f32>, f32)> = touched
+            .iter()
+            .map(|&c| {
+                let st = &cache.clusters[c as usize];
+                let n = st.count.max(1) as f32;
+                (
+                    st.id,
+                    st.label.clone(),
+                    st.sum.iter().map(|s| s / n).collect(),
+                    e_cluster[c as usize],
+                )
+            })
+            .collect();
+        let merged = self.store().transaction(|tx| {
+            tx.set_members(&members)?;
+            let mut merged = Vec::new();
+            for &(from, into, sim) in &merged_pairs {
+                tx.reassign_cluster(from, into)?;
+                merged.push(tx.record_merge(from, into, sim, now)?);
+            }
+            for (id, label, centroid, energy) in &updates {
+                tx.update_cluster(*id, label, centroid, *energy, now)?;
+            }
+            tx.put_energies(&energy_rows)?;
+            tx.conn().execute(
+                "INSERT INTO meta (key, value) VALUES (?1, ?2)
+                 ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                rusqlite::params![STEP_META, step.to_string()],
+            )?;
+            Ok(merged)
+        })?;
+        let alive: Vec<f32> = (0..cache.ids.len())
+            .filter(|&r| cache.alive[r])
+            .map(|r| cache.energy[r])
+            .collect();
+        Ok(LiquidStep {
+            step,
+            moved,
+            merged,
+            energy_mean: alive.iter().sum::<f32>() / alive.len().max(1) as f32,
+            energy_max: alive.iter().copied().fold(0.0, f32::max),
+            clusters: live,
+            memories: alive.len(),
+            millis: 0,
+            prepare_millis: 0,
+        })
+    }
+}
+
+impl LiquidCache {
+    fn temporal(&self, i: usize, j: usize) -> f32 {
+        let dt = (self.times[i] - self.times[j]).abs() as f64;
+        (-dt / self.temporal_scale_ms.max(1.0)).exp() as f32
+    }
+
+    /// Pairs of live clusters whose centroids exceed `threshold` cosine, most similar
+    /// first, each cluster in at most one pair: (from = smaller, into = larger, similarity).
+    fn find_merges(&self, threshold: f32) -> Vec<(u32, u32, f32)> {
+        let live: Vec<(u32, Vec<f32>)> = self
+            .clusters
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.live && c.count > 0)
+            .map(|(i, c)| {
+                let mut v = c.sum.clone();
+                crate::embed::normalize(&mut v);
+                (i as u32, v)
+            })
+            .collect();
+        let mut pairs = Vec::new();
+        for a in 0..live.len() {
+            for b in a + 1..live.len() {
+                let sim = crate::embed::dot(&live[a].1, &live[b].1);
+                if sim > threshold {
+                    pairs.push((live[a].0, live[b].0, sim));
+                }
+            }
+        }
+        pairs.sort_by(|x, y| y.2.total_cmp(&x.2).then(x.0.cmp(&y.0)).then(x.1.cmp(&y.1)));
+        let mut used = HashSet::new();
+        let mut out = Vec::new();
+        for (a, b, sim) in pairs {
+            if used.contains(&a) || used.contains(&b) {
+                continue;
+            }
+            used.insert(a);
+            used.insert(b);
+            let (from, into) = if self.clusters[a as usize].count < self.clusters[b as usize].count
+            {
+                (a, b)
+            } else {
+                (b, a)
+            };
+            out.push((from, into, sim));
+        }
+        out
+    }
+}
+
+/// What the loop reports to whoever drives it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum LiquidEvent {
+    Step(LiquidStep),
+    State { running: bool },
+    Error { code: String, message: String },
+}
+
+enum Signal {
+    Start,
+    Pause,
+    Step,
+    SetParams(LiquidParams),
+    Stop,
+}
+
+/// The liquid loop as a background thread: started, paused, single-stepped and re-tuned
+/// through a channel; every step is reported through the callback. Steps never hold the
+/// store lock across their heavy part, so ingestion and search continue meanwhile.
+pub struct LiquidLoop {
+    signals: Sender<Signal>,
+    running: Arc<AtomicBool>,
+    handle: Option<JoinHandle<()>>,
+}
+
+impl LiquidLoop {
+    /// Spawns the loop, paused.
+    pub fn spawn(
+        engine: Arc<Somna>,
+        params: LiquidParams,
+        on_event: impl Fn(LiquidEvent) + Send + 'static,
+    ) -> Self {
+        let (tx, rx) = mpsc::channel();
+        let running = Arc::new(AtomicBool::new(false));
+        let flag = running.clone();
+        let handle = std::thread::Builder::new()
+            .name("somna-liquid".into())
+            .spawn(move || {
+                let mut params = params;
+                let step = |params: &LiquidParams| match engine.liquid_step(params) {
+                    Ok(s) => on_event(LiquidEvent::Step(s)),
+                    Err(e) => on_event(LiquidEvent::Error {
+                        code: e.code().into(),
+                        message: e.to_string(),
+                    }),
+                };
+                loop {
+                    let signal = if flag.load(Ordering::Relaxed) {
+                        match rx.recv_timeout(Duration::from_millis(params.interval_ms)) {
+                            Ok(s) => Some(s),
+                            Err(RecvTimeoutError::Timeout) => None,
+                            Err(RecvTimeoutError::Disconnected) => Some(Signal::Stop),
+                        }
+                    } else {
+                        Some(rx.recv().unwrap_or(Signal::Stop))
+                    };
+                    match signal {
+                        None => step(&params),
+                        Some(Signal::Start) => {
+                            flag.store(true, Ordering::Relaxed);
+                            on_event(LiquidEvent::State { running: true });
+                            step(&params);
+                        }
+                        Some(Signal::Pause) => {
+                            flag.store(false, Ordering::Relaxed);
+                            on_event(LiquidEvent::State { running: false });
+                        }
+                        Some(Signal::Step) => step(&params),
+                        Some(Signal::SetParams(p)) => params = p,
+                        Some(Signal::Stop) => break,
+                    }
+                }
+                flag.store(false, Ordering::Relaxed);
+            })
+            .expect("spawn the liquid loop thread");
+        Self {
+            signals: tx,
+            running,
+            handle: Some(handle),
+        }
+    }
+
+    pub fn start(&self) {
+        let _ = self.signals.send(Signal::Start);
+    }
+
+    pub fn pause(&self) {
+        let _ = self.signals.send(Signal::Pause);
+    }
+
+    /// One step now (whether running or paused).
+    pub fn step(&self) {
+        let _ = self.signals.send(Signal::Step);
+    }
+
+    pub fn set_params(&self, params: LiquidParams) {
+        let _ = self.signals.send(Signal::SetParams(params));
+    }
+
+    pub fn is_running(&self) -> bool {
+        self.running.load(Ordering::Relaxed)
+    }
+
+    /// Stops the thread after the step in progress, if any.
+    pub fn stop(mut self) {
+        self.shutdown();
+    }
+
+    fn shutdown(&mut self) {
+        let _ = self.signals.send(Signal::Stop);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+impl Drop for LiquidLoop {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}

@@ -1,0 +1,285 @@
+//! Concept clusters (seed 003): k-means over the memories' embeddings with
+//! k = min(max(8, n/10), 64) unless set, confidence 1/(1 + distance), labels from the top
+//! TF-IDF terms of the members; new memories join incrementally (mini-batch update); the
+//! liquid loop (`liquid`) then lets memories flow between clusters and clusters merge.
+
+pub mod kmeans;
+pub mod labels;
+pub mod liquid;
+
+use crate::events::Job;
+use crate::store::EnergyRow;
+use crate::{Error, Result, Somna};
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::time::Instant;
+
+pub use crate::store::ClusterMerge;
+pub use liquid::{LiquidEvent, LiquidLoop, LiquidParams, LiquidStep, Moved};
+
+/// Energy a memory starts with, before any access is credited.
+pub const INITIAL_ENERGY: f32 = 0.5;
+/// Energy gained per access (seed 003), capped at 1.
+pub const ENERGY_PER_ACCESS: f32 = 0.05;
+
+/// The seed's cluster count: min(max(8, n/10), 64), never more than n.
+pub fn default_k(n: usize) -> usize {
+    (n / 10).clamp(8, 64).min(n)
+}
+
+/// Assignment confidence for a Euclidean distance to the centroid.
+pub fn confidence(distance: f32) -> f32 {
+    1.0 / (1.0 + distance)
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClusterInfo {
+    pub id: i64,
+    pub label: String,
+    pub size: usize,
+    /// Mean liquid energy of the members.
+    pub energy: f32,
+    pub merged_into: Option<i64>,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+/// What a full clustering did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClusterReport {
+    pub k: usize,
+    pub n: usize,
+    /// Sum of squared distances to the centroids.
+    pub inertia: f64,
+    pub iterations: usize,
+    pub millis: u64,
+    pub clusters: Vec<ClusterInfo>,
+}
+
+impl Somna {
+    /// Clusters every visible memory afresh (k-means), replacing all clusters, memberships
+    /// and merge records; labels the clusters; resets the liquid loop's cached state.
+    pub fn cluster(&self, k: Option<usize>, job: &Job) -> Result<ClusterReport> {
+        let started = Instant::now();
+        let (ids, x) = self.visible_vectors()?;
+        let d = self.embedder().dim();
+        let n = ids.len();
+        if n == 0 {
+            return Err(Error::InvalidInput(
+                "there are no embedded memories to cluster".into(),
+            ));
+        }
+        let k = match k {
+            Some(0) => return Err(Error::InvalidInput("k must be at least 1".into())),
+            Some(k) => k.min(n),
+            None => default_k(n),
+        };
+        let fit = kmeans::fit(&x, d, &kmeans::KMeansParams::new(k), job)?;
+        drop(x);
+        job.cancel.check()?;
+        let (texts, energies) = {
+            let store = self.store();
+            let read = store.read();
+            (read.texts_and_accesses()?, read.energies()?)
+        };
+        let step = self.liquid_step_count()?;
+        let text_of: HashMap<i64, (&str, i64)> = texts
+            .iter()
+            .map(|(id, t, a)| (*id, (t.as_str(), *a)))
+            .collect();
+        let energy_of: HashMap<i64, f32> = energies
+            .iter()
+            .map(|e| (e.memory_id, liquid::decayed(e, step, liquid::DEFAULT_DECAY)))
+            .collect();
+        let mut groups: Vec<Vec<&str>> = vec![Vec::new(); k];
+        let mut energy_sum = vec![0f32; k];
+        let mut new_energy = Vec::new();
+        for (i, id) in ids.iter().enumerate() {
+            let l = fit.labels[i];
+            let (text, accesses) = text_of.get(id).copied().unwrap_or(("", 0));
+            groups[l].push(text);
+            let e = match energy_of.get(id) {
+                Some(e) => *e,
+                None => {
+                    let e = (INITIAL_ENERGY + ENERGY_PER_ACCESS * accesses as f32).min(1.0);
+                    new_energy.push(EnergyRow {
+                        memory_id: *id,
+                        energy: e,
+                        at_step: step,
+                        accesses,
+                    });
+                    e
+                }
+            };
+            energy_sum[l] += e;
+        }
+        let names = labels::labels(&groups, 3);
+        let sizes: Vec<usize> = groups.iter().map(Vec::len).collect();
+        let now = crate::store::now_ms();
+        let mut store = self.store();
+        let cluster_ids = store.transaction(|tx| {
+            tx.clear_clusters()?;
+            let mut cluster_ids = Vec::with_capacity(k);
+            for j in 0..k {
+                let energy = energy_sum[j] / sizes[j].max(1) as f32;
+                cluster_ids.push(tx.insert_cluster(
+                    &names[j],
+                    &fit.centroids[j * d..(j + 1) * d],
+                    energy,
+                    now,
+                )?);
+            }
+            let members: Vec<(i64, i64, f32)> = ids
+                .iter()
+                .enumerate()
+                .map(|(i, id)| {
+                    (
+                        *id,
+                        cluster_ids[fit.labels[i]],
+                        confidence(fit.distances[i]),
+                    )
+                })
+                .collect();
+            tx.set_members(&members)?;
+            tx.put_energies(&new_energy)?;
+            Ok(cluster_ids)
+        })?;
+        drop(store);
+        self.reset_liquid();
+        let clusters = (0..k)
+            .map(|j| ClusterInfo {
+                id: cluster_ids[j],
+                label: names[j].clone(),
+                size: sizes[j],
+                energy: energy_sum[j] / sizes[j].max(1) as f32,
+                merged_into: None,
+                created_at: now,
+                updated_at: now,
+            })
+            .collect();
+        Ok(ClusterReport {
+            k,
+            n,
+            inertia: fit.inertia,
+            iterations: fit.iterations,
+            millis: started.elapsed().as_millis() as u64,
+            clusters,
+        })
+    }
+
+    /// Live (not merged) clusters, largest first.
+    pub fn clusters(&self) -> Result<Vec<ClusterInfo>> {
+        let store = self.store();
+        let read = store.read();
+        let sizes: HashMap<i64, usize> = read.cluster_sizes()?.into_iter().collect();
+        let mut out: Vec<ClusterInfo> = read
+            .all_clusters()?
+            .into_iter()
+            .filter(|c| c.merged_into.is_none())
+            .map(|c| ClusterInfo {
+                id: c.id,
+                size: sizes.get(&c.id).copied().unwrap_or(0),
+                label: c.label,
+                energy: c.energy,
+                merged_into: None,
+                created_at: c.created_at,
+                updated_at: c.updated_at,
+            })
+            .collect();
+        out.sort_by(|a, b| b.size.cmp(&a.size).then(a.id.cmp(&b.id)));
+        Ok(out)
+    }
+
+    /// (memory_id, cluster_id, confidence) of every clustered memory.
+    pub fn cluster_assignments(&self) -> Result<Vec<(i64, i64, f32)>> {
+        self.store().read().cluster_assignments()
+    }
+
+    /// Every merge so far, oldest first.
+    pub fn cluster_merges(&self) -> Result<Vec<ClusterMerge>> {
+        self.store().read().cluster_merges()
+    }
+
+    /// Up to `limit` members of a cluster, most confident first.
+    pub fn cluster_members(&self, cluster_id: i64, limit: usize) -> Result<Vec<i64>> {
+        self.store().read().cluster_members(cluster_id, limit)
+    }
+
+    /// Assigns memories embedded since the last clustering to their nearest live cluster,
+    /// moving its centroid toward them (mini-batch k-means). Returns how many joined.
+    pub fn cluster_incremental(&self) -> Result<usize> {
+        let joined = self.incremental_assign()?;
+        if joined > 0 {
+            self.reset_liquid();
+        }
+        Ok(joined)
+    }
+
+    /// [`Somna::cluster_incremental`] without resetting the liquid loop's cache.
+    pub(crate) fn incremental_assign(&self) -> Result<usize> {
+        let (ids, x) = self.visible_vectors()?;
+        let d = self.embedder().dim();
+        let (rows, sizes, assigned) = {
+            let store = self.store();
+            let read = store.read();
+            let assigned: std::collections::HashSet<i64> = read
+                .cluster_assignments()?
+                .into_iter()
+                .map(|a| a.0)
+                .collect();
+            (read.all_clusters()?, read.cluster_sizes()?, assigned)
+        };
+        let live: Vec<_> = rows
+            .into_iter()
+            .filter(|c| c.merged_into.is_none())
+            .collect();
+        if live.is_empty() {
+            return Ok(0);
+        }
+        let mut fresh_ids = Vec::new();
+        let mut fresh = Vec::new();
+        for (i, id) in ids.iter().enumerate() {
+            if !assigned.contains(id) {
+                fresh_ids.push(*id);
+                fresh.extend_from_slice(&x[i * d..(i + 1) * d]);
+            }
+        }
+        if fresh_ids.is_empty() {
+            return Ok(0);
+        }
+        let size_of: HashMap<i64, usize> = sizes.into_iter().collect();
+        let mut centroids: Vec<f32> = live
+            .iter()
+            .flat_map(|c| c.centroid.iter().copied())
+            .collect();
+        let mut counts: Vec<usize> = live
+            .iter()
+            .map(|c| size_of.get(&c.id).copied().unwrap_or(0))
+            .collect();
+        let placed = kmeans::minibatch_update(&fresh, d, &mut centroids, &mut counts);
+        let now = crate::store::now_ms();
+        let members: Vec<(i64, i64, f32)> = fresh_ids
+            .iter()
+            .zip(&placed)
+            .map(|(id, (l, dist))| (*id, live[*l].id, confidence(*dist)))
+            .collect();
+        let mut touched: Vec<usize> = placed.iter().map(|p| p.0).collect();
+        touched.sort_unstable();
+        touched.dedup();
+        self.store().transaction(|tx| {
+            tx.set_members(&members)?;
+            for &j in &touched {
+                let c = &live[j];
+                tx.update_cluster(
+                    c.id,
+                    &c.label,
+                    &centroids[j * d..(j + 1) * d],
+                    c.energy,
+                    now,
+                )?;
+            }
+            Ok(())
+        })?;
+        Ok(fresh_ids.len())
+    }
+}

@@ -1,0 +1,309 @@
+//! Projection of the memories' embeddings to 2D or 3D for the app's views: PCA and t-SNE
+//! (landmarks + placement), aligned to the previous layout (orthogonal Procrustes), cached
+//! in the store with the parameters that made it, and extended incrementally as memories
+//! arrive (PCA: the fitted basis; t-SNE: the weighted mean of already-placed neighbours).
+
+pub mod align;
+pub mod knn;
+pub mod pca;
+pub mod tsne;
+
+use crate::events::Job;
+use crate::store::{MemoryFilter, StoredLayout};
+use crate::{Error, Result, Somna};
+use serde::{Deserialize, Serialize};
+use std::collections::HashSet;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProjectionMethod {
+    Pca,
+    Tsne,
+}
+
+impl ProjectionMethod {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProjectionMethod::Pca => "pca",
+            ProjectionMethod::Tsne => "tsne",
+        }
+    }
+}
+
+impl std::str::FromStr for ProjectionMethod {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "pca" => Ok(Self::Pca),
+            "tsne" | "t-sne" => Ok(Self::Tsne),
+            other => Err(Error::InvalidInput(format!(
+                "unknown projection method {other:?} (pca or tsne)"
+            ))),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProjectionParams {
+    pub method: ProjectionMethod,
+    /// 2 or 3.
+    pub dims: usize,
+    /// t-SNE only.
+    pub perplexity: f64,
+    /// t-SNE gradient steps.
+    pub iterations: usize,
+    /// t-SNE runs on at most this many points; the others are placed near them.
+    pub landmarks: usize,
+    pub seed: u64,
+}
+
+impl Default for ProjectionParams {
+    fn default() -> Self {
+        Self {
+            method: ProjectionMethod::Pca,
+            dims: 3,
+            perplexity: 30.0,
+            iterations: 1000,
+            landmarks: 3000,
+            seed: 42,
+        }
+    }
+}
+
+impl ProjectionParams {
+    pub fn new(method: ProjectionMethod, dims: usize) -> Self {
+        Self {
+            method,
+            dims,
+            ..Default::default()
+        }
+    }
+
+    fn validate(&self) -> Result<()> {
+        let bad = |m: String| Err(Error::InvalidInput(m));
+        if !(2..=3).contains(&self.dims) {
+            return bad(format!("a layout has 2 or 3 dimensions, not {}", self.dims));
+        }
+        if self.method == ProjectionMethod::Tsne {
+            if !(self.perplexity > 0.0 && self.perplexity.is_finite()) {
+                return bad(format!(
+                    "perplexity must be positive, not {}",
+                    self.perplexity
+                ));
+            }
+            if self.iterations == 0 || self.landmarks == 0 {
+                return bad("t-SNE needs at least one iteration and one landmark".into());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Positions of memories in 2D or 3D.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Layout {
+    pub method: ProjectionMethod,
+    pub dims: usize,
+    pub ids: Vec<i64>,
+    /// Row-major, `ids.len() × dims`.
+    pub coords: Vec<f32>,
+    pub params: ProjectionParams,
+    pub computed_at: i64,
+    /// Memories placed after the full computation, without recomputing.
+    pub placed_incrementally: usize,
+}
+
+impl Layout {
+    fn to_stored(&self, model: Option<Vec<f32>>) -> Result<StoredLayout> {
+        Ok(StoredLayout {
+            method: self.method.as_str().into(),
+            dims: self.dims,
+            params: serde_json::to_string(&self.params)?,
+            ids: self.ids.clone(),
+            coords: self.coords.clone(),
+            model,
+            computed_at: self.computed_at,
+            placed_incrementally: self.placed_incrementally,
+        })
+    }
+}
+
+/// Full computation of `params` over the n×d rows `x`: coordinates and the fitted model.
+pub fn compute(
+    params: &ProjectionParams,
+    x: &[f32],
+    d: usize,
+    job: &Job,
+) -> Result<(Vec<f32>, Option<Vec<f32>>)> {
+    let n = x.len() / d.max(1);
+    if n == 0 {
+        return Ok((Vec::new(), None));
+    }
+    match params.method {
+        ProjectionMethod::Pca => {
+            let pca = pca::Pca::fit(x, d, params.dims, job)?;
+            Ok((pca.transform(x), Some(pca.to_model())))
+        }
+        ProjectionMethod::Tsne => {
+            let run = tsne::tsne(
+                x,
+                d,
+                params.dims,
+                params.perplexity,
+                params.iterations,
+                params.landmarks,
+                params.seed,
+                job,
+            )?;
+            Ok((run.coords, None))
+        }
+    }
+}
+
+impl Somna {
+    /// Ids and vectors (row-major) of every visible memory that has an embedding. Takes the
+    /// store lock for the id list only and the index read lock for the copy.
+    pub(crate) fn visible_vectors(&self) -> Result<(Vec<i64>, Vec<f32>)> {
+        let mut ids = self.store().read().filter_ids(&MemoryFilter::default())?;
+        ids.sort_unstable();
+        let index = self.index_read();
+        let d = self.embedder().dim();
+        let mut kept = Vec::with_capacity(ids.len());
+        let mut x = Vec::with_capacity(ids.len() * d);
+        for id in ids {
+            if let Some(v) = index.vector(id) {
+                kept.push(id);
+                x.extend_from_slice(v);
+            }
+        }
+        Ok((kept, x))
+    }
+
+    /// Projects every visible memory afresh, aligns the result to the cached layout of the
+    /// same method and dimensions, and caches it. Cancellable; reports progress.
+    pub fn project(&self, params: &ProjectionParams, job: &Job) -> Result<Layout> {
+        params.validate()?;
+        let (ids, x) = self.visible_vectors()?;
+        let d = self.embedder().dim();
+        let (mut coords, model) = compute(params, &x, d, job)?;
+        drop(x);
+        let prev = self
+            .store()
+            .read()
+            .get_layout(params.method.as_str(), params.dims)?;
+        if let Some(p) = prev {
+            align::align(&ids, &mut coords, &p.ids, &p.coords, params.dims);
+        }
+        let layout = Layout {
+            method: params.method,
+            dims: params.dims,
+            ids,
+            coords,
+            params: params.clone(),
+            computed_at: crate::store::now_ms(),
+            placed_incrementally: 0,
+        };
+        let stored = layout.to_stored(model)?;
+        self.store().transaction(|tx| tx.put_layout(&stored))?;
+        Ok(layout)
+    }
+
+    /// The cached layout of `method` in `dims` dimensions, with memories added since placed
+    /// without a recomputation and removed ones dropped; computed in full if none is cached.
+    pub fn layout(&self, method: ProjectionMethod, dims: usize, job: &Job) -> Result<Layout> {
+        let cached = self.store().read().get_layout(method.as_str(), dims)?;
+        let Some(cached) = cached else {
+            return self.project(&ProjectionParams::new(method, dims), job);
+        };
+        let params: ProjectionParams = serde_json::from_str(&cached.params)?;
+        let d = self.embedder().dim();
+        let pca_model = match method {
+            ProjectionMethod::Pca => match cached
+                .model
+                .as_deref()
+                .and_then(|m| pca::Pca::from_model(m, d, dims))
+            {
+                Some(p) => Some(p),
+                None => return self.project(&params, job),
+            },
+            ProjectionMethod::Tsne => None,
+        };
+        let visible: HashSet<i64> = self
+            .store()
+            .read()
+            .filter_ids(&MemoryFilter::default())?
+            .into_iter()
+            .collect();
+        let mut ids = Vec::with_capacity(visible.len());
+        let mut coords = Vec::with_capacity(visible.len() * dims);
+        for (r, id) in cached.ids.iter().enumerate() {
+            if visible.contains(id) {
+                ids.push(*id);
+                coords.extend_from_slice(&cached.coords[r * dims..(r + 1) * dims]);
+            }
+        }
+        let placed: HashSet<i64> = ids.iter().copied().collect();
+        let mut fresh: Vec<i64> = visible
+            .iter()
+            .copied()
+            .filter(|id| !placed.contains(id))
+            .collect();
+        fresh.sort_unstable();
+        let removed = cached.ids.len() - ids.len();
+        let mut added = 0;
+        job.report("place", 0, fresh.len() as u64);
+        for chunk in fresh.chunks(256) {
+            job.cancel.check()?;
+            // The index read lock is taken per chunk so writers are never held up for long.
+            let index = self.index_read();
+            let mut vectors = Vec::with_capacity(chunk.len() * d);
+            let mut chunk_ids = Vec::with_capacity(chunk.len());
+            for &id in chunk {
+                if let Some(v) = index.vector(id) {
+                    chunk_ids.push(id);
+                    vectors.extend_from_slice(v);
+                }
+            }
+            let new_coords = match &pca_model {
+                Some(p) => p.transform(&vectors),
+                None => {
+                    let row_of: std::collections::HashMap<i64, usize> =
+                        ids.iter().enumerate().map(|(r, &id)| (id, r)).collect();
+                    let mut out = Vec::with_capacity(chunk_ids.len() * dims);
+                    for v in vectors.chunks_exact(d) {
+                        let pass = |id: i64| row_of.contains_key(&id);
+                        let (near, _) = index.search(v, tsne::PLACE_NEIGHBOURS, Some(&pass), None);
+                        let p = tsne::weighted_mean(
+                            near.iter().map(|&(id, s)| {
+                                let r = row_of[&id];
+                                (&coords[r * dims..(r + 1) * dims], s)
+                            }),
+                            dims,
+                        );
+                        out.extend(p);
+                    }
+                    out
+                }
+            };
+            drop(index);
+            ids.extend(&chunk_ids);
+            coords.extend(new_coords);
+            added += chunk_ids.len();
+            job.report("place", added as u64, fresh.len() as u64);
+        }
+        let layout = Layout {
+            method,
+            dims,
+            ids,
+            coords,
+            params,
+            computed_at: cached.computed_at,
+            placed_incrementally: cached.placed_incrementally + added,
+        };
+        if added > 0 || removed > 0 {
+            let stored = layout.to_stored(cached.model)?;
+            self.store().transaction(|tx| tx.put_layout(&stored))?;
+        }
+        Ok(layout)
+    }
+}

@@ -1,0 +1,203 @@
+//! Barnes-Hut t-SNE (bhtsne, the engine under linfa-tsne, patched in `third_party/bhtsne`)
+//! on a seeded sample of landmark points; every other point is placed at the
+//! similarity-weighted mean of its nearest landmarks. bhtsne's neighbour search grows
+//! about quadratically and runs on one core, so t-SNE itself only ever sees the landmarks.
+
+use super::knn::nearest_by_dot;
+use super::pca::Pca;
+use crate::events::Job;
+use crate::{Error, Result};
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+
+/// Landmarks a point is placed among.
+pub const PLACE_NEIGHBOURS: usize = 10;
+/// Barnes-Hut accuracy (0.5: scikit-learn's and openTSNE's default angle).
+const THETA: f64 = 0.5;
+
+pub struct TsneRun {
+    pub coords: Vec<f32>,
+    pub landmarks: usize,
+}
+
+/// t-SNE of the n×d row-major unit vectors `x` into `dims` dimensions.
+pub fn tsne(
+    x: &[f32],
+    d: usize,
+    dims: usize,
+    perplexity: f64,
+    iterations: usize,
+    landmarks: usize,
+    seed: u64,
+    job: &Job,
+) -> Result<TsneRun> {
+    let n = x.len() / d;
+    if n == 0 {
+        return Ok(TsneRun {
+            coords: Vec::new(),
+            landmarks: 0,
+        });
+    }
+    let mut order: Vec<usize> = (0..n).collect();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    order.shuffle(&mut rng);
+    let l = landmarks.clamp(1, n);
+    let mut chosen = order[..l].to_vec();
+    chosen.sort_unstable();
+    let lx: Vec<f32> = chosen
+        .iter()
+        .flat_map(|&i| x[i * d..(i + 1) * d].iter().copied())
+        .collect();
+    // Perplexity must leave 3·perplexity neighbours; tiny inputs get PCA.
+    let perp = perplexity.min(((l as f64) - 1.0) / 3.0 - 1.0);
+    let init = Pca::fit(&lx, d, dims.min(d), job)?.transform(&lx);
+    let ly: Vec<f32> = if perp < 2.0 {
+        init
+    } else {
+        // PCA initialisation, scaled to a standard deviation of 1e-4 as bhtsne expects.
+        let sd = (init.iter().map(|v| (*v as f64).powi(2)).sum::<f64>() / init.len() as f64).sqrt();
+        let mut y: Vec<f64> = init
+            .iter()
+            .map(|v| *v as f64 / sd.max(1e-12) * 1e-4)
+            .collect();
+        let mut data: Vec<f64> = lx.iter().map(|v| *v as f64).collect();
+        let stop_lying = (iterations / 4).min(250) as u64;
+        let cancel = job.cancel.clone();
+        let total = iterations as u64;
+        job.report("tsne", 0, total);
+        bhtsne::run_with_progress(
+            &mut data,
+            l,
+            d,
+            &mut y,
+            dims,
+            perp,
+            THETA,
+            true,
+            total,
+            stop_lying,
+            stop_lying,
+            &mut |it| {
+                if (it + 1) % 10 == 0 {
+                    job.report("tsne", it + 1, total);
+                }
+                !cancel.is_cancelled()
+            },
+        );
+        job.cancel.check()?;
+        if y.iter().any(|v| !v.is_finite()) {
+            return Err(Error::InvalidInput(
+                "t-SNE diverged (non-finite coordinates)".into(),
+            ));
+        }
+        y.iter().map(|v| *v as f32).collect()
+    };
+    let mut coords = vec![0f32; n * dims];
+    for (r, &i) in chosen.iter().enumerate() {
+        coords[i * dims..(i + 1) * dims].copy_from_slice(&ly[r * dims..(r + 1) * dims]);
+    }
+    if l < n {
+        let mut is_landmark = vec![false; n];
+        chosen.iter().for_each(|&i| is_landmark[i] = true);
+        let rest: Vec<usize> = (0..n).filter(|&i| !is_landmark[i]).collect();
+        let rx: Vec<f32> = rest
+            .iter()
+            .flat_map(|&i| x[i * d..(i + 1) * d].iter().copied())
+            .collect();
+        let near = nearest_by_dot(&rx, &lx, d, PLACE_NEIGHBOURS, false, job, "place")?;
+        for (&i, nn) in rest.iter().zip(&near) {
+            let p = weighted_mean(
+                nn.iter().map(|&(r, s)| (&ly[r * dims..(r + 1) * dims], s)),
+                dims,
+            );
+            coords[i * dims..(i + 1) * dims].copy_from_slice(&p);
+        }
+    }
+    Ok(TsneRun {
+        coords,
+        landmarks: l,
+    })
+}
+
+/// Mean of neighbour positions weighted by a kernel on their cosine similarity: the nearest
+/// neighbour dominates, farther ones refine (weights fall by e every 0.05 of similarity).
+pub fn weighted_mean<'a>(
+    neighbours: impl Iterator<Item = (&'a [f32], f32)>,
+    dims: usize,
+) -> Vec<f32> {
+    let nn: Vec<(&[f32], f32)> = neighbours.collect();
+    let best = nn.iter().map(|p| p.1).fold(f32::NEG_INFINITY, f32::max);
+    let mut out = vec![0f32; dims];
+    let mut total = 0f32;
+    for (pos, sim) in nn {
+        let w = ((sim - best) / 0.05).exp();
+        total += w;
+        for j in 0..dims {
+            out[j] += w * pos[j];
+        }
+    }
+    if total > 0.0 {
+        out.iter_mut().for_each(|v| *v /= total);
+    }
+    out
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::eval::metrics::trustworthiness;
+    use rand::Rng;
+
+    /// `c` well-separated groups of unit vectors in 32 dimensions.
+    pub(crate) fn blobs(n: usize, c: usize, d: usize, seed: u64) -> (Vec<f32>, Vec<usize>) {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        let centres: Vec<Vec<f32>> = (0..c)
+            .map(|_| (0..d).map(|_| rng.gen_range(-1.0..1.0)).collect())
+            .collect();
+        let mut x = Vec::with_capacity(n * d);
+        let mut label = Vec::with_capacity(n);
+        for i in 0..n {
+            let mut v: Vec<f32> = centres[i % c]
+                .iter()
+                .map(|m| m + rng.gen_range(-0.15..0.15))
+                .collect();
+            crate::embed::normalize(&mut v);
+            x.extend(v);
+            label.push(i % c);
+        }
+        (x, label)
+    }
+
+    #[test]
+    fn keeps_neighbourhoods_at_perplexity_30_and_places_the_rest() {
+        let d = 32;
+        let (x, _) = blobs(900, 6, d, 3);
+        // 600 landmarks at perplexity 30: 0.4.1's perplexity search broke here (NaN).
+        let run = tsne(&x, d, 2, 30.0, 400, 600, 7, &Job::default()).unwrap();
+        assert_eq!(run.landmarks, 600);
+        assert_eq!(run.coords.len(), 900 * 2);
+        assert!(run.coords.iter().all(|v| v.is_finite()));
+        let t = trustworthiness(&x, d, &run.coords, 2, 10);
+        assert!(t > 0.9, "trustworthiness {t}");
+        // Same seed, same layout.
+        let again = tsne(&x, d, 2, 30.0, 400, 600, 7, &Job::default()).unwrap();
+        assert_eq!(again.coords, run.coords);
+    }
+
+    #[test]
+    fn cancellation_stops_the_optimisation() {
+        let (x, _) = blobs(300, 3, 16, 1);
+        let job = Job::default();
+        let cancel = job.cancel.clone();
+        let job = Job {
+            progress: std::sync::Arc::new(move |e: crate::events::ProgressEvent| {
+                if e.stage == "tsne" && e.done >= 20 {
+                    cancel.cancel();
+                }
+            }),
+            cancel: job.cancel.clone(),
+        };
+        let err = tsne(&x, 16, 3, 30.0, 100_000, 300, 1, &job).err().unwrap();
+        assert_eq!(err.code(), "cancelled");
+    }
+}

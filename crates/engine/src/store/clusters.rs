@@ -1,0 +1,295 @@
+//! Queries on `clusters`, `cluster_members`, `cluster_merges` and `memory_energy`.
+
+use super::{blob_to_vec, vec_to_blob, Tx};
+use crate::{Error, Result};
+use rusqlite::params;
+use serde::{Deserialize, Serialize};
+
+/// A cluster as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClusterRow {
+    pub id: i64,
+    pub label: String,
+    pub centroid: Vec<f32>,
+    pub energy: f32,
+    pub merged_into: Option<i64>,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+/// One merge of two clusters: `from_id` was absorbed into `into_id`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClusterMerge {
+    pub id: i64,
+    pub from_id: i64,
+    pub into_id: i64,
+    pub similarity: f32,
+    pub merged_at: i64,
+}
+
+/// A memory's liquid-clustering energy as of step `at_step`, and the access count it has
+/// been credited for.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct EnergyRow {
+    pub memory_id: i64,
+    pub energy: f32,
+    pub at_step: i64,
+    pub accesses: i64,
+}
+
+impl Tx<'_> {
+    /// Removes every cluster, membership and merge record (before a full re-clustering).
+    pub fn clear_clusters(&self) -> Result<()> {
+        self.conn().execute_batch(
+            "DELETE FROM cluster_members; DELETE FROM cluster_merges; DELETE FROM clusters;",
+        )?;
+        Ok(())
+    }
+
+    pub fn insert_cluster(
+        &self,
+        label: &str,
+        centroid: &[f32],
+        energy: f32,
+        now: i64,
+    ) -> Result<i64> {
+        self.conn().execute(
+            "INSERT INTO clusters (label, centroid, energy, created_at, updated_at)
+             VALUES (?1, ?2, ?3, ?4, ?4)",
+            params![label, vec_to_blob(centroid), energy as f64, now],
+        )?;
+        Ok(self.conn().last_insert_rowid())
+    }
+
+    pub fn update_cluster(
+        &self,
+        id: i64,
+        label: &str,
+        centroid: &[f32],
+        energy: f32,
+        now: i64,
+    ) -> Result<()> {
+        self.conn().execute(
+            "UPDATE clusters SET label = ?2, centroid = ?3, energy = ?4, updated_at = ?5 WHERE id = ?1",
+            params![id, label, vec_to_blob(centroid), energy as f64, now],
+        )?;
+        Ok(())
+    }
+
+    /// Records that `from` was merged into `into` and marks `from` as merged.
+    pub fn record_merge(
+        &self,
+        from: i64,
+        into: i64,
+        similarity: f32,
+        now: i64,
+    ) -> Result<ClusterMerge> {
+        self.conn().execute(
+            "UPDATE clusters SET merged_into = ?2, updated_at = ?3 WHERE id = ?1",
+            params![from, into, now],
+        )?;
+        self.conn().execute(
+            "INSERT INTO cluster_merges (from_id, into_id, similarity, merged_at) VALUES (?1, ?2, ?3, ?4)",
+            params![from, into, similarity as f64, now],
+        )?;
+        Ok(ClusterMerge {
+            id: self.conn().last_insert_rowid(),
+            from_id: from,
+            into_id: into,
+            similarity,
+            merged_at: now,
+        })
+    }
+
+    /// Moves every member of cluster `from` into `into`.
+    pub fn reassign_cluster(&self, from: i64, into: i64) -> Result<()> {
+        self.conn().execute(
+            "UPDATE cluster_members SET cluster_id = ?2 WHERE cluster_id = ?1",
+            params![from, into],
+        )?;
+        Ok(())
+    }
+
+    /// Every cluster, merged ones included, by id.
+    pub fn all_clusters(&self) -> Result<Vec<ClusterRow>> {
+        let mut stmt = self.conn().prepare(
+            "SELECT id, label, centroid, energy, merged_into, created_at, updated_at
+             FROM clusters ORDER BY id",
+        )?;
+        let rows = stmt.query_map([], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, Vec<u8>>(2)?,
+                r.get::<_, f64>(3)?,
+                r.get::<_, Option<i64>>(4)?,
+                r.get::<_, i64>(5)?,
+                r.get::<_, i64>(6)?,
+            ))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (id, label, blob, energy, merged_into, created_at, updated_at) = row?;
+            let centroid = blob_to_vec(&blob).ok_or_else(|| {
+                Error::InvalidInput(format!("cluster {id} has a malformed centroid"))
+            })?;
+            out.push(ClusterRow {
+                id,
+                label,
+                centroid,
+                energy: energy as f32,
+                merged_into,
+                created_at,
+                updated_at,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Sets (or moves) the cluster of each memory: (memory_id, cluster_id, confidence).
+    pub fn set_members(&self, members: &[(i64, i64, f32)]) -> Result<()> {
+        let mut stmt = self.conn().prepare_cached(
+            "INSERT INTO cluster_members (memory_id, cluster_id, confidence) VALUES (?1, ?2, ?3)
+             ON CONFLICT (memory_id) DO UPDATE SET cluster_id = excluded.cluster_id,
+             confidence = excluded.confidence",
+        )?;
+        for &(m, c, conf) in members {
+            stmt.execute(params![m, c, conf as f64])?;
+        }
+        Ok(())
+    }
+
+    /// Every (memory_id, cluster_id, confidence), by memory id.
+    pub fn cluster_assignments(&self) -> Result<Vec<(i64, i64, f32)>> {
+        let mut stmt = self.conn().prepare(
+            "SELECT memory_id, cluster_id, confidence FROM cluster_members ORDER BY memory_id",
+        )?;
+        let rows = stmt.query_map([], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get::<_, f64>(2)? as f32))
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Members of a cluster, most confident first.
+    pub fn cluster_members(&self, cluster_id: i64, limit: usize) -> Result<Vec<i64>> {
+        let mut stmt = self.conn().prepare(
+            "SELECT memory_id FROM cluster_members WHERE cluster_id = ?1
+             ORDER BY confidence DESC, memory_id LIMIT ?2",
+        )?;
+        let rows = stmt.query_map(params![cluster_id, limit as i64], |r| r.get(0))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Member count of every cluster that has members.
+    pub fn cluster_sizes(&self) -> Result<Vec<(i64, usize)>> {
+        let mut stmt = self
+            .conn()
+            .prepare("SELECT cluster_id, COUNT(*) FROM cluster_members GROUP BY cluster_id")?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as usize)))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    pub fn cluster_merges(&self) -> Result<Vec<ClusterMerge>> {
+        let mut stmt = self.conn().prepare(
+            "SELECT id, from_id, into_id, similarity, merged_at FROM cluster_merges ORDER BY id",
+        )?;
+        let rows = stmt.query_map([], |r| {
+            Ok(ClusterMerge {
+                id: r.get(0)?,
+                from_id: r.get(1)?,
+                into_id: r.get(2)?,
+                similarity: r.get::<_, f64>(3)? as f32,
+                merged_at: r.get(4)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    pub fn energies(&self) -> Result<Vec<EnergyRow>> {
+        let mut stmt = self
+            .conn()
+            .prepare("SELECT memory_id, energy, at_step, accesses FROM memory_energy")?;
+        let rows = stmt.query_map([], |r| {
+            Ok(EnergyRow {
+                memory_id: r.get(0)?,
+                energy: r.get::<_, f64>(1)? as f32,
+                at_step: r.get(2)?,
+                accesses: r.get(3)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    pub fn put_energies(&self, rows: &[EnergyRow]) -> Result<()> {
+        let mut stmt = self.conn().prepare_cached(
+            "INSERT OR REPLACE INTO memory_energy (memory_id, energy, at_step, accesses)
+             VALUES (?1, ?2, ?3, ?4)",
+        )?;
+        for e in rows {
+            stmt.execute(params![e.memory_id, e.energy as f64, e.at_step, e.accesses])?;
+        }
+        Ok(())
+    }
+
+    /// (id, access_count) of the memories accessed at or after `since` (Unix ms).
+    pub fn accessed_since(&self, since: i64) -> Result<Vec<(i64, i64)>> {
+        let mut stmt = self
+            .conn()
+            .prepare_cached("SELECT id, access_count FROM memories WHERE last_accessed >= ?1")?;
+        let rows = stmt.query_map([since], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// (memory, other, count) of the co-access pairs touching any of `since` onwards.
+    pub fn co_access_since(&self, since: i64) -> Result<Vec<(i64, i64, i64)>> {
+        let mut stmt = self
+            .conn()
+            .prepare_cached("SELECT a, b, count FROM co_access WHERE last_at >= ?1")?;
+        let rows = stmt.query_map([since], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// (id, text, access_count) of every visible memory.
+    pub fn texts_and_accesses(&self) -> Result<Vec<(i64, String, i64)>> {
+        let mut stmt = self.conn().prepare(
+            "SELECT id, text, access_count FROM memories
+             WHERE deleted_at IS NULL AND state != 'forgotten'",
+        )?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// (id, occurred_at or else created_at, access_count) of every visible memory.
+    pub fn memory_times(&self) -> Result<Vec<(i64, i64, i64)>> {
+        let mut stmt = self.conn().prepare(
+            "SELECT id, IFNULL(occurred_at, created_at), access_count FROM memories
+             WHERE deleted_at IS NULL AND state != 'forgotten'",
+        )?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::store::Store;
+
+    #[test]
+    fn clusters_and_merges_round_trip() {
+        let mut store = Store::open_in_memory().unwrap();
+        let (a, b) = store
+            .transaction(|tx| {
+                let a = tx.insert_cluster("a", &[1.0, 0.0], 0.5, 10)?;
+                let b = tx.insert_cluster("b", &[0.0, 1.0], 0.25, 10)?;
+                tx.record_merge(b, a, 0.9, 20)?;
+                Ok((a, b))
+            })
+            .unwrap();
+        let all = store.read().all_clusters().unwrap();
+        assert_eq!(all.len(), 2);
+        assert_eq!(all[1].merged_into, Some(a));
+        assert_eq!(all[0].centroid, vec![1.0, 0.0]);
+        let merges = store.read().cluster_merges().unwrap();
+        assert_eq!((merges[0].from_id, merges[0].into_id), (b, a));
+    }
+}

@@ -1,0 +1,298 @@
+//! Projection, concept clusters and the liquid loop through the engine's API, on the
+//! hashing embedder (texts that share words get similar vectors).
+
+use crate::common::{msg, Fixture};
+use somna_engine::project::align::median_movement;
+use somna_engine::{AddOptions, Job, Layout, ProjectionMethod, ProjectionParams, Somna};
+
+const TOPICS: [&[&str]; 3] = [
+    &["hiking", "trail", "mountains", "summit", "boots", "ridge"],
+    &["cooking", "pasta", "recipe", "garlic", "tomato", "sauce"],
+    &["guitar", "concert", "chords", "band", "melody", "stage"],
+];
+
+/// `per_topic` messages about each topic, each using four of its six words.
+pub fn topical_store(per_topic: usize) -> Fixture {
+    let f = Fixture::hash();
+    add_topical(&f.engine, per_topic, 0);
+    f
+}
+
+pub fn add_topical(engine: &Somna, per_topic: usize, offset: usize) {
+    let mut msgs = Vec::new();
+    for i in offset..offset + per_topic {
+        for words in TOPICS {
+            let w = |j: usize| words[(i + j) % words.len()];
+            msgs.push(msg(
+                "Ann",
+                &format!("{} {} {} {} number{i}", w(0), w(1), w(2), w(3)),
+            ));
+        }
+    }
+    let opts = AddOptions {
+        extract_facts: false,
+        ..AddOptions::default()
+    };
+    engine.add("c1", &msgs, &opts).expect("add messages");
+}
+
+fn visible(engine: &Somna) -> usize {
+    engine.list(&Default::default()).unwrap().total as usize
+}
+
+fn check_shape(l: &Layout, n: usize) {
+    assert_eq!(l.ids.len(), n);
+    assert_eq!(l.coords.len(), n * l.dims);
+    assert!(l.coords.iter().all(|v| v.is_finite()));
+}
+
+#[test]
+fn pca_layout_is_cached_extended_incrementally_and_aligned() {
+    let f = topical_store(30);
+    let e = &f.engine;
+    let n = visible(e);
+    let params = ProjectionParams::new(ProjectionMethod::Pca, 3);
+    let full = e.project(&params, &Job::default()).unwrap();
+    check_shape(&full, n);
+    assert_eq!(full.placed_incrementally, 0);
+    // Cached: asking for the layout returns it unchanged.
+    let cached = e.layout(ProjectionMethod::Pca, 3, &Job::default()).unwrap();
+    assert_eq!(cached, full);
+
+    add_topical(e, 2, 100);
+    let grown = e.layout(ProjectionMethod::Pca, 3, &Job::default()).unwrap();
+    check_shape(&grown, visible(e));
+    assert_eq!(grown.placed_incrementally, visible(e) - n);
+    // Old points did not move at all.
+    assert_eq!(&grown.coords[..n * 3], &full.coords[..]);
+
+    // A full recompute is aligned to the cached layout: old points barely move.
+    let again = e.project(&params, &Job::default()).unwrap();
+    let moved = median_movement(&again.ids, &again.coords, &grown.ids, &grown.coords, 3);
+    assert!(moved < 0.02, "median movement {moved}");
+
+    // A deleted memory leaves the layout.
+    let gone = again.ids[0];
+    e.delete(gone, false, "test").unwrap();
+    let after = e.layout(ProjectionMethod::Pca, 3, &Job::default()).unwrap();
+    assert!(!after.ids.contains(&gone));
+    check_shape(&after, visible(e));
+}
+
+#[test]
+fn tsne_layout_runs_on_landmarks_and_places_new_memories_near_their_neighbours() {
+    let f = topical_store(40);
+    let e = &f.engine;
+    let params = ProjectionParams {
+        method: ProjectionMethod::Tsne,
+        dims: 2,
+        perplexity: 15.0,
+        iterations: 300,
+        landmarks: 80,
+        seed: 3,
+    };
+    let l = e.project(&params, &Job::default()).unwrap();
+    check_shape(&l, visible(e));
+    let serialised = serde_json::to_value(&l).unwrap();
+    assert_eq!(serialised["method"], "tsne");
+    add_topical(e, 1, 200);
+    let grown = e
+        .layout(ProjectionMethod::Tsne, 2, &Job::default())
+        .unwrap();
+    assert_eq!(grown.placed_incrementally, 3);
+    assert_eq!(grown.params, params);
+    check_shape(&grown, visible(e));
+}
+
+#[test]
+fn projection_refuses_bad_parameters_and_honours_cancellation() {
+    let f = topical_store(5);
+    let bad = ProjectionParams::new(ProjectionMethod::Pca, 4);
+    assert_eq!(
+        f.engine.project(&bad, &Job::default()).unwrap_err().code(),
+        "invalid_input"
+    );
+    let job = Job::default();
+    job.cancel.cancel();
+    let p = ProjectionParams::new(ProjectionMethod::Pca, 2);
+    assert_eq!(f.engine.project(&p, &job).unwrap_err().code(), "cancelled");
+    // Nothing was cached by the cancelled run.
+    let l = f
+        .engine
+        .layout(ProjectionMethod::Pca, 2, &Job::default())
+        .unwrap();
+    assert_eq!(l.ids.len(), visible(&f.engine));
+}
+
+/// Which topic a text is about (by its first word).
+fn topic_of(text: &str) -> usize {
+    let first = text.split_whitespace().next().unwrap_or("");
+    TOPICS
+        .iter()
+        .position(|t| t.contains(&first))
+        .expect("a topical text")
+}
+
+fn text(engine: &Somna, id: i64) -> String {
+    engine.get(id).unwrap().memory.text
+}
+
+#[test]
+fn clusters_group_topics_label_them_and_take_new_memories_incrementally() {
+    let f = topical_store(30);
+    let e = &f.engine;
+    let n = visible(e);
+    let report = e.cluster(Some(3), &Job::default()).unwrap();
+    assert_eq!((report.k, report.n), (3, n));
+    assert!(report.inertia > 0.0 && report.iterations >= 1);
+    let clusters = e.clusters().unwrap();
+    assert_eq!(clusters.len(), 3);
+    assert_eq!(clusters.iter().map(|c| c.size).sum::<usize>(), n);
+    for c in &clusters {
+        // Every member of a cluster is about one topic, and the label uses its words.
+        let members = e.cluster_members(c.id, usize::MAX).unwrap();
+        assert_eq!(members.len(), c.size);
+        let topics: std::collections::HashSet<usize> =
+            members.iter().map(|m| topic_of(&text(e, *m))).collect();
+        assert_eq!(topics.len(), 1, "cluster {} mixes topics", c.label);
+        let words = TOPICS[*topics.iter().next().unwrap()];
+        let terms: Vec<&str> = c.label.split(" · ").collect();
+        assert_eq!(terms.len(), 3, "{}", c.label);
+        assert!(terms.iter().all(|t| words.contains(t)), "{}", c.label);
+        assert!((c.energy - 0.5).abs() < 1e-6);
+    }
+    let assignments = e.cluster_assignments().unwrap();
+    assert_eq!(assignments.len(), n);
+    assert!(assignments.iter().all(|a| a.2 > 0.0 && a.2 <= 1.0));
+
+    // The seed's default k.
+    let report = e.cluster(None, &Job::default()).unwrap();
+    assert_eq!(report.k, (n / 10).clamp(8, 64));
+
+    // New memories join the cluster of their topic without a refit.
+    e.cluster(Some(3), &Job::default()).unwrap();
+    add_topical(e, 1, 500);
+    assert_eq!(e.cluster_incremental().unwrap(), 3);
+    let assignments = e.cluster_assignments().unwrap();
+    assert_eq!(assignments.len(), n + 3);
+    let cluster_of: std::collections::HashMap<i64, i64> =
+        assignments.iter().map(|a| (a.0, a.1)).collect();
+    for (id, cid, _) in assignments.iter().rev().take(3) {
+        let mates = e.cluster_members(*cid, 5).unwrap();
+        assert!(mates
+            .iter()
+            .all(|m| topic_of(&text(e, *m)) == topic_of(&text(e, *id))));
+        assert_eq!(cluster_of[id], *cid);
+    }
+    assert_eq!(e.cluster_incremental().unwrap(), 0);
+}
+
+#[test]
+fn liquid_steps_pull_strays_home_merge_split_topics_and_track_energy() {
+    let f = topical_store(20);
+    let e = &f.engine;
+    e.cluster(Some(3), &Job::default()).unwrap();
+    let clusters = e.clusters().unwrap();
+    // Put one hiking memory into the cooking cluster by hand.
+    let assignments = e.cluster_assignments().unwrap();
+    let (stray, home) = assignments
+        .iter()
+        .find(|a| topic_of(&text(e, a.0)) == 0)
+        .map(|a| (a.0, a.1))
+        .unwrap();
+    let away = clusters.iter().find(|c| c.id != home).unwrap().id;
+    e.with_store(|s| {
+        s.conn()
+            .execute(
+                "UPDATE cluster_members SET cluster_id = ?2 WHERE memory_id = ?1",
+                [stray, away],
+            )
+            .map(|_| ())
+            .map_err(Into::into)
+    })
+    .unwrap();
+    let params = somna_engine::LiquidParams::default();
+    let first = e.liquid_step(&params).unwrap();
+    assert_eq!(first.step, 1);
+    assert!(
+        first
+            .moved
+            .iter()
+            .any(|m| m.memory_id == stray && m.from == away && m.to == home),
+        "{:?}",
+        first.moved
+    );
+    assert!((first.energy_mean - 0.5 * 0.99).abs() < 1e-5);
+    let home_now = e.cluster_assignments().unwrap();
+    assert!(home_now.contains(&(
+        stray,
+        home,
+        home_now.iter().find(|a| a.0 == stray).unwrap().2
+    )));
+
+    // Accessed memories gain energy.
+    e.search(&somna_engine::SearchQuery::new("hiking trail"))
+        .unwrap();
+    let second = e.liquid_step(&params).unwrap();
+    assert_eq!(second.step, 2);
+    assert!(
+        second.energy_max > 0.5 * 0.99 * 0.99 + 0.04,
+        "{}",
+        second.energy_max
+    );
+
+    // Over-split topics merge: with a low threshold the clusters of one topic converge.
+    e.cluster(Some(6), &Job::default()).unwrap();
+    let loose = somna_engine::LiquidParams {
+        merge_threshold: 0.5,
+        ..params.clone()
+    };
+    let step = e.liquid_step(&loose).unwrap();
+    assert!(!step.merged.is_empty());
+    let merges = e.cluster_merges().unwrap();
+    assert_eq!(merges.len(), step.merged.len());
+    let live = e.clusters().unwrap();
+    assert_eq!(live.len(), step.clusters);
+    assert!(merges
+        .iter()
+        .all(|m| live.iter().all(|c| c.id != m.from_id)));
+    assert_eq!(live.iter().map(|c| c.size).sum::<usize>(), visible(e));
+    // The step counter survives in the store.
+    assert_eq!(step.step, 3);
+}
+
+#[test]
+fn liquid_loop_steps_starts_and_pauses_from_another_thread() {
+    use somna_engine::{LiquidEvent, LiquidLoop, LiquidParams};
+    use std::sync::{mpsc, Arc};
+    use std::time::Duration;
+    let dir = crate::common::tempdir();
+    let cfg = crate::common::config(&dir);
+    let engine = Arc::new(crate::common::open_hash(&cfg));
+    add_topical(&engine, 10, 0);
+    engine.cluster(Some(3), &Job::default()).unwrap();
+    let (tx, rx) = mpsc::channel();
+    let params = LiquidParams {
+        interval_ms: 10,
+        ..LiquidParams::default()
+    };
+    let lp = LiquidLoop::spawn(engine.clone(), params, move |ev| {
+        let _ = tx.send(ev);
+    });
+    let next = || rx.recv_timeout(Duration::from_secs(20)).expect("an event");
+    lp.step();
+    assert!(matches!(next(), LiquidEvent::Step(s) if s.step == 1));
+    lp.start();
+    assert_eq!(next(), LiquidEvent::State { running: true });
+    let mut steps = 0;
+    while steps < 3 {
+        if let LiquidEvent::Step(_) = next() {
+            steps += 1;
+        }
+    }
+    assert!(lp.is_running());
+    lp.pause();
+    while next() != (LiquidEvent::State { running: false }) {}
+    assert!(!lp.is_running());
+    lp.stop();
+}
