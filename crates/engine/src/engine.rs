@@ -139,20 +139,20 @@ impl Somna {
         &self.embedder
     }
 
-    fn store(&self) -> MutexGuard<'_, Store> {
+    pub(crate) fn store(&self) -> MutexGuard<'_, Store> {
         self.store.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn index_read(&self) -> RwLockReadGuard<'_, VectorIndex> {
+    pub(crate) fn index_read(&self) -> RwLockReadGuard<'_, VectorIndex> {
         self.index.read().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn index_write(&self) -> RwLockWriteGuard<'_, VectorIndex> {
+    pub(crate) fn index_write(&self) -> RwLockWriteGuard<'_, VectorIndex> {
         self.index.write().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Refreshes what searches cache about the store (speaker names, causal links).
-    fn refresh_actors(&self, store: &Store) -> Result<()> {
+    pub(crate) fn refresh_actors(&self, store: &Store) -> Result<()> {
         *self.actors.write().unwrap_or_else(|p| p.into_inner()) = store.read().actors()?;
         self.has_causal_links.store(
             store.read().has_causal_links()?,

@@ -13,6 +13,7 @@ pub mod ingest;
 pub mod memory;
 pub mod paths;
 pub mod retrieve;
+pub mod sleep;
 pub mod store;
 
 pub use engine::{Config, MemoryDetail, OpenReport, Page, Somna, Stats, IMPORT_BATCH};
@@ -21,4 +22,7 @@ pub use events::{CancelToken, Job, Progress, ProgressEvent};
 pub use ingest::{AddOptions, AddReport};
 pub use memory::{Kind, Memory, NewMemory, Source, State};
 pub use retrieve::{Route, ScoreMode, SearchQuery, SearchResponse};
+pub use sleep::{
+    Change, PhaseReport, ProposedMemory, ReplayWeights, SleepConfig, SleepOptions, SleepReport,
+};
 pub use store::{ListQuery, MemoryFilter, MemoryUpdate, Message};

@@ -7,6 +7,7 @@ mod history;
 mod links;
 mod memories;
 mod messages;
+mod sleep_cycles;
 
 pub use co_access::CoAccess;
 pub use fts::{fts_query, query_tokens};
@@ -14,6 +15,7 @@ pub use history::HistoryEntry;
 pub use links::Link;
 pub use memories::{ListQuery, MemoryFilter, MemoryUpdate, SortKey};
 pub use messages::Message;
+pub use sleep_cycles::CycleRow;
 
 use crate::{Error, Result};
 use rusqlite::{Connection, OptionalExtension};
