@@ -14,8 +14,39 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 use std::time::Instant;
 
-/// One cycle at a time per process.
-static RUNNING: Mutex<()> = Mutex::new(());
+/// Stores with a cycle (or an undo) running in this process: one at a time per store.
+static RUNNING: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// Holds a store's place in [`RUNNING`] until dropped.
+struct Running(String);
+
+impl Running {
+    fn claim(engine: &Somna) -> Result<Self> {
+        let path = engine.store().path().to_path_buf();
+        let key = if path == std::path::Path::new(":memory:") {
+            format!(":memory:{:p}", engine)
+        } else {
+            path.display().to_string()
+        };
+        let mut running = RUNNING.lock().unwrap_or_else(|p| p.into_inner());
+        if running.contains(&key) {
+            return Err(Error::InvalidInput(
+                "a sleep cycle is already running on this store".into(),
+            ));
+        }
+        running.push(key.clone());
+        Ok(Self(key))
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        RUNNING
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|k| *k != self.0);
+    }
+}
 
 /// History actor of a cycle's writes.
 fn actor(id: i64) -> String {
@@ -51,9 +82,7 @@ impl Somna {
         job: &Job,
     ) -> Result<SleepReport> {
         opts.config.validate()?;
-        let _running = RUNNING.try_lock().map_err(|_| {
-            Error::InvalidInput("a sleep cycle is already running in this process".into())
-        })?;
+        let _running = Running::claim(self)?;
         let cfg = &opts.config;
         let started_at = now_ms();
         let mut rep = SleepReport {

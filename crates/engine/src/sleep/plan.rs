@@ -379,7 +379,19 @@ pub fn schemas(
                 (theme * s * (n / s).ln(), *t, ms)
             })
             .collect();
-        ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+        // Ties: the term used more across the store names the group better.
+        let df = |t: &str| {
+            text::content_stems(t)
+                .iter()
+                .map(|s| corpus.df.df.get(s).copied().unwrap_or(0))
+                .max()
+                .unwrap_or(0)
+        };
+        ranked.sort_by(|a, b| {
+            b.0.total_cmp(&a.0)
+                .then(df(b.1).cmp(&df(a.1)))
+                .then(a.1.cmp(b.1))
+        });
         let mut chosen: Vec<&Vec<usize>> = Vec::new();
         for (score, term, ms) in ranked {
             if score <= 0.0 {

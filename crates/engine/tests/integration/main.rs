@@ -8,3 +8,4 @@ mod crud;
 mod parity;
 mod retrieval;
 mod robustness;
+mod sleep;
