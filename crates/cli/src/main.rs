@@ -3,6 +3,7 @@
 #[macro_use]
 mod output;
 mod bench_cmd;
+mod sleep_cmd;
 
 use anyhow::{bail, Context};
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -141,6 +142,22 @@ enum Command {
     Stats,
     /// Benchmarks: embedding, ingest, search latency, HNSW recall.
     Bench(bench_cmd::BenchArgs),
+    /// Run a sleep cycle (replay, summaries, schemas, forgetting); `undo`, `history`, `show`.
+    Sleep(sleep_cmd::SleepArgs),
+    /// List facts, newest first.
+    Facts {
+        #[arg(long)]
+        conversation: Option<String>,
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+    },
+    /// List schemas formed by sleep cycles, newest first.
+    Schemas {
+        #[arg(long)]
+        conversation: Option<String>,
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+    },
     /// Evaluations.
     Eval {
         #[command(subcommand)]
@@ -598,6 +615,15 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             }
         }
         Command::Bench(args) => bench_cmd::run(args, &model_dir, json)?,
+        Command::Sleep(args) => sleep_cmd::run(&open()?, args, json)?,
+        Command::Facts {
+            conversation,
+            limit,
+        } => sleep_cmd::list_kind(&open()?, Kind::Fact, conversation, limit, json)?,
+        Command::Schemas {
+            conversation,
+            limit,
+        } => sleep_cmd::list_kind(&open()?, Kind::Schema, conversation, limit, json)?,
         Command::Eval {
             what: EvalWhat::Locomo { data, out, store },
         } => {

@@ -150,12 +150,12 @@ impl Somna {
         self.index.read().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn index_write(&self) -> RwLockWriteGuard<'_, VectorIndex> {
+    pub(crate) fn index_write(&self) -> RwLockWriteGuard<'_, VectorIndex> {
         self.index.write().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Refreshes what searches cache about the store (speaker names, causal links).
-    fn refresh_actors(&self, store: &Store) -> Result<()> {
+    pub(crate) fn refresh_actors(&self, store: &Store) -> Result<()> {
         *self.actors.write().unwrap_or_else(|p| p.into_inner()) = store.read().actors()?;
         self.has_causal_links.store(
             store.read().has_causal_links()?,

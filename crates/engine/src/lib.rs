@@ -16,6 +16,7 @@ pub mod paths;
 pub mod points;
 pub mod project;
 pub mod retrieve;
+pub mod sleep;
 pub mod store;
 
 pub use cluster::{
@@ -29,4 +30,7 @@ pub use ingest::{AddOptions, AddReport};
 pub use memory::{Kind, Memory, NewMemory, Source, State};
 pub use project::{Layout, ProjectionMethod, ProjectionParams};
 pub use retrieve::{Route, ScoreMode, SearchQuery, SearchResponse};
+pub use sleep::{
+    Change, PhaseReport, ProposedMemory, ReplayWeights, SleepConfig, SleepOptions, SleepReport,
+};
 pub use store::{ListQuery, MemoryFilter, MemoryUpdate, Message};

@@ -115,7 +115,8 @@ pub fn import(engine: &Somna, file: &Path, job: &Job) -> Result<()> {
 
 /// Ranks the conversation's turns for one question with the normal search path (without
 /// access bookkeeping, so question order cannot change the results). Facts count as the
-/// turn they were extracted from.
+/// turn they were extracted from; a summary brings forward its source turns that the
+/// search also returned.
 pub fn rank(engine: &Somna, q: &Question, depth: usize) -> Result<(Vec<String>, f64)> {
     let mut sq = SearchQuery::new(&q.text);
     sq.k = depth;
@@ -126,15 +127,45 @@ pub fn rank(engine: &Somna, q: &Question, depth: usize) -> Result<(Vec<String>, 
     let t = std::time::Instant::now();
     let response = engine.search_readonly(&sq)?;
     let elapsed = t.elapsed().as_secs_f64() * 1000.0;
-    let mut seen = HashSet::new();
-    let ids = response
+    let listed: Vec<&crate::Memory> = response
         .hits
         .iter()
         .chain(&response.near_misses)
-        .filter_map(|h| h.memory.metadata.get("dia_id").and_then(|d| d.as_str()))
-        .filter(|d| seen.insert(d.to_string()))
-        .map(str::to_string)
+        .map(|h| &h.memory)
         .collect();
+    let dia = |m: &crate::Memory| {
+        m.metadata
+            .get("dia_id")
+            .and_then(|d| d.as_str())
+            .map(str::to_string)
+    };
+    let mut seen = HashSet::new();
+    let mut ids = Vec::new();
+    for (i, m) in listed.iter().enumerate() {
+        if let Some(d) = dia(m) {
+            if seen.insert(d.clone()) {
+                ids.push(d);
+            }
+        } else if m.kind == crate::Kind::Summary {
+            // A summary (from a sleep cycle) points at its source turns: those the search
+            // also returned move up to the summary's rank.
+            if let crate::memory::Details::Summary {
+                source_episode_ids, ..
+            } = &m.details
+            {
+                let sources: HashSet<i64> = source_episode_ids.iter().copied().collect();
+                for later in &listed[i + 1..] {
+                    if sources.contains(&later.id) {
+                        if let Some(d) = dia(later) {
+                            if seen.insert(d.clone()) {
+                                ids.push(d);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
     Ok((ids, elapsed))
 }
 

@@ -9,6 +9,7 @@ mod layouts;
 mod links;
 mod memories;
 mod messages;
+mod sleep_cycles;
 
 pub use clusters::{ClusterMerge, ClusterRow, EnergyRow};
 pub use co_access::CoAccess;
@@ -18,6 +19,7 @@ pub use layouts::StoredLayout;
 pub use links::Link;
 pub use memories::{ListQuery, MemoryFilter, MemoryUpdate, SortKey};
 pub use messages::Message;
+pub use sleep_cycles::CycleRow;
 
 use crate::{Error, Result};
 use rusqlite::{Connection, OptionalExtension};

@@ -9,3 +9,4 @@ mod crud;
 mod parity;
 mod retrieval;
 mod robustness;
+mod sleep;

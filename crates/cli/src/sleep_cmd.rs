@@ -1,0 +1,312 @@
+//! `somna sleep [--dry-run]`, `somna sleep undo ID`, `somna sleep history`, `somna sleep show
+//! ID`, `somna facts`, `somna schemas`.
+
+use crate::output::{fmt_time, memory_line, print_json};
+use anyhow::Context;
+use clap::{Args, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+use somna_engine::memory::Details;
+use somna_engine::{
+    Job, Kind, ListQuery, MemoryFilter, Progress, ProgressEvent, SleepConfig, SleepOptions,
+    SleepReport, Somna,
+};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+#[derive(Args)]
+pub struct SleepArgs {
+    #[command(subcommand)]
+    action: Option<SleepAction>,
+    /// Compute the cycle and show what it would change, writing nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Recorded as what started the cycle.
+    #[arg(long, default_value = "cli")]
+    trigger: String,
+    /// A JSON file of SleepConfig fields (weights, thresholds, ages); others keep defaults.
+    #[arg(long)]
+    config: Option<PathBuf>,
+}
+
+#[derive(Subcommand)]
+enum SleepAction {
+    /// Revert a committed cycle exactly.
+    Undo { id: i64 },
+    /// The latest cycles.
+    History {
+        #[arg(long, default_value_t = 20)]
+        limit: usize,
+    },
+    /// One cycle's full report.
+    Show { id: i64 },
+}
+
+/// One progress bar per phase; Ctrl-C cancels the job.
+struct PhaseBars {
+    hidden: bool,
+    current: Mutex<Option<(&'static str, ProgressBar)>>,
+}
+
+impl PhaseBars {
+    fn finish(&self) {
+        if let Some((_, b)) = self
+            .current
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+        {
+            b.finish();
+        }
+    }
+}
+
+impl Progress for PhaseBars {
+    fn report(&self, e: ProgressEvent) {
+        if self.hidden {
+            return;
+        }
+        let mut slot = self.current.lock().unwrap_or_else(|p| p.into_inner());
+        if slot.as_ref().is_some_and(|(s, _)| *s != e.stage) {
+            if let Some((_, b)) = slot.take() {
+                b.finish();
+            }
+        }
+        let (_, bar) = slot.get_or_insert_with(|| {
+            let b = ProgressBar::new(e.total.max(1));
+            b.set_style(
+                ProgressStyle::with_template("{prefix:>10} [{bar:40}] {pos}/{len} {elapsed}")
+                    .expect("valid template")
+                    .progress_chars("=> "),
+            );
+            b.set_prefix(e.stage);
+            (e.stage, b)
+        });
+        bar.set_length(e.total.max(1));
+        bar.set_position(e.done.min(e.total.max(1)));
+    }
+}
+
+fn job(json: bool) -> (Job, Arc<PhaseBars>) {
+    let bars = Arc::new(PhaseBars {
+        hidden: json,
+        current: Mutex::new(None),
+    });
+    let job = Job {
+        progress: bars.clone(),
+        cancel: Default::default(),
+    };
+    let cancel = job.cancel.clone();
+    let _ = ctrlc::set_handler(move || cancel.cancel());
+    (job, bars)
+}
+
+pub fn run(engine: &Somna, args: SleepArgs, json: bool) -> anyhow::Result<()> {
+    match args.action {
+        Some(SleepAction::Undo { id }) => {
+            let (job, bars) = job(json);
+            let r = engine.sleep_undo(id, &job)?;
+            bars.finish();
+            if json {
+                print_json(&r)?;
+            } else {
+                out!(
+                    "undid sleep cycle {id}: {} memories removed, {} field changes reverted, {} memories no longer forgotten",
+                    r.created.len(),
+                    r.changed.len(),
+                    r.forgotten.len()
+                );
+            }
+        }
+        Some(SleepAction::History { limit }) => {
+            let cycles = engine.sleep_history(limit)?;
+            if json {
+                print_json(&cycles)?;
+            } else if cycles.is_empty() {
+                out!("no sleep cycles yet");
+            } else {
+                for r in &cycles {
+                    out!("{}", cycle_line(r));
+                }
+            }
+        }
+        Some(SleepAction::Show { id }) => {
+            let r = engine.sleep_report(id)?;
+            if json {
+                print_json(&r)?;
+            } else {
+                print_report(&r);
+            }
+        }
+        None => {
+            let config: SleepConfig = match &args.config {
+                Some(p) => serde_json::from_str(
+                    &std::fs::read_to_string(p)
+                        .with_context(|| format!("reading {}", p.display()))?,
+                )
+                .with_context(|| format!("{}: not a sleep config", p.display()))?,
+                None => SleepConfig::default(),
+            };
+            let opts = SleepOptions {
+                dry_run: args.dry_run,
+                trigger: args.trigger,
+                config,
+            };
+            let (job, bars) = job(json);
+            let result = engine.sleep(&opts, &job);
+            bars.finish();
+            match result {
+                Err(somna_engine::Error::Cancelled) => {
+                    anyhow::bail!(
+                        "sleep cycle cancelled: the phases already committed are kept and recorded; the next cycle finishes the work"
+                    )
+                }
+                other => {
+                    let r = other?;
+                    if json {
+                        print_json(&r)?;
+                    } else {
+                        print_report(&r);
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn cycle_line(r: &SleepReport) -> String {
+    let count = |kind: Kind| r.created.iter().filter(|p| p.kind == kind).count();
+    format!(
+        "#{:<4} {} {:<11} {:<6} {:>6} ms  {} summaries, {} schemas, {} changes, {} forgotten",
+        r.id.unwrap_or_default(),
+        fmt_time(r.started_at),
+        r.status,
+        r.trigger,
+        r.phases.iter().map(|p| p.millis).sum::<u64>(),
+        count(Kind::Summary),
+        count(Kind::Schema),
+        r.changed.len(),
+        r.forgotten.len()
+    )
+}
+
+fn print_report(r: &SleepReport) {
+    match r.id {
+        Some(id) => out!("sleep cycle {id}: {} ({})", r.status, r.backend),
+        None => out!(
+            "dry run ({}): nothing was written; this is what a cycle would do",
+            r.backend
+        ),
+    }
+    for p in &r.phases {
+        let counts: Vec<String> = p.counts.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        out!("  {:<9} {:>7} ms  {}", p.name, p.millis, counts.join(", "));
+    }
+    for p in &r.created {
+        let id = p.id.map_or("new".to_string(), |i| format!("#{i}"));
+        match &p.details {
+            Details::Schema {
+                name, confidence, ..
+            } => out!(
+                "\n+ schema {id} \"{name}\" (confidence {confidence:.2}, from {} summaries)\n  {}",
+                p.derived_from.len() + p.derived_from_proposed.len(),
+                p.text
+            ),
+            Details::Summary {
+                key_concepts,
+                confidence,
+                ..
+            } => out!(
+                "\n+ summary {id} of {} episodes [{}] (confidence {confidence:.2})\n  {}",
+                p.derived_from.len(),
+                key_concepts.join(", "),
+                p.text
+            ),
+            Details::None => out!("\n+ {} {id}\n  {}", p.kind, p.text),
+        }
+    }
+    let mut by_field: std::collections::BTreeMap<(&str, String), usize> = Default::default();
+    for c in &r.changed {
+        let what = match c.field.as_str() {
+            "state" => format!("{} → {}", json_str(&c.old), json_str(&c.new)),
+            other => other.to_string(),
+        };
+        *by_field.entry((c.field.as_str(), what)).or_default() += 1;
+    }
+    if !by_field.is_empty() {
+        out!("\nchanges:");
+        for ((_, what), n) in by_field {
+            out!("  {n:>6} × {what}");
+        }
+    }
+    if !r.forgotten.is_empty() {
+        let shown: Vec<String> = r
+            .forgotten
+            .iter()
+            .take(20)
+            .map(|i| format!("#{i}"))
+            .collect();
+        out!(
+            "forgotten ({}; `somna restore ID` brings one back, `somna sleep undo` all): {}{}",
+            r.forgotten.len(),
+            shown.join(" "),
+            if r.forgotten.len() > 20 { " …" } else { "" }
+        );
+    }
+    for n in &r.notes {
+        out!("note: {n}");
+    }
+}
+
+fn json_str(v: &serde_json::Value) -> String {
+    v.as_str().map_or_else(|| v.to_string(), str::to_string)
+}
+
+/// `somna facts` and `somna schemas`: every memory of one kind, newest first.
+pub fn list_kind(
+    engine: &Somna,
+    kind: Kind,
+    conversation: Option<String>,
+    limit: usize,
+    json: bool,
+) -> anyhow::Result<()> {
+    let page = engine.list(&ListQuery {
+        filter: MemoryFilter {
+            kinds: vec![kind],
+            conversation,
+            ..Default::default()
+        },
+        descending: true,
+        limit,
+        ..Default::default()
+    })?;
+    if json {
+        return print_json(&page);
+    }
+    for m in &page.memories {
+        match &m.details {
+            Details::Schema {
+                name,
+                description,
+                core_concepts,
+                related_memory_ids,
+                examples,
+                confidence,
+            } => {
+                out!(
+                    "#{} {name} (confidence {confidence:.2}, {} summaries)",
+                    m.id,
+                    related_memory_ids.len()
+                );
+                out!("  {description}");
+                out!("  concepts: {}", core_concepts.join(", "));
+                for e in examples {
+                    out!("  e.g. {e}");
+                }
+            }
+            _ => out!("{}", memory_line(m)),
+        }
+    }
+    out!("({} of {})", page.memories.len(), page.total);
+    Ok(())
+}

@@ -1,0 +1,720 @@
+//! The sleep methods of [`Somna`]: plan each phase from a snapshot without holding the
+//! store lock, embed without it, then commit the phase in one transaction that also
+//! records the cycle's progress in `sleep_cycles`. A killed cycle leaves its committed
+//! phases (recorded, undoable) and the next cycle finds the remaining work.
+
+use super::compress::{Compressor, Extractive};
+use super::plan::{self, MemberRef, SchemaPlan, Snapshot, SummaryPlan};
+use super::{Change, PhaseReport, ProposedMemory, SleepOptions, SleepReport, PHASES};
+use crate::events::Job;
+use crate::memory::{embedding_text, l_score, Details, Kind, LinkKind, NewMemory, Source, W5H1};
+use crate::store::{now_ms, CycleRow, Tx};
+use crate::{Error, Result, Somna};
+use std::collections::{HashMap, HashSet};
+use std::sync::Mutex;
+use std::time::Instant;
+
+/// Stores with a cycle (or an undo) running in this process: one at a time per store.
+static RUNNING: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// Holds a store's place in [`RUNNING`] until dropped.
+struct Running(String);
+
+impl Running {
+    fn claim(engine: &Somna) -> Result<Self> {
+        let path = engine.store().path().to_path_buf();
+        let key = if path == std::path::Path::new(":memory:") {
+            format!(":memory:{:p}", engine)
+        } else {
+            path.display().to_string()
+        };
+        let mut running = RUNNING.lock().unwrap_or_else(|p| p.into_inner());
+        if running.contains(&key) {
+            return Err(Error::InvalidInput(
+                "a sleep cycle is already running on this store".into(),
+            ));
+        }
+        running.push(key.clone());
+        Ok(Self(key))
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        RUNNING
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|k| *k != self.0);
+    }
+}
+
+/// History actor of a cycle's writes.
+fn actor(id: i64) -> String {
+    format!("sleep:{id}")
+}
+
+/// Embeds in chunks, checking for cancellation between them.
+fn embed_all(engine: &Somna, texts: &[String], job: &Job) -> Result<Vec<Vec<f32>>> {
+    let mut out = Vec::with_capacity(texts.len());
+    for chunk in texts.chunks(32) {
+        job.cancel.check()?;
+        let refs: Vec<&str> = chunk.iter().map(String::as_str).collect();
+        out.extend(engine.embedder().embed(&refs)?);
+    }
+    Ok(out)
+}
+
+impl Somna {
+    /// Runs one sleep cycle with the default extractive compressor (see [`Self::sleep_with`]).
+    pub fn sleep(&self, opts: &SleepOptions, job: &Job) -> Result<SleepReport> {
+        self.sleep_with(opts, &Extractive::default(), job)
+    }
+
+    /// Runs one sleep cycle: replay, compression, schema formation, forgetting and decay.
+    /// Each phase commits in one transaction; progress is reported per phase (stages
+    /// "replay", "compress", "schemas", "forget"); cancelling stops before the running
+    /// phase commits. With `opts.dry_run` nothing is written and the report holds the
+    /// proposed summaries, schemas and changes.
+    pub fn sleep_with(
+        &self,
+        opts: &SleepOptions,
+        compressor: &dyn Compressor,
+        job: &Job,
+    ) -> Result<SleepReport> {
+        opts.config.validate()?;
+        let _running = Running::claim(self)?;
+        let cfg = &opts.config;
+        let started_at = now_ms();
+        let mut rep = SleepReport {
+            id: None,
+            trigger: opts.trigger.clone(),
+            status: if opts.dry_run { "dry_run" } else { "running" }.into(),
+            started_at,
+            ended_at: None,
+            dry_run: opts.dry_run,
+            backend: compressor.name().to_string(),
+            phases: Vec::new(),
+            created: Vec::new(),
+            changed: Vec::new(),
+            forgotten: Vec::new(),
+            notes: Vec::new(),
+            config: cfg.clone(),
+        };
+        let snap = {
+            let mut store = self.store();
+            if !opts.dry_run {
+                let (interrupted, id) = store.transaction(|tx| {
+                    Ok((
+                        tx.interrupt_running_cycles()?,
+                        tx.insert_cycle(started_at, &opts.trigger)?,
+                    ))
+                })?;
+                for i in interrupted {
+                    rep.notes.push(format!(
+                        "cycle {i} was interrupted; this cycle picks up its remaining work"
+                    ));
+                }
+                rep.id = Some(id);
+            }
+            let read = store.read();
+            Snapshot {
+                now: cfg.now_ms.unwrap_or(started_at),
+                memories: read
+                    .all_memories()?
+                    .into_iter()
+                    .filter(|m| m.deleted_at.is_none())
+                    .collect(),
+                consolidated: read.derived_targets(Kind::Summary)?,
+                in_schema: read.derived_targets(Kind::Schema)?,
+                last_decay_at: read.last_decay_at()?,
+            }
+        };
+        let outcome = self.run_phases(&snap, compressor, &mut rep, job);
+        rep.ended_at = Some(now_ms());
+        match outcome {
+            // A real run's completion was recorded by the forget phase's transaction.
+            Ok(()) => Ok(rep),
+            Err(e) => {
+                if rep.id.is_some() {
+                    rep.status = match e {
+                        Error::Cancelled => "cancelled",
+                        _ => "failed",
+                    }
+                    .into();
+                    rep.notes.push(format!("stopped: {e}"));
+                    let row = cycle_row(&rep, false);
+                    self.store().transaction(|tx| tx.save_cycle(&row))?;
+                }
+                Err(e)
+            }
+        }
+    }
+
+    fn run_phases(
+        &self,
+        snap: &Snapshot,
+        compressor: &dyn Compressor,
+        rep: &mut SleepReport,
+        job: &Job,
+    ) -> Result<()> {
+        let cfg = rep.config.clone();
+        let dry = rep.dry_run;
+
+        // Phase 1: prioritized replay.
+        let t = Instant::now();
+        job.report(PHASES[0], 0, 1);
+        let replay = plan::replay(snap, &cfg);
+        job.cancel.check()?;
+        let mut phase = PhaseReport {
+            name: PHASES[0].into(),
+            ..Default::default()
+        };
+        count(&mut phase, "candidates", replay.candidates);
+        count(&mut phase, "selected", replay.selected.len());
+        rep.changed.extend(replay.changes.iter().cloned());
+        self.commit_phase(rep, phase, t, false, |tx, _| {
+            for c in &replay.changes {
+                tx.set_sleep_field(c.memory_id, &c.field, &c.new)?;
+            }
+            Ok(())
+        })?;
+        job.report(PHASES[0], 1, 1);
+
+        // Phase 2: compression into summaries.
+        let t = Instant::now();
+        let corpus = snap.corpus();
+        let (batches, waiting) = plan::batches(snap, &replay.selected, &cfg);
+        job.report(PHASES[1], 0, batches.len() as u64);
+        let vectors: HashMap<i64, Vec<f32>> = {
+            let index = self.index_read();
+            batches
+                .iter()
+                .flatten()
+                .filter_map(|&id| index.vector(id).map(|v| (id, v.to_vec())))
+                .collect()
+        };
+        let summaries = plan::compress(
+            snap,
+            &batches,
+            &vectors,
+            &corpus,
+            compressor,
+            job,
+            &mut rep.notes,
+        )?;
+        let mut phase = PhaseReport {
+            name: PHASES[1].into(),
+            ..Default::default()
+        };
+        count(&mut phase, "batches", batches.len());
+        count(&mut phase, "episodes_waiting", waiting);
+        count(
+            &mut phase,
+            "episodes_consolidated",
+            summaries.iter().map(|s| s.sources.len()).sum(),
+        );
+        count(&mut phase, "summaries", summaries.len());
+        let summary_ids = self.create_summaries(rep, phase, t, &summaries, snap, job)?;
+
+        // Phase 3: schema formation.
+        let t = Instant::now();
+        job.report(PHASES[2], 0, 1);
+        let schemas = plan::schemas(
+            snap,
+            &summaries,
+            &corpus,
+            compressor,
+            &cfg,
+            job,
+            &mut rep.notes,
+        )?;
+        let mut phase = PhaseReport {
+            name: PHASES[2].into(),
+            ..Default::default()
+        };
+        count(&mut phase, "schemas", schemas.len());
+        self.create_schemas(rep, phase, t, &schemas, &summary_ids, job)?;
+
+        // Phase 4: forgetting and decay.
+        let t = Instant::now();
+        job.report(PHASES[3], 0, 1);
+        let newly: HashSet<i64> = summaries.iter().flat_map(|s| s.sources.clone()).collect();
+        let forget = plan::forget(snap, &newly, &cfg);
+        job.cancel.check()?;
+        let mut phase = PhaseReport {
+            name: PHASES[3].into(),
+            ..Default::default()
+        };
+        count(&mut phase, "decayed", forget.decayed);
+        count(&mut phase, "state_changes", forget.state_changes);
+        count(&mut phase, "forgotten", forget.forgotten.len());
+        rep.changed.extend(forget.changes.iter().cloned());
+        rep.forgotten.extend(forget.forgotten.iter().copied());
+        if !dry {
+            rep.status = "completed".into();
+            rep.ended_at = Some(now_ms());
+        }
+        let forgotten: HashSet<i64> = forget.forgotten.iter().copied().collect();
+        self.commit_phase(rep, phase, t, true, |tx, id| {
+            let who = actor(id);
+            let now = now_ms();
+            for c in &forget.changes {
+                tx.set_sleep_field(c.memory_id, &c.field, &c.new)?;
+                if c.field == "state" && forgotten.contains(&c.memory_id) {
+                    tx.record_history(
+                        c.memory_id,
+                        "state",
+                        Some(&serde_json::json!({"state": c.old})),
+                        Some(&serde_json::json!({"state": "forgotten"})),
+                        &who,
+                        Some("sleep: consolidated, old, unused, low value"),
+                        now,
+                    )?;
+                }
+            }
+            Ok(())
+        })?;
+        job.report(PHASES[3], 1, 1);
+        if !dry {
+            self.refresh_actors(&self.store())?;
+            self.index_write().save()?;
+        }
+        Ok(())
+    }
+
+    /// Records a phase in the report and, unless dry, runs `write` and saves the cycle row
+    /// in one transaction. Cancellation is honoured before the transaction starts.
+    fn commit_phase(
+        &self,
+        rep: &mut SleepReport,
+        mut phase: PhaseReport,
+        t: Instant,
+        decayed: bool,
+        write: impl FnOnce(&Tx<'_>, i64) -> Result<()>,
+    ) -> Result<()> {
+        phase.millis = t.elapsed().as_millis() as u64;
+        let Some(id) = rep.id else {
+            rep.phases.push(phase);
+            return Ok(());
+        };
+        phase.committed = true;
+        rep.phases.push(phase);
+        let row = cycle_row(rep, decayed);
+        let result = self.store().transaction(|tx| {
+            write(tx, id)?;
+            tx.save_cycle(&row)
+        });
+        if result.is_err() {
+            rep.phases.last_mut().expect("pushed").committed = false;
+        }
+        result
+    }
+
+    fn create_summaries(
+        &self,
+        rep: &mut SleepReport,
+        phase: PhaseReport,
+        t: Instant,
+        summaries: &[SummaryPlan],
+        snap: &Snapshot,
+        job: &Job,
+    ) -> Result<Vec<Option<i64>>> {
+        let first = rep.created.len();
+        for s in summaries {
+            rep.created.push(ProposedMemory {
+                id: None,
+                kind: Kind::Summary,
+                text: s.compression.summary.clone(),
+                conversation: s.conversation.clone(),
+                session: s.session.clone(),
+                details: s.details(),
+                derived_from: s.sources.clone(),
+                derived_from_proposed: Vec::new(),
+                backend: s.backend.clone(),
+            });
+        }
+        if rep.dry_run {
+            self.commit_phase(rep, phase, t, false, |_, _| Ok(()))?;
+            return Ok(vec![None; summaries.len()]);
+        }
+        let news: Vec<NewMemory> = summaries.iter().map(new_summary).collect();
+        let texts: Vec<String> = news
+            .iter()
+            .map(|m| embedding_text(m.kind, &m.text, &m.w5h1))
+            .collect();
+        let vectors = embed_all(self, &texts, job)?;
+        job.cancel.check()?;
+        let scores: HashMap<i64, f64> = snap.memories.iter().map(|m| (m.id, m.l_score)).collect();
+        let mut ids: Vec<Option<i64>> = Vec::new();
+        let embedder = self.embedder().clone();
+        // Ids are assigned inside the transaction; the row records them in the same one.
+        let mut phase = Some(phase);
+        let id = rep.id.expect("a real run has an id");
+        let mut store = self.store();
+        let created = store.transaction(|tx| {
+            let now = now_ms();
+            let mut out = Vec::new();
+            for ((m, v), s) in news.iter().zip(&vectors).zip(summaries) {
+                let alive: Vec<i64> = tx
+                    .get_memories(&s.sources)?
+                    .into_iter()
+                    .filter(|e| e.deleted_at.is_none())
+                    .map(|e| e.id)
+                    .collect();
+                if alive.len() != s.sources.len() {
+                    out.push(None);
+                    continue;
+                }
+                let parents: Vec<f64> = alive
+                    .iter()
+                    .filter_map(|i| scores.get(i))
+                    .copied()
+                    .collect();
+                let score = l_score(m.source, &parents);
+                let mid = tx.insert_memory(m, score, now)?;
+                tx.set_embedding(mid, v)?;
+                tx.set_tokens(mid, embedder.count_tokens(&m.text))?;
+                tx.record_history(
+                    mid,
+                    "add",
+                    None,
+                    Some(&serde_json::json!({"text": m.text})),
+                    &actor(id),
+                    Some("sleep: compression"),
+                    now,
+                )?;
+                for e in &alive {
+                    tx.upsert_link(mid, *e, LinkKind::DerivedFrom, 1.0, now)?;
+                }
+                out.push(Some(mid));
+            }
+            let mut r = rep.clone();
+            apply_ids(&mut r, first, &out);
+            let mut p = phase.take().expect("once");
+            p.millis = t.elapsed().as_millis() as u64;
+            p.committed = true;
+            r.phases.push(p);
+            tx.save_cycle(&cycle_row(&r, false))?;
+            Ok((out, r))
+        })?;
+        let (out, r) = created;
+        *rep = r;
+        let skipped = out.iter().filter(|x| x.is_none()).count();
+        if skipped > 0 {
+            rep.notes.push(format!(
+                "{skipped} summaries skipped: their episodes were deleted during the cycle"
+            ));
+        }
+        self.index_write().catch_up(&store, &Job::default())?;
+        ids.extend(out);
+        Ok(ids)
+    }
+
+    fn create_schemas(
+        &self,
+        rep: &mut SleepReport,
+        phase: PhaseReport,
+        t: Instant,
+        schemas: &[SchemaPlan],
+        summary_ids: &[Option<i64>],
+        job: &Job,
+    ) -> Result<()> {
+        let first = rep.created.len();
+        let summary_base = first - summary_ids.len();
+        for s in schemas {
+            let mut stored = Vec::new();
+            let mut proposed = Vec::new();
+            for m in &s.members {
+                match *m {
+                    MemberRef::Stored(id) => stored.push(id),
+                    MemberRef::Proposed(i) => match summary_ids[i] {
+                        Some(id) => stored.push(id),
+                        None if rep.dry_run => proposed.push(summary_base + i),
+                        None => {}
+                    },
+                }
+            }
+            rep.created.push(ProposedMemory {
+                id: None,
+                kind: Kind::Schema,
+                text: schema_text(s),
+                conversation: s.conversation.clone(),
+                session: None,
+                details: Details::Schema {
+                    name: s.draft.name.clone(),
+                    description: s.draft.description.clone(),
+                    core_concepts: s.draft.core_concepts.clone(),
+                    related_memory_ids: stored.clone(),
+                    examples: s.draft.examples.clone(),
+                    confidence: s.draft.confidence,
+                },
+                derived_from: stored,
+                derived_from_proposed: proposed,
+                backend: s.backend.clone(),
+            });
+        }
+        if rep.dry_run {
+            return self.commit_phase(rep, phase, t, false, |_, _| Ok(()));
+        }
+        let texts: Vec<String> = rep.created[first..]
+            .iter()
+            .map(|p| p.text.clone())
+            .collect();
+        let vectors = embed_all(self, &texts, job)?;
+        job.cancel.check()?;
+        let id = rep.id.expect("a real run has an id");
+        let embedder = self.embedder().clone();
+        let mut phase = Some(phase);
+        let mut store = self.store();
+        let (out, r) = store.transaction(|tx| {
+            let now = now_ms();
+            let mut out = Vec::new();
+            for (p, v) in rep.created[first..].iter().zip(&vectors) {
+                if p.derived_from.len() < 2 {
+                    out.push(None);
+                    continue;
+                }
+                let parents: Vec<f64> = tx
+                    .get_memories(&p.derived_from)?
+                    .iter()
+                    .map(|m| m.l_score)
+                    .collect();
+                let mut m = NewMemory::new(Kind::Schema, p.text.clone());
+                m.w5h1 = W5H1 {
+                    what: Some(p.text.clone()),
+                    ..Default::default()
+                };
+                m.conversation = p.conversation.clone();
+                m.source = Source::AgentInference;
+                m.importance = 0.6;
+                m.novelty = 0.5;
+                m.details = p.details.clone();
+                m.tags = vec!["sleep".into()];
+                let mid = tx.insert_memory(&m, l_score(m.source, &parents), now)?;
+                tx.set_embedding(mid, v)?;
+                tx.set_tokens(mid, embedder.count_tokens(&m.text))?;
+                tx.record_history(
+                    mid,
+                    "add",
+                    None,
+                    Some(&serde_json::json!({"text": m.text})),
+                    &actor(id),
+                    Some("sleep: schema formation"),
+                    now,
+                )?;
+                for s in &p.derived_from {
+                    tx.upsert_link(mid, *s, LinkKind::DerivedFrom, 1.0, now)?;
+                }
+                out.push(Some(mid));
+            }
+            let mut r = rep.clone();
+            apply_ids(&mut r, first, &out);
+            let mut ph = phase.take().expect("once");
+            ph.millis = t.elapsed().as_millis() as u64;
+            ph.committed = true;
+            r.phases.push(ph);
+            tx.save_cycle(&cycle_row(&r, false))?;
+            Ok((out, r))
+        })?;
+        *rep = r;
+        let _ = out;
+        self.index_write().catch_up(&store, &Job::default())?;
+        Ok(())
+    }
+
+    /// The latest cycles, newest first.
+    pub fn sleep_history(&self, limit: usize) -> Result<Vec<SleepReport>> {
+        let store = self.store();
+        let read = store.read();
+        read.list_cycles(limit)?
+            .iter()
+            .map(|row| report_from_row(&read, row))
+            .collect()
+    }
+
+    /// One recorded cycle.
+    pub fn sleep_report(&self, id: i64) -> Result<SleepReport> {
+        let store = self.store();
+        let read = store.read();
+        let row = read
+            .get_cycle(id)?
+            .ok_or_else(|| Error::InvalidInput(format!("there is no sleep cycle {id}")))?;
+        report_from_row(&read, &row)
+    }
+
+    /// Reverts a cycle exactly, in one transaction: every changed field gets its old value
+    /// back, forgotten memories return, created summaries and schemas (with their links
+    /// and history) are removed, and the history the cycle wrote is dropped. Only the
+    /// latest cycle that is not undone can be undone (later cycles may build on it).
+    pub fn sleep_undo(&self, id: i64, job: &Job) -> Result<SleepReport> {
+        let _running = RUNNING
+            .try_lock()
+            .map_err(|_| Error::InvalidInput("a sleep cycle is running in this process".into()))?;
+        let mut store = self.store();
+        let row = store
+            .read()
+            .get_cycle(id)?
+            .ok_or_else(|| Error::InvalidInput(format!("there is no sleep cycle {id}")))?;
+        if row.status == "undone" {
+            return Err(Error::InvalidInput(format!(
+                "sleep cycle {id} is already undone"
+            )));
+        }
+        if let Some(later) = store.read().later_live_cycle(id)? {
+            return Err(Error::InvalidInput(format!(
+                "sleep cycle {later} came after {id}: undo it first"
+            )));
+        }
+        let changes: Vec<Change> = serde_json::from_value(row.changed.clone())?;
+        job.report("undo", 0, (changes.len() + row.created_ids.len()) as u64);
+        let mut undone = row.clone();
+        undone.status = "undone".into();
+        if let Some(notes) = undone
+            .phase_stats
+            .get_mut("notes")
+            .and_then(|n| n.as_array_mut())
+        {
+            notes.push(format!("undone at {}", now_ms()).into());
+        }
+        store.transaction(|tx| {
+            for c in changes.iter().rev() {
+                if tx.get_memory(c.memory_id)?.is_some() {
+                    tx.set_sleep_field(c.memory_id, &c.field, &c.old)?;
+                }
+            }
+            tx.delete_history_by(&actor(id))?;
+            for m in row.created_ids.iter().rev() {
+                if tx.get_memory(*m)?.is_some() {
+                    tx.hard_delete(*m)?;
+                }
+            }
+            tx.save_cycle(&undone)
+        })?;
+        {
+            let mut index = self.index_write();
+            for m in &row.created_ids {
+                index.remove(*m);
+            }
+            index.save()?;
+        }
+        self.refresh_actors(&store)?;
+        job.report(
+            "undo",
+            (changes.len() + row.created_ids.len()) as u64,
+            (changes.len() + row.created_ids.len()) as u64,
+        );
+        report_from_row(&store.read(), &undone)
+    }
+}
+
+fn count(phase: &mut PhaseReport, key: &str, n: usize) {
+    phase.counts.insert(key.into(), n as u64);
+}
+
+/// Writes the ids a transaction assigned into the proposals starting at `first`, dropping
+/// those skipped at commit time: a real report lists what exists.
+fn apply_ids(rep: &mut SleepReport, first: usize, ids: &[Option<i64>]) {
+    let tail: Vec<ProposedMemory> = rep.created.drain(first..).collect();
+    for (mut p, id) in tail.into_iter().zip(ids) {
+        if let Some(id) = id {
+            p.id = Some(*id);
+            rep.created.push(p);
+        }
+    }
+}
+
+fn new_summary(s: &SummaryPlan) -> NewMemory {
+    let mut m = NewMemory::new(Kind::Summary, s.compression.summary.clone());
+    m.w5h1 = W5H1 {
+        who: (!s.who.is_empty()).then(|| s.who.join(", ")),
+        what: Some(s.compression.summary.clone()),
+        when: s.when.clone(),
+        where_: s.conversation.as_ref().map(|c| match &s.session {
+            Some(sess) => format!("{c}/{sess}"),
+            None => c.clone(),
+        }),
+        why: None,
+        how: None,
+    };
+    m.conversation = s.conversation.clone();
+    m.session = s.session.clone();
+    m.occurred_at = s.occurred_at;
+    m.importance = s.importance;
+    m.novelty = s.novelty;
+    m.source = Source::AgentInference;
+    m.tags = vec!["sleep".into()];
+    m.details = s.details();
+    m
+}
+
+fn schema_text(s: &SchemaPlan) -> String {
+    let mut t = format!("{}: {}", s.draft.name, s.draft.description);
+    if let Some(e) = s.draft.examples.first() {
+        t.push_str(&format!(" For example, {e}"));
+    }
+    t
+}
+
+/// The `sleep_cycles` row for a report. `decayed`: the forget phase is committing.
+fn cycle_row(rep: &SleepReport, decayed: bool) -> CycleRow {
+    let previously_decayed = rep.phase("forget").is_some_and(|p| p.committed);
+    CycleRow {
+        id: rep.id.unwrap_or_default(),
+        started_at: rep.started_at,
+        ended_at: rep.ended_at,
+        trigger: rep.trigger.clone(),
+        status: rep.status.clone(),
+        phase_stats: serde_json::json!({
+            "phases": rep.phases,
+            "notes": rep.notes,
+            "backend": rep.backend,
+            "config": rep.config,
+            "decayed": decayed || previously_decayed,
+        }),
+        created_ids: rep.created.iter().filter_map(|p| p.id).collect(),
+        changed: serde_json::to_value(&rep.changed).unwrap_or_default(),
+        forgotten_ids: rep.forgotten.clone(),
+    }
+}
+
+/// Rebuilds a report from its row; created memories are read back from the store.
+fn report_from_row(read: &Tx<'_>, row: &CycleRow) -> Result<SleepReport> {
+    let stats = &row.phase_stats;
+    let get = |k: &str| stats.get(k).cloned().unwrap_or_default();
+    let mut created = Vec::new();
+    for id in &row.created_ids {
+        if let Some(m) = read.get_memory(*id)? {
+            let derived_from = read
+                .neighbours(m.id, &[LinkKind::DerivedFrom])?
+                .into_iter()
+                .map(|n| n.0)
+                .collect();
+            created.push(ProposedMemory {
+                id: Some(m.id),
+                kind: m.kind,
+                text: m.text,
+                conversation: m.conversation,
+                session: m.session,
+                details: m.details,
+                derived_from,
+                derived_from_proposed: Vec::new(),
+                backend: get("backend").as_str().unwrap_or_default().to_string(),
+            });
+        }
+    }
+    Ok(SleepReport {
+        id: Some(row.id),
+        trigger: row.trigger.clone(),
+        status: row.status.clone(),
+        started_at: row.started_at,
+        ended_at: row.ended_at,
+        dry_run: false,
+        backend: get("backend").as_str().unwrap_or_default().to_string(),
+        phases: serde_json::from_value(get("phases")).unwrap_or_default(),
+        created,
+        changed: serde_json::from_value(row.changed.clone()).unwrap_or_default(),
+        forgotten: row.forgotten_ids.clone(),
+        notes: serde_json::from_value(get("notes")).unwrap_or_default(),
+        config: serde_json::from_value(get("config")).unwrap_or_default(),
+    })
+}

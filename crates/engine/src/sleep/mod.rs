@@ -1,0 +1,211 @@
+//! Sleep cycles (seed 000): prioritized replay, compression into summaries, schema
+//! formation, forgetting and decay. [`plan`] computes a cycle from a snapshot of the store
+//! without writing; `api` commits it phase by phase (one transaction each), records it in
+//! `sleep_cycles`, and undoes it.
+
+mod api;
+pub mod compress;
+mod plan;
+pub mod text;
+
+pub use compress::{Batch, Compression, Compressor, EpisodeView, Extractive, SchemaDraft};
+
+use crate::memory::{Details, Kind};
+use serde::{Deserialize, Serialize};
+
+/// Phase names, in order; also the progress stages.
+pub const PHASES: [&str; 4] = ["replay", "compress", "schemas", "forget"];
+
+/// Replay priority weights (seed 000): recency, importance, novelty, min(access_count, 5)/5.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ReplayWeights {
+    pub recency: f64,
+    pub importance: f64,
+    pub novelty: f64,
+    pub access: f64,
+}
+
+impl Default for ReplayWeights {
+    fn default() -> Self {
+        Self {
+            recency: 0.3,
+            importance: 0.3,
+            novelty: 0.2,
+            access: 0.2,
+        }
+    }
+}
+
+/// Every knob of a cycle. Unknown fields are refused; missing ones take their defaults.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SleepConfig {
+    pub weights: ReplayWeights,
+    /// Recency = e^(−rate × days since the episode occurred).
+    pub recency_decay_per_day: f64,
+    /// Unconsolidated episodes replayed (and consolidated) per cycle, at most.
+    pub max_replay: usize,
+    /// Episodes per summary, at most; a longer session is cut into even windows.
+    pub batch_size: usize,
+    /// A session with fewer unconsolidated episodes waits for a later cycle.
+    pub min_batch: usize,
+    /// A gap this long (minutes) between turns without a session starts a new batch.
+    pub gap_minutes: i64,
+    /// Summaries that share a concept form a schema when there are at least this many.
+    pub schema_min_support: usize,
+    /// New schemas per cycle, at most.
+    pub max_schemas: usize,
+    /// Schemas group summaries of one conversation (false: across the whole store).
+    pub schemas_per_conversation: bool,
+    /// Importance halves every this many days without… anything (decay floor below).
+    pub importance_half_life_days: f64,
+    pub importance_floor: f64,
+    /// Lifecycle by age (days): active < warm < cold < archived.
+    pub warm_after_days: f64,
+    pub cold_after_days: f64,
+    pub archive_after_days: f64,
+    /// A consolidated episode is forgotten when it is cold or archived, never accessed,
+    /// below this importance and has at most `forget_max_words` content words.
+    pub forget_importance: f64,
+    pub forget_max_words: usize,
+    /// "Now" for the cycle (Unix ms); `None`: the clock. Tests and replays set it.
+    pub now_ms: Option<i64>,
+}
+
+impl Default for SleepConfig {
+    fn default() -> Self {
+        Self {
+            weights: ReplayWeights::default(),
+            recency_decay_per_day: 0.05,
+            max_replay: 20_000,
+            batch_size: 12,
+            min_batch: 3,
+            gap_minutes: 120,
+            schema_min_support: 3,
+            max_schemas: 40,
+            schemas_per_conversation: true,
+            importance_half_life_days: 30.0,
+            importance_floor: 0.05,
+            warm_after_days: 7.0,
+            cold_after_days: 30.0,
+            archive_after_days: 90.0,
+            forget_importance: 0.4,
+            forget_max_words: 4,
+            now_ms: None,
+        }
+    }
+}
+
+impl SleepConfig {
+    pub fn validate(&self) -> crate::Result<()> {
+        let w = &self.weights;
+        let bad = |m: &str| Err(crate::Error::InvalidInput(format!("sleep config: {m}")));
+        if [w.recency, w.importance, w.novelty, w.access]
+            .iter()
+            .any(|x| !x.is_finite() || *x < 0.0)
+        {
+            return bad("replay weights must be finite and non-negative");
+        }
+        if self.batch_size < 2 || self.min_batch == 0 || self.min_batch > self.batch_size {
+            return bad("need 1 ≤ min_batch ≤ batch_size and batch_size ≥ 2");
+        }
+        if !(self.warm_after_days <= self.cold_after_days
+            && self.cold_after_days <= self.archive_after_days)
+        {
+            return bad("lifecycle ages must be warm ≤ cold ≤ archive");
+        }
+        if self.importance_half_life_days <= 0.0 || self.schema_min_support < 2 {
+            return bad("half life must be positive and schema_min_support at least 2");
+        }
+        Ok(())
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SleepOptions {
+    /// Compute the whole cycle and return it without writing anything.
+    pub dry_run: bool,
+    /// Who started it: "manual", "cli", "app", "auto", …
+    pub trigger: String,
+    pub config: SleepConfig,
+}
+
+impl Default for SleepOptions {
+    fn default() -> Self {
+        Self {
+            dry_run: false,
+            trigger: "manual".into(),
+            config: SleepConfig::default(),
+        }
+    }
+}
+
+/// One phase's timing and counts.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PhaseReport {
+    pub name: String,
+    pub millis: u64,
+    /// Whether its transaction committed (always false in a dry run).
+    pub committed: bool,
+    /// Phase-specific counts, e.g. candidates, selected, batches, summaries, schemas,
+    /// decayed, state_changes, forgotten.
+    pub counts: std::collections::BTreeMap<String, u64>,
+}
+
+/// A memory a cycle created (or, in a dry run, would create).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProposedMemory {
+    /// `None` in a dry run, and for a created memory that no longer exists.
+    pub id: Option<i64>,
+    pub kind: Kind,
+    pub text: String,
+    pub conversation: Option<String>,
+    pub session: Option<String>,
+    pub details: Details,
+    /// Existing memories it derives from.
+    pub derived_from: Vec<i64>,
+    /// Other proposals it derives from, by position in `created` (dry runs: a schema over
+    /// summaries that do not exist yet).
+    pub derived_from_proposed: Vec<usize>,
+    /// Which backend wrote it ("extractive", or the fallback note of a failed LLM call).
+    pub backend: String,
+}
+
+/// One field of one memory changed by a cycle.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Change {
+    pub memory_id: i64,
+    /// `last_accessed`, `importance` or `state`.
+    pub field: String,
+    pub old: serde_json::Value,
+    pub new: serde_json::Value,
+}
+
+/// What a cycle did (or would do). Persisted in `sleep_cycles`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SleepReport {
+    /// `None` for a dry run.
+    pub id: Option<i64>,
+    pub trigger: String,
+    /// running, completed, cancelled, failed, interrupted (killed; a later cycle found it),
+    /// undone, or dry_run.
+    pub status: String,
+    pub started_at: i64,
+    pub ended_at: Option<i64>,
+    pub dry_run: bool,
+    pub backend: String,
+    pub phases: Vec<PhaseReport>,
+    pub created: Vec<ProposedMemory>,
+    pub changed: Vec<Change>,
+    pub forgotten: Vec<i64>,
+    /// Fallbacks, skipped batches, recovered cycles, errors.
+    pub notes: Vec<String>,
+    pub config: SleepConfig,
+}
+
+impl SleepReport {
+    pub fn phase(&self, name: &str) -> Option<&PhaseReport> {
+        self.phases.iter().find(|p| p.name == name)
+    }
+}

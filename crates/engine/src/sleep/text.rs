@@ -1,0 +1,879 @@
+//! Text tools of the extractive compressor: sentences, content words with a light stemmer,
+//! document frequencies over the store (for TF-IDF), and a small theme lexicon.
+
+use std::collections::{HashMap, HashSet};
+
+/// Words that carry no topic: function words and conversational filler.
+const STOPWORDS: &[&str] = &[
+    "a",
+    "about",
+    "above",
+    "actually",
+    "after",
+    "again",
+    "against",
+    "ago",
+    "all",
+    "almost",
+    "also",
+    "always",
+    "am",
+    "amazing",
+    "an",
+    "and",
+    "any",
+    "anyone",
+    "anything",
+    "are",
+    "around",
+    "as",
+    "at",
+    "awesome",
+    "aww",
+    "back",
+    "be",
+    "because",
+    "been",
+    "before",
+    "being",
+    "best",
+    "better",
+    "between",
+    "big",
+    "bit",
+    "both",
+    "but",
+    "by",
+    "can",
+    "cannot",
+    "cant",
+    "come",
+    "could",
+    "couldn",
+    "day",
+    "days",
+    "did",
+    "didn",
+    "do",
+    "does",
+    "doesn",
+    "doing",
+    "don",
+    "done",
+    "down",
+    "during",
+    "each",
+    "else",
+    "enough",
+    "even",
+    "ever",
+    "every",
+    "everything",
+    "excited",
+    "feel",
+    "feeling",
+    "feels",
+    "felt",
+    "few",
+    "find",
+    "for",
+    "from",
+    "fun",
+    "further",
+    "get",
+    "gets",
+    "getting",
+    "give",
+    "glad",
+    "go",
+    "goes",
+    "going",
+    "gonna",
+    "good",
+    "got",
+    "gotta",
+    "great",
+    "guess",
+    "had",
+    "happy",
+    "has",
+    "hasn",
+    "have",
+    "haven",
+    "having",
+    "he",
+    "hear",
+    "heard",
+    "her",
+    "here",
+    "hers",
+    "herself",
+    "hey",
+    "hi",
+    "him",
+    "himself",
+    "his",
+    "how",
+    "however",
+    "i",
+    "if",
+    "im",
+    "in",
+    "into",
+    "is",
+    "isn",
+    "it",
+    "its",
+    "itself",
+    "ive",
+    "just",
+    "keep",
+    "kind",
+    "know",
+    "last",
+    "let",
+    "like",
+    "little",
+    "lot",
+    "lots",
+    "love",
+    "made",
+    "make",
+    "makes",
+    "making",
+    "many",
+    "may",
+    "maybe",
+    "me",
+    "mean",
+    "might",
+    "more",
+    "most",
+    "much",
+    "must",
+    "my",
+    "myself",
+    "need",
+    "never",
+    "new",
+    "nice",
+    "no",
+    "nor",
+    "not",
+    "nothing",
+    "now",
+    "of",
+    "off",
+    "oh",
+    "ok",
+    "okay",
+    "on",
+    "once",
+    "one",
+    "only",
+    "or",
+    "other",
+    "our",
+    "ours",
+    "ourselves",
+    "out",
+    "over",
+    "own",
+    "pretty",
+    "probably",
+    "put",
+    "quite",
+    "ready",
+    "real",
+    "really",
+    "right",
+    "said",
+    "same",
+    "say",
+    "see",
+    "seems",
+    "she",
+    "should",
+    "shouldn",
+    "since",
+    "so",
+    "some",
+    "something",
+    "sometimes",
+    "sound",
+    "sounds",
+    "still",
+    "stuff",
+    "such",
+    "super",
+    "sure",
+    "take",
+    "tell",
+    "than",
+    "thank",
+    "thanks",
+    "that",
+    "thats",
+    "the",
+    "their",
+    "theirs",
+    "them",
+    "themselves",
+    "then",
+    "there",
+    "these",
+    "they",
+    "thing",
+    "things",
+    "think",
+    "this",
+    "those",
+    "though",
+    "thought",
+    "through",
+    "time",
+    "times",
+    "to",
+    "today",
+    "too",
+    "totally",
+    "true",
+    "try",
+    "trying",
+    "two",
+    "under",
+    "until",
+    "up",
+    "us",
+    "use",
+    "very",
+    "want",
+    "wanted",
+    "wants",
+    "was",
+    "wasn",
+    "way",
+    "ways",
+    "we",
+    "well",
+    "were",
+    "weren",
+    "what",
+    "when",
+    "where",
+    "which",
+    "while",
+    "who",
+    "whom",
+    "why",
+    "will",
+    "wish",
+    "with",
+    "without",
+    "won",
+    "wonderful",
+    "would",
+    "wouldn",
+    "wow",
+    "yeah",
+    "year",
+    "years",
+    "yes",
+    "yet",
+    "you",
+    "your",
+    "yours",
+    "yourself",
+    "yourselves",
+    "ll",
+    "re",
+    "ve",
+    "hope",
+    "cool",
+    "definitely",
+    "especially",
+    "absolutely",
+    "incredible",
+    "awesome",
+    "look",
+    "looks",
+    "looking",
+    "able",
+    "lately",
+    "recently",
+    "week",
+    "weekend",
+    "yesterday",
+    "tomorrow",
+    "cute",
+    "beautiful",
+    "fantastic",
+    "share",
+    "sharing",
+    "talk",
+    "talking",
+    "totally",
+    "mine",
+    "congrats",
+    "congratulations",
+    "bet",
+    "means",
+    "special",
+    "first",
+    "next",
+    "another",
+    "always",
+    "together",
+    "experience",
+    "important",
+    "hard",
+    "tough",
+    "super",
+    "sweet",
+    "work",
+    "often",
+    "bye",
+    "help",
+    "helps",
+    "helped",
+    "wanna",
+    "people",
+    "photo",
+    "photos",
+    "image",
+    "images",
+    "shares",
+    "pic",
+    "pics",
+    "picture",
+    "pictures",
+    "kinda",
+    "anyway",
+    "guy",
+    "guys",
+    "folks",
+    "lol",
+    "haha",
+    "gosh",
+    "omg",
+    "awesome",
+    "dear",
+    "dude",
+    "man",
+    "totally",
+];
+
+/// Broad themes and the (stemmed) words that signal them.
+const THEMES: &[(&str, &[&str])] = &[
+    (
+        "family",
+        &[
+            "family",
+            "kid",
+            "child",
+            "children",
+            "son",
+            "daughter",
+            "mom",
+            "mother",
+            "dad",
+            "father",
+            "parent",
+            "husband",
+            "wife",
+            "sister",
+            "brother",
+            "grandma",
+            "grandmother",
+            "baby",
+            "adoption",
+            "adopt",
+        ],
+    ),
+    (
+        "friendship",
+        &[
+            "friend",
+            "friendship",
+            "buddy",
+            "bff",
+            "hang",
+            "support",
+            "supportive",
+        ],
+    ),
+    (
+        "work and career",
+        &[
+            "job",
+            "career",
+            "office",
+            "boss",
+            "colleague",
+            "project",
+            "company",
+            "business",
+            "interview",
+            "promotion",
+            "client",
+            "startup",
+            "meeting",
+            "manager",
+        ],
+    ),
+    (
+        "education",
+        &[
+            "school",
+            "class",
+            "course",
+            "study",
+            "studying",
+            "university",
+            "college",
+            "degree",
+            "teacher",
+            "student",
+            "learn",
+            "learning",
+            "exam",
+            "counseling",
+        ],
+    ),
+    (
+        "health and wellbeing",
+        &[
+            "health",
+            "doctor",
+            "hospital",
+            "sick",
+            "therapy",
+            "therapist",
+            "mental",
+            "exercise",
+            "yoga",
+            "running",
+            "run",
+            "gym",
+            "meditation",
+            "injury",
+            "stress",
+            "anxiety",
+            "diet",
+        ],
+    ),
+    (
+        "art and creativity",
+        &[
+            "art",
+            "painting",
+            "paint",
+            "draw",
+            "drawing",
+            "artist",
+            "canvas",
+            "sculpture",
+            "pottery",
+            "creative",
+            "creativity",
+            "poem",
+            "poetry",
+            "museum",
+        ],
+    ),
+    (
+        "books and writing",
+        &[
+            "book", "novel", "reading", "read", "author", "writing", "writer", "story", "library",
+        ],
+    ),
+    (
+        "music",
+        &[
+            "music", "song", "guitar", "piano", "violin", "concert", "band", "sing", "singing",
+            "album", "playlist",
+        ],
+    ),
+    (
+        "travel and outdoors",
+        &[
+            "trip", "travel", "camping", "camp", "hike", "hiking", "beach", "mountain", "vacation",
+            "road", "park", "nature", "lake", "forest", "flight",
+        ],
+    ),
+    (
+        "pets and animals",
+        &[
+            "dog", "cat", "pet", "puppy", "kitten", "horse", "animal", "bird",
+        ],
+    ),
+    (
+        "food and cooking",
+        &[
+            "food",
+            "cook",
+            "cooking",
+            "recipe",
+            "bake",
+            "baking",
+            "dinner",
+            "lunch",
+            "restaurant",
+            "cake",
+            "pie",
+            "meal",
+        ],
+    ),
+    (
+        "sports and games",
+        &[
+            "game",
+            "games",
+            "sport",
+            "soccer",
+            "football",
+            "basketball",
+            "tennis",
+            "team",
+            "match",
+            "tournament",
+            "play",
+            "playing",
+            "chess",
+            "videogame",
+        ],
+    ),
+    (
+        "identity and community",
+        &[
+            "lgbtq",
+            "transgender",
+            "trans",
+            "community",
+            "pride",
+            "identity",
+            "activism",
+            "volunteer",
+            "volunteering",
+            "charity",
+            "rights",
+            "advocacy",
+        ],
+    ),
+    (
+        "home",
+        &[
+            "house",
+            "home",
+            "apartment",
+            "garden",
+            "move",
+            "moving",
+            "neighborhood",
+            "renovation",
+            "room",
+        ],
+    ),
+    (
+        "money",
+        &[
+            "money",
+            "budget",
+            "saving",
+            "save",
+            "rent",
+            "salary",
+            "loan",
+            "invest",
+            "investment",
+        ],
+    ),
+    (
+        "technology",
+        &[
+            "computer",
+            "software",
+            "app",
+            "code",
+            "coding",
+            "program",
+            "programming",
+            "phone",
+            "internet",
+            "website",
+            "robot",
+            "ai",
+        ],
+    ),
+    (
+        "events and celebrations",
+        &[
+            "birthday",
+            "party",
+            "wedding",
+            "celebration",
+            "festival",
+            "anniversary",
+            "holiday",
+            "christmas",
+            "parade",
+            "event",
+        ],
+    ),
+];
+
+fn stopwords() -> &'static HashSet<&'static str> {
+    static SET: std::sync::OnceLock<HashSet<&'static str>> = std::sync::OnceLock::new();
+    SET.get_or_init(|| STOPWORDS.iter().copied().collect())
+}
+
+fn theme_words() -> &'static HashMap<&'static str, Vec<usize>> {
+    static MAP: std::sync::OnceLock<HashMap<&'static str, Vec<usize>>> = std::sync::OnceLock::new();
+    MAP.get_or_init(|| {
+        let mut m: HashMap<&str, Vec<usize>> = HashMap::new();
+        for (i, (_, words)) in THEMES.iter().enumerate() {
+            for w in *words {
+                m.entry(*w).or_default().push(i);
+            }
+        }
+        m
+    })
+}
+
+/// Whether `term` is the name of a theme (rather than a key concept).
+pub fn is_theme(term: &str) -> bool {
+    THEMES.iter().any(|t| t.0 == term)
+}
+
+/// The words that signal a theme (empty for an unknown theme).
+pub fn theme_words_of(theme: &str) -> &'static [&'static str] {
+    THEMES.iter().find(|t| t.0 == theme).map_or(&[], |t| t.1)
+}
+
+/// The themes signalled by the given (stemmed) words with their counts, strongest first.
+pub fn themes(words: &[String]) -> Vec<(&'static str, usize)> {
+    let mut counts = vec![0usize; THEMES.len()];
+    for w in words {
+        if let Some(ts) = theme_words().get(w.as_str()) {
+            for &t in ts {
+                counts[t] += 1;
+            }
+        }
+    }
+    let mut out: Vec<(&'static str, usize)> = counts
+        .into_iter()
+        .enumerate()
+        .filter(|(_, c)| *c > 0)
+        .map(|(i, c)| (THEMES[i].0, c))
+        .collect();
+    out.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    out
+}
+
+/// `text` without image captions (`[shares an image: …]`), which the importer appends.
+pub fn without_captions(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut depth = 0usize;
+    for c in text.chars() {
+        match c {
+            '[' => depth += 1,
+            ']' if depth > 0 => depth -= 1,
+            _ if depth == 0 => out.push(c),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Splits text into sentences at `.`, `!`, `?` and line breaks, keeping the punctuation.
+pub fn sentences(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let chars: Vec<char> = text.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
+        if c == '\n' {
+            push_sentence(&mut out, &mut cur);
+            continue;
+        }
+        cur.push(c);
+        let next_is_space = chars.get(i + 1).is_none_or(|n| n.is_whitespace());
+        if matches!(c, '.' | '!' | '?') && next_is_space {
+            push_sentence(&mut out, &mut cur);
+        }
+    }
+    push_sentence(&mut out, &mut cur);
+    out
+}
+
+fn push_sentence(out: &mut Vec<String>, cur: &mut String) {
+    let s = cur.trim();
+    if !s.is_empty() {
+        out.push(s.to_string());
+    }
+    cur.clear();
+}
+
+/// A word of text: its lower-case surface form and stem; `content` when it carries topic.
+#[derive(Debug, Clone)]
+pub struct Word {
+    /// Written with a capital letter (a name, or the start of a sentence).
+    pub capitalized: bool,
+    pub surface: String,
+    pub stem: String,
+    pub content: bool,
+}
+
+/// The words of `text` in order.
+pub fn words(text: &str) -> Vec<Word> {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '\''))
+        .filter(|w| !w.is_empty())
+        .map(|raw| {
+            let lower = raw.to_lowercase();
+            let lower = lower.trim_matches('\'');
+            let base = lower
+                .strip_suffix("'s")
+                .or_else(|| lower.strip_suffix("’s"))
+                .unwrap_or(lower);
+            let base = base.replace('\'', "");
+            let stem = stem(&base);
+            let content = base.chars().count() >= 3
+                && !base.chars().all(|c| c.is_ascii_digit())
+                && !stopwords().contains(base.as_str())
+                && !stopwords().contains(stem.as_str());
+            Word {
+                capitalized: raw.chars().next().is_some_and(char::is_uppercase),
+                surface: base,
+                stem,
+                content,
+            }
+        })
+        .collect()
+}
+
+/// Stems of the content words of `text`.
+pub fn content_stems(text: &str) -> Vec<String> {
+    words(text)
+        .into_iter()
+        .filter(|w| w.content)
+        .map(|w| w.stem)
+        .collect()
+}
+
+/// A light plural stemmer: "paintings" → "painting", "classes" → "class", "kids" → "kid".
+fn stem(w: &str) -> String {
+    let n = w.len();
+    if n > 4 && w.ends_with("ies") {
+        return format!("{}y", &w[..n - 3]);
+    }
+    if n > 4 && (w.ends_with("sses") || w.ends_with("ches") || w.ends_with("shes")) {
+        return w[..n - 2].to_string();
+    }
+    if n > 3 && w.ends_with('s') && !w.ends_with("ss") && !w.ends_with("us") && !w.ends_with("is") {
+        return w[..n - 1].to_string();
+    }
+    w.to_string()
+}
+
+/// Document frequencies of stems over a corpus (one document per memory).
+#[derive(Debug, Clone, Default)]
+pub struct DocFreq {
+    pub docs: usize,
+    pub df: HashMap<String, u32>,
+}
+
+impl DocFreq {
+    pub fn add(&mut self, text: &str) {
+        self.docs += 1;
+        let uniq: HashSet<String> = content_stems(text).into_iter().collect();
+        for s in uniq {
+            *self.df.entry(s).or_default() += 1;
+        }
+    }
+
+    /// Smoothed inverse document frequency.
+    pub fn idf(&self, stem: &str) -> f64 {
+        let df = self.df.get(stem).copied().unwrap_or(0) as f64;
+        ((self.docs as f64 + 1.0) / (df + 1.0)).ln() + 1.0
+    }
+}
+
+/// Sparse TF-IDF vector of a bag of stems, L2-normalised.
+pub fn tfidf(stems: &[String], df: &DocFreq) -> HashMap<String, f64> {
+    let mut v: HashMap<String, f64> = HashMap::new();
+    for s in stems {
+        *v.entry(s.clone()).or_default() += 1.0;
+    }
+    for (s, x) in v.iter_mut() {
+        *x = (1.0 + x.ln()) * df.idf(s);
+    }
+    let norm = v.values().map(|x| x * x).sum::<f64>().sqrt();
+    if norm > 0.0 {
+        v.values_mut().for_each(|x| *x /= norm);
+    }
+    v
+}
+
+pub fn cosine(a: &HashMap<String, f64>, b: &HashMap<String, f64>) -> f64 {
+    let (small, large) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    small
+        .iter()
+        .filter_map(|(k, x)| large.get(k).map(|y| x * y))
+        .sum()
+}
+
+/// "a", "a and b", "a, b and c".
+pub fn join_and(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sentences_split_at_terminal_punctuation() {
+        let s = sentences("I went to the 3.5 km race. It was great! Did you go?\nYes");
+        assert_eq!(
+            s,
+            vec![
+                "I went to the 3.5 km race.",
+                "It was great!",
+                "Did you go?",
+                "Yes"
+            ]
+        );
+    }
+
+    #[test]
+    fn content_words_drop_filler_and_stem_plurals() {
+        assert_eq!(
+            content_stems("Wow, I really love my paintings and the kids' classes!"),
+            vec!["painting", "kid", "class"]
+        );
+    }
+
+    #[test]
+    fn themes_come_from_the_lexicon() {
+        let w: Vec<String> = ["painting", "canvas", "kid"].map(String::from).to_vec();
+        let t = themes(&w);
+        assert_eq!(t[0], ("art and creativity", 2));
+        assert_eq!(t[1], ("family", 1));
+    }
+
+    #[test]
+    fn idf_favours_rare_words() {
+        let mut df = DocFreq::default();
+        for t in ["pottery class", "pottery again", "camping trip"] {
+            df.add(t);
+        }
+        assert!(df.idf("camping") > df.idf("pottery"));
+        assert_eq!(
+            join_and(&["a".into(), "b".into(), "c".into()]),
+            "a, b and c"
+        );
+    }
+}

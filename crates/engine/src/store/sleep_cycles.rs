@@ -1,0 +1,179 @@
+//! Queries on `sleep_cycles`, and the few memory-level writes a sleep cycle (and its undo)
+//! makes: one column at a time, so an undo can put back exactly what was there.
+
+use super::Tx;
+use crate::{Error, Result};
+use rusqlite::{params, OptionalExtension};
+use std::collections::HashSet;
+
+/// One row of `sleep_cycles` as stored.
+#[derive(Debug, Clone)]
+pub struct CycleRow {
+    pub id: i64,
+    pub started_at: i64,
+    pub ended_at: Option<i64>,
+    pub trigger: String,
+    pub status: String,
+    pub phase_stats: serde_json::Value,
+    pub created_ids: Vec<i64>,
+    pub changed: serde_json::Value,
+    pub forgotten_ids: Vec<i64>,
+}
+
+/// Columns a cycle may change.
+const SLEEP_FIELDS: &[&str] = &["last_accessed", "importance", "state"];
+
+fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<CycleRow> {
+    let json = |i: usize| -> rusqlite::Result<serde_json::Value> {
+        let s: String = r.get(i)?;
+        serde_json::from_str(&s).map_err(|e| {
+            rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, Box::new(e))
+        })
+    };
+    let ids = |i: usize| -> rusqlite::Result<Vec<i64>> {
+        Ok(serde_json::from_value(json(i)?).unwrap_or_default())
+    };
+    Ok(CycleRow {
+        id: r.get(0)?,
+        started_at: r.get(1)?,
+        ended_at: r.get(2)?,
+        trigger: r.get(3)?,
+        status: r.get(4)?,
+        phase_stats: json(5)?,
+        created_ids: ids(6)?,
+        changed: json(7)?,
+        forgotten_ids: ids(8)?,
+    })
+}
+
+const CYCLE_COLUMNS: &str =
+    "id, started_at, ended_at, trigger, status, phase_stats, created_ids, changed, forgotten_ids";
+
+impl Tx<'_> {
+    pub fn insert_cycle(&self, started_at: i64, trigger: &str) -> Result<i64> {
+        self.conn().execute(
+            "INSERT INTO sleep_cycles (started_at, trigger, status) VALUES (?1, ?2, 'running')",
+            params![started_at, trigger],
+        )?;
+        Ok(self.conn().last_insert_rowid())
+    }
+
+    pub fn save_cycle(&self, c: &CycleRow) -> Result<()> {
+        self.conn().execute(
+            "UPDATE sleep_cycles SET ended_at = ?2, status = ?3, phase_stats = ?4,
+                created_ids = ?5, changed = ?6, forgotten_ids = ?7
+             WHERE id = ?1",
+            params![
+                c.id,
+                c.ended_at,
+                c.status,
+                c.phase_stats.to_string(),
+                serde_json::to_string(&c.created_ids)?,
+                c.changed.to_string(),
+                serde_json::to_string(&c.forgotten_ids)?,
+            ],
+        )?;
+        Ok(())
+    }
+
+    pub fn get_cycle(&self, id: i64) -> Result<Option<CycleRow>> {
+        Ok(self
+            .conn()
+            .query_row(
+                &format!("SELECT {CYCLE_COLUMNS} FROM sleep_cycles WHERE id = ?1"),
+                [id],
+                row,
+            )
+            .optional()?)
+    }
+
+    /// The latest cycles, newest first.
+    pub fn list_cycles(&self, limit: usize) -> Result<Vec<CycleRow>> {
+        let mut stmt = self.conn().prepare(&format!(
+            "SELECT {CYCLE_COLUMNS} FROM sleep_cycles ORDER BY id DESC LIMIT ?1"
+        ))?;
+        let rows = stmt.query_map([limit as i64], row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Cycles left `running` by a process that died; marks them `interrupted`.
+    pub fn interrupt_running_cycles(&self) -> Result<Vec<i64>> {
+        let ids: Vec<i64> = {
+            let mut stmt = self
+                .conn()
+                .prepare("SELECT id FROM sleep_cycles WHERE status = 'running' ORDER BY id")?;
+            let rows = stmt.query_map([], |r| r.get(0))?;
+            rows.collect::<rusqlite::Result<_>>()?
+        };
+        self.conn().execute(
+            "UPDATE sleep_cycles SET status = 'interrupted' WHERE status = 'running'",
+            [],
+        )?;
+        Ok(ids)
+    }
+
+    /// The first cycle after `id` that is not undone, if any.
+    pub fn later_live_cycle(&self, id: i64) -> Result<Option<i64>> {
+        Ok(self
+            .conn()
+            .query_row(
+                "SELECT id FROM sleep_cycles WHERE id > ?1 AND status != 'undone' ORDER BY id LIMIT 1",
+                [id],
+                |r| r.get(0),
+            )
+            .optional()?)
+    }
+
+    /// When the last committed forget phase started (its cycle's start).
+    pub fn last_decay_at(&self) -> Result<Option<i64>> {
+        Ok(self.conn().query_row(
+            "SELECT MAX(started_at) FROM sleep_cycles
+             WHERE status != 'undone' AND json_extract(phase_stats, '$.decayed') = 1",
+            [],
+            |r| r.get(0),
+        )?)
+    }
+
+    /// Memories that a live (not soft-deleted) memory of `kind` derives from.
+    pub fn derived_targets(&self, kind: crate::memory::Kind) -> Result<HashSet<i64>> {
+        let mut stmt = self.conn().prepare(
+            "SELECT DISTINCT l.dst FROM links l JOIN memories s ON s.id = l.src
+             WHERE l.kind = 'derived_from' AND s.kind = ?1 AND s.deleted_at IS NULL",
+        )?;
+        let rows = stmt.query_map([kind.as_str()], |r| r.get(0))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Sets one sleep-managed column of a memory to a JSON value (number, text or null),
+    /// leaving `updated_at` alone.
+    pub fn set_sleep_field(&self, id: i64, field: &str, value: &serde_json::Value) -> Result<()> {
+        if !SLEEP_FIELDS.contains(&field) {
+            return Err(Error::InvalidInput(format!(
+                "a sleep cycle cannot change {field:?}"
+            )));
+        }
+        let v: rusqlite::types::Value = match value {
+            serde_json::Value::Null => rusqlite::types::Value::Null,
+            serde_json::Value::String(s) => rusqlite::types::Value::Text(s.clone()),
+            serde_json::Value::Number(n) if field == "importance" => {
+                rusqlite::types::Value::Real(n.as_f64().unwrap_or_default())
+            }
+            serde_json::Value::Number(n) => match n.as_i64() {
+                Some(i) => rusqlite::types::Value::Integer(i),
+                None => rusqlite::types::Value::Real(n.as_f64().unwrap_or_default()),
+            },
+            other => return Err(Error::InvalidInput(format!("not a column value: {other}"))),
+        };
+        self.conn()
+            .prepare_cached(&format!("UPDATE memories SET {field} = ?2 WHERE id = ?1"))?
+            .execute(params![id, v])?;
+        Ok(())
+    }
+
+    /// Removes the history entries written by `actor` (an undone cycle's).
+    pub fn delete_history_by(&self, actor: &str) -> Result<usize> {
+        Ok(self
+            .conn()
+            .execute("DELETE FROM history WHERE actor = ?1", [actor])?)
+    }
+}

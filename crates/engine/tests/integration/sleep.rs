@@ -1,0 +1,469 @@
+//! Sleep cycles: consolidation into summaries and schemas, forgetting, the persisted
+//! report, dry runs that write nothing, exact undo, and cancellation in every phase.
+
+use crate::common::{msg_at, open_hash, ts, Fixture};
+use somna_engine::memory::Details;
+use somna_engine::sleep::PHASES;
+use somna_engine::{
+    AddOptions, Job, Kind, ListQuery, MemoryFilter, ProgressEvent, SearchQuery, SleepConfig,
+    SleepOptions, Somna, State,
+};
+use std::sync::Arc;
+
+const NOW: i64 = 1_735_689_600_000; // 2025-01-01
+
+/// Six sessions of two friends, each about one of three hobbies, with short filler turns.
+fn conversation(engine: &Somna) {
+    let topics = [
+        (
+            "pottery",
+            "I glazed a pottery bowl in my pottery class and the kiln cracked it.",
+        ),
+        (
+            "hiking",
+            "We went hiking in the mountains and the hiking trail was steep.",
+        ),
+        (
+            "violin",
+            "My violin teacher says my violin vibrato improved a lot.",
+        ),
+    ];
+    let mut messages = Vec::new();
+    for session in 0..6 {
+        let (topic, line) = topics[session % 3];
+        let day = ts(2023, 3 + session as u32, 10, 18, 0);
+        let s = format!("session_{session}");
+        let turns = [
+            ("Ann", line.to_string()),
+            ("Bob", format!("How long have you been doing {topic} now?")),
+            (
+                "Ann",
+                format!("About a year of {topic}; the {topic} group meets every Sunday."),
+            ),
+            ("Bob", "Thanks!".to_string()),
+            (
+                "Ann",
+                format!("Next month the {topic} club has a big showcase in Lisbon."),
+            ),
+            (
+                "Bob",
+                format!("I would love to join the {topic} showcase with my sister."),
+            ),
+        ];
+        for (i, (who, text)) in turns.into_iter().enumerate() {
+            messages.push(msg_at(who, &text, &s, day + i as i64 * 60_000));
+        }
+    }
+    let opts = AddOptions {
+        extract_facts: false,
+        ..Default::default()
+    };
+    engine.add("ann-bob", &messages, &opts).unwrap();
+}
+
+fn options() -> SleepOptions {
+    SleepOptions {
+        dry_run: false,
+        trigger: "test".into(),
+        config: SleepConfig {
+            now_ms: Some(NOW),
+            batch_size: 6,
+            ..Default::default()
+        },
+    }
+}
+
+fn fixture() -> Fixture {
+    let f = Fixture::hash();
+    conversation(&f.engine);
+    f
+}
+
+fn ids_of(engine: &Somna, kind: Kind, states: Vec<State>) -> Vec<i64> {
+    engine
+        .list(&ListQuery {
+            filter: MemoryFilter {
+                kinds: vec![kind],
+                states,
+                ..Default::default()
+            },
+            limit: 10_000,
+            ..Default::default()
+        })
+        .unwrap()
+        .memories
+        .iter()
+        .map(|m| m.id)
+        .collect()
+}
+
+fn all_states() -> Vec<State> {
+    State::ALL.to_vec()
+}
+
+/// Every row of the tables a cycle touches, as text (embeddings included).
+fn dump(engine: &Somna) -> Vec<String> {
+    engine
+        .with_store(|s| {
+            let mut out = Vec::new();
+            for sql in [
+                "SELECT * FROM memories ORDER BY id",
+                "SELECT * FROM links ORDER BY src, dst, kind",
+                "SELECT * FROM history ORDER BY id",
+                "SELECT * FROM messages ORDER BY id",
+                "SELECT * FROM co_access ORDER BY a, b",
+            ] {
+                let mut stmt = s.conn().prepare(sql)?;
+                let n = stmt.column_count();
+                let rows = stmt.query_map([], |r| {
+                    let cols: Vec<String> = (0..n)
+                        .map(|i| format!("{:?}", r.get_ref(i).unwrap()))
+                        .collect();
+                    Ok(cols.join("|"))
+                })?;
+                for row in rows {
+                    out.push(row?);
+                }
+            }
+            Ok(out)
+        })
+        .unwrap()
+}
+
+/// Episodes that no live summary derives from, and episodes more than one does.
+fn consolidation_counts(engine: &Somna) -> (usize, usize) {
+    engine
+        .with_store(|s| {
+            let q = |sql: &str| -> somna_engine::Result<usize> {
+                Ok(s.conn().query_row(sql, [], |r| r.get::<_, i64>(0))? as usize)
+            };
+            let per_episode =
+                "SELECT e.id, (SELECT COUNT(*) FROM links l JOIN memories m ON m.id = l.src
+                 WHERE l.dst = e.id AND l.kind = 'derived_from' AND m.kind = 'summary') AS n
+                 FROM memories e WHERE e.kind = 'episode'";
+            Ok((
+                q(&format!("SELECT COUNT(*) FROM ({per_episode}) WHERE n = 0"))?,
+                q(&format!("SELECT COUNT(*) FROM ({per_episode}) WHERE n > 1"))?,
+            ))
+        })
+        .unwrap()
+}
+
+#[test]
+fn a_cycle_consolidates_episodes_forms_schemas_and_forgets_filler() {
+    let f = fixture();
+    let episodes = ids_of(&f.engine, Kind::Episode, all_states());
+    assert_eq!(episodes.len(), 36);
+    let r = f.engine.sleep(&options(), &Job::default()).unwrap();
+    assert_eq!(r.status, "completed");
+    assert_eq!(
+        r.phases.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(),
+        PHASES
+    );
+    assert!(r.phases.iter().all(|p| p.committed));
+    assert_eq!(r.phase("replay").unwrap().counts["selected"], 36);
+
+    // One summary per session, each derived from its six turns.
+    let summaries = ids_of(&f.engine, Kind::Summary, vec![]);
+    assert_eq!(summaries.len(), 6);
+    assert_eq!(consolidation_counts(&f.engine), (0, 0));
+    let detail = f.engine.get(summaries[0]).unwrap();
+    assert_eq!(detail.provenance.len(), 6);
+    assert!(detail.memory.text.contains("Ann and Bob talked about"));
+    match &detail.memory.details {
+        Details::Summary {
+            key_concepts,
+            source_episode_ids,
+            confidence,
+            ..
+        } => {
+            assert_eq!(source_episode_ids.len(), 6);
+            assert!(key_concepts.iter().any(|k| k.contains("pottery")));
+            assert!(*confidence > 0.0);
+        }
+        other => panic!("not a summary: {other:?}"),
+    }
+
+    // Schemas: each hobby recurs in two sessions, but three summaries are needed.
+    let schemas: Vec<_> = r
+        .created
+        .iter()
+        .filter(|p| p.kind == Kind::Schema)
+        .collect();
+    assert!(
+        schemas.is_empty(),
+        "support 3 needs three sessions per topic"
+    );
+
+    // The filler turns ("Thanks!") are old, unused and consolidated: forgotten, not deleted.
+    assert_eq!(r.forgotten.len(), 6);
+    for id in &r.forgotten {
+        let m = f.engine.get(*id).unwrap().memory;
+        assert_eq!(m.state, State::Forgotten);
+        assert_eq!(m.text, "Thanks!");
+        assert!(m.deleted_at.is_none());
+    }
+    // Everything else is archived by age (2023 turns, a 2025 "now").
+    let archived = ids_of(&f.engine, Kind::Episode, vec![State::Archived]);
+    assert_eq!(archived.len(), 30);
+
+    // Summaries are embedded and indexed: a search restricted to summaries finds one,
+    // and it leads back to its source turns.
+    let mut q = SearchQuery::new("pottery class kiln bowl");
+    q.filter.kinds = vec![Kind::Summary];
+    let hits = f.engine.search_readonly(&q).unwrap().hits;
+    assert!(!hits.is_empty());
+    let top = f.engine.get(hits[0].memory.id).unwrap();
+    assert!(top.provenance.iter().any(|m| m.text.contains("kiln")));
+
+    // The report is persisted as returned.
+    let stored = f.engine.sleep_report(r.id.unwrap()).unwrap();
+    assert_eq!(stored.created, r.created);
+    assert_eq!(stored.changed, r.changed);
+    assert_eq!(stored.forgotten, r.forgotten);
+    assert_eq!(stored.phases, r.phases);
+    assert_eq!(f.engine.sleep_history(10).unwrap().len(), 1);
+
+    // A second cycle finds nothing left to consolidate and changes nothing it already did.
+    let again = f.engine.sleep(&options(), &Job::default()).unwrap();
+    assert_eq!(again.phase("replay").unwrap().counts["candidates"], 0);
+    assert!(again.created.is_empty());
+    assert!(again.forgotten.is_empty());
+}
+
+#[test]
+fn schemas_group_summaries_that_share_a_concept_across_sessions() {
+    let f = fixture();
+    let mut opts = options();
+    opts.config.schema_min_support = 2;
+    let r = f.engine.sleep(&opts, &Job::default()).unwrap();
+    let schemas: Vec<_> = r
+        .created
+        .iter()
+        .filter(|p| p.kind == Kind::Schema)
+        .collect();
+    assert_eq!(schemas.len(), 3, "{schemas:#?}");
+    for s in schemas {
+        let Details::Schema {
+            name,
+            core_concepts,
+            related_memory_ids,
+            examples,
+            ..
+        } = &s.details
+        else {
+            panic!("not a schema")
+        };
+        assert_eq!(related_memory_ids.len(), 2);
+        assert_eq!(s.derived_from, *related_memory_ids);
+        assert!(["Pottery", "Hiking", "Violin"]
+            .iter()
+            .any(|t| name.starts_with(t)));
+        assert!(!core_concepts.is_empty() && !examples.is_empty());
+        let m = f.engine.get(s.id.unwrap()).unwrap().memory;
+        assert_eq!(m.kind, Kind::Schema);
+        assert!(m.text.starts_with(name.as_str()));
+    }
+}
+
+fn file_bytes(path: &std::path::Path) -> Vec<u8> {
+    std::fs::read(path).unwrap()
+}
+
+#[test]
+fn a_dry_run_writes_nothing_and_proposes_what_a_real_run_does() {
+    let f = fixture();
+    let cfg = f.cfg.clone();
+    let dir = f.dir;
+    drop(f.engine);
+    let wal = cfg.db_path.with_extension("db-wal");
+    let before = file_bytes(&cfg.db_path);
+
+    let engine = open_hash(&cfg);
+    let mut opts = options();
+    opts.dry_run = true;
+    opts.config.schema_min_support = 2;
+    let dry = engine.sleep(&opts, &Job::default()).unwrap();
+    assert_eq!(dry.id, None);
+    assert_eq!(dry.status, "dry_run");
+    assert!(dry.phases.iter().all(|p| !p.committed));
+    assert_eq!(dry.created.len(), 6 + 3);
+    assert!(dry.created.iter().all(|p| p.id.is_none()));
+    // Schemas over proposed summaries point at them by position.
+    let schema = dry.created.iter().find(|p| p.kind == Kind::Schema).unwrap();
+    assert_eq!(schema.derived_from_proposed.len(), 2);
+    assert!(schema
+        .derived_from_proposed
+        .iter()
+        .all(|&i| dry.created[i].kind == Kind::Summary));
+    assert!(engine.sleep_history(10).unwrap().is_empty());
+    drop(engine);
+    assert_eq!(
+        file_bytes(&cfg.db_path),
+        before,
+        "the database file changed"
+    );
+    assert!(!wal.exists() || std::fs::metadata(&wal).unwrap().len() == 0);
+
+    // The real run creates exactly what the dry run proposed.
+    let engine = open_hash(&cfg);
+    opts.dry_run = false;
+    let real = engine.sleep(&opts, &Job::default()).unwrap();
+    let texts = |r: &somna_engine::SleepReport| -> Vec<String> {
+        r.created.iter().map(|p| p.text.clone()).collect()
+    };
+    assert_eq!(texts(&real), texts(&dry));
+    assert_eq!(real.forgotten, dry.forgotten);
+    assert_eq!(real.changed.len(), dry.changed.len());
+    drop(engine);
+    drop(dir);
+}
+
+#[test]
+fn undo_restores_every_touched_row_exactly() {
+    let f = fixture();
+    // Give some memories a history of their own first: an access, an edit.
+    let mut q = SearchQuery::new("violin teacher");
+    q.k = 3;
+    f.engine.search(&q).unwrap();
+    let before = dump(&f.engine);
+    let indexed_before = f.engine.stats().unwrap().indexed;
+
+    let mut opts = options();
+    opts.config.schema_min_support = 2;
+    let r = f.engine.sleep(&opts, &Job::default()).unwrap();
+    assert!(!r.created.is_empty() && !r.forgotten.is_empty());
+    assert_ne!(dump(&f.engine), before);
+
+    let undone = f.engine.sleep_undo(r.id.unwrap(), &Job::default()).unwrap();
+    assert_eq!(undone.status, "undone");
+    assert_eq!(dump(&f.engine), before);
+    assert_eq!(f.engine.stats().unwrap().indexed, indexed_before);
+    let mut q = SearchQuery::new("pottery class kiln bowl");
+    q.filter.kinds = vec![Kind::Summary, Kind::Schema];
+    assert!(f.engine.search_readonly(&q).unwrap().hits.is_empty());
+    // Undone twice is refused; the report stays in the history as undone.
+    assert_eq!(
+        f.engine
+            .sleep_undo(r.id.unwrap(), &Job::default())
+            .unwrap_err()
+            .code(),
+        "invalid_input"
+    );
+    assert_eq!(f.engine.sleep_history(5).unwrap()[0].status, "undone");
+
+    // After the undo a new cycle does the same work again.
+    let again = f.engine.sleep(&opts, &Job::default()).unwrap();
+    assert_eq!(again.created.len(), r.created.len());
+    assert_eq!(consolidation_counts(&f.engine), (0, 0));
+}
+
+#[test]
+fn only_the_latest_live_cycle_can_be_undone() {
+    let f = fixture();
+    let first = f.engine.sleep(&options(), &Job::default()).unwrap();
+    conversation(&f.engine); // the same turns again, in new memories
+    let second = f.engine.sleep(&options(), &Job::default()).unwrap();
+    assert!(!second.created.is_empty());
+    let err = f
+        .engine
+        .sleep_undo(first.id.unwrap(), &Job::default())
+        .unwrap_err();
+    assert!(err.to_string().contains("undo it first"), "{err}");
+    f.engine
+        .sleep_undo(second.id.unwrap(), &Job::default())
+        .unwrap();
+    f.engine
+        .sleep_undo(first.id.unwrap(), &Job::default())
+        .unwrap();
+    assert!(ids_of(&f.engine, Kind::Summary, all_states()).is_empty());
+    assert!(ids_of(&f.engine, Kind::Episode, vec![State::Forgotten]).is_empty());
+}
+
+/// A job that cancels itself as soon as `phase` reports progress.
+fn cancel_in(phase: &'static str) -> Job {
+    let cancel = somna_engine::CancelToken::new();
+    let token = cancel.clone();
+    Job {
+        progress: Arc::new(move |e: ProgressEvent| {
+            if e.stage == phase {
+                token.cancel();
+            }
+        }),
+        cancel,
+    }
+}
+
+#[test]
+fn a_cycle_stopped_in_any_phase_leaves_a_consistent_store_and_the_next_one_finishes() {
+    for (n, phase) in PHASES.iter().enumerate() {
+        let f = fixture();
+        let episodes = ids_of(&f.engine, Kind::Episode, all_states());
+        let mut opts = options();
+        opts.config.schema_min_support = 2;
+        let err = f.engine.sleep(&opts, &cancel_in(phase)).unwrap_err();
+        assert_eq!(err.code(), "cancelled", "phase {phase}");
+
+        let cycle = &f.engine.sleep_history(1).unwrap()[0];
+        assert_eq!(cycle.status, "cancelled");
+        let committed: Vec<&str> = cycle
+            .phases
+            .iter()
+            .filter(|p| p.committed)
+            .map(|p| p.name.as_str())
+            .collect();
+        assert_eq!(committed, PHASES[..n], "phase {phase}");
+        // Nothing of the stopped phase was written.
+        let summaries = ids_of(&f.engine, Kind::Summary, all_states());
+        let schemas = ids_of(&f.engine, Kind::Schema, all_states());
+        assert_eq!(summaries.is_empty(), n < 2, "phase {phase}");
+        assert_eq!(schemas.is_empty(), n < 3, "phase {phase}");
+        assert!(ids_of(&f.engine, Kind::Episode, vec![State::Forgotten]).is_empty());
+        assert_eq!(cycle.created.len(), summaries.len() + schemas.len());
+
+        // A killed process leaves its cycle "running"; emulate that, then reopen.
+        f.engine
+            .with_store(|s| {
+                s.conn()
+                    .execute("UPDATE sleep_cycles SET status = 'running'", [])?;
+                Ok(())
+            })
+            .unwrap();
+        let cfg = f.cfg.clone();
+        let dir = f.dir;
+        drop(f.engine);
+        let engine = open_hash(&cfg);
+        let next = engine.sleep(&opts, &Job::default()).unwrap();
+        assert_eq!(next.status, "completed", "phase {phase}");
+        assert!(next.notes.iter().any(|n| n.contains("interrupted")));
+        assert_eq!(engine.sleep_history(2).unwrap()[1].status, "interrupted");
+        // No episode lost; each consolidated exactly once; the forgotten ones kept.
+        assert_eq!(ids_of(&engine, Kind::Episode, all_states()), episodes);
+        assert_eq!(consolidation_counts(&engine), (0, 0), "phase {phase}");
+        assert_eq!(ids_of(&engine, Kind::Summary, vec![]).len(), 6);
+        assert_eq!(ids_of(&engine, Kind::Schema, vec![]).len(), 3);
+        assert_eq!(
+            ids_of(&engine, Kind::Episode, vec![State::Forgotten]).len(),
+            6
+        );
+        drop(engine);
+        drop(dir);
+    }
+}
+
+#[test]
+fn a_bad_config_is_refused_before_anything_is_written() {
+    let f = fixture();
+    let mut opts = options();
+    opts.config.batch_size = 1;
+    assert_eq!(
+        f.engine.sleep(&opts, &Job::default()).unwrap_err().code(),
+        "invalid_input"
+    );
+    assert!(f.engine.sleep_history(1).unwrap().is_empty());
+    let parsed: Result<SleepConfig, _> = serde_json::from_str(r#"{"batch_sise": 4}"#);
+    assert!(parsed.is_err(), "unknown fields are refused");
+    let parsed: SleepConfig = serde_json::from_str(r#"{"batch_size": 4}"#).unwrap();
+    assert_eq!(parsed.batch_size, 4);
+    assert_eq!(parsed.min_batch, SleepConfig::default().min_batch);
+}
