@@ -7,6 +7,7 @@ mod error;
 mod jobs;
 mod points;
 mod state;
+mod views;
 
 use state::{AppState, EngineSlot};
 use std::sync::Arc;
@@ -49,6 +50,21 @@ fn main() {
             commands::neighbourhood,
             commands::actors,
             commands::open_store,
+            views::compute_layout,
+            views::layout_data,
+            views::cluster_run,
+            views::clusters,
+            views::cluster_merges,
+            views::liquid_defaults,
+            views::liquid_status,
+            views::liquid_start,
+            views::liquid_pause,
+            views::liquid_step,
+            views::liquid_set_params,
+            views::sleep_config,
+            views::sleep_run,
+            views::sleep_history,
+            views::sleep_undo,
         ])
         .run(tauri::generate_context!("../tauri.conf.json"))
         .expect("error while running Somna");

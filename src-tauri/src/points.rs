@@ -5,7 +5,7 @@
 //! ```text
 //! "SMPA"  u32 n  f64 t0 (Unix ms of the earliest time)
 //! i32 ids[n]  i32 clusters[n]  f32 times[n] (seconds since t0)  u32 access[n]
-//! f32 importance[n]  u8 kinds[n]  u8 states[n]  (zero padding to 4)
+//! f32 importance[n]  f32 energy[n]  u8 kinds[n]  u8 states[n]  (zero padding to 4)
 //! ```
 //! Layouts: `"SMPL"  u32 n  u32 dims  u32 0  i32 ids[n]  f32 coords[n*dims]`.
 
@@ -62,6 +62,9 @@ pub fn pack_attributes(a: &PointAttributes) -> Vec<u8> {
     for &i in &a.importance {
         buf.extend_from_slice(&i.to_le_bytes());
     }
+    for &e in &a.energy {
+        buf.extend_from_slice(&e.to_le_bytes());
+    }
     buf.extend(a.kinds.iter().map(|&k| kind_code(k)));
     buf.extend(a.states.iter().map(|&s| state_code(s)));
     while buf.len() % 4 != 0 {
@@ -100,6 +103,7 @@ mod tests {
             times: vec![5_000, 2_000, 3_500],
             access_counts: vec![0, 4, 1],
             importance: vec![0.5, 0.25, 1.0],
+            energy: vec![0.0, 0.75, 0.1],
         };
         let b = pack_attributes(&a);
         assert_eq!(&b[..4], b"SMPA");
@@ -112,7 +116,8 @@ mod tests {
         assert_eq!([f32_at(40), f32_at(44), f32_at(48)], [3.0, 0.0, 1.5]);
         assert_eq!(i32_at(56), 4);
         assert_eq!(f32_at(72), 1.0);
-        assert_eq!(&b[76..82], &[0, 1, 3, 0, 2, 1]);
+        assert_eq!(f32_at(80), 0.75);
+        assert_eq!(&b[88..94], &[0, 1, 3, 0, 2, 1]);
         assert_eq!(b.len() % 4, 0);
     }
 

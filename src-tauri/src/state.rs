@@ -2,9 +2,16 @@
 
 use crate::error::{ApiError, ApiResult};
 use crate::jobs::Jobs;
-use somna_engine::Somna;
+use somna_engine::{Layout, LiquidLoop, LiquidParams, ProjectionMethod, Somna};
+use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
+
+/// The liquid clustering loop of the open store and the parameters it runs with.
+pub struct Liquid {
+    pub handle: LiquidLoop,
+    pub params: LiquidParams,
+}
 
 pub enum EngineSlot {
     Opening,
@@ -19,6 +26,8 @@ pub struct AppState {
     pub model_dir: PathBuf,
     /// Load the demo data without asking when the store is empty.
     pub demo_if_empty: bool,
+    pub liquid: Mutex<Option<Liquid>>,
+    layouts: Mutex<HashMap<(ProjectionMethod, usize), Arc<Layout>>>,
 }
 
 impl AppState {
@@ -29,6 +38,8 @@ impl AppState {
             db_path: RwLock::new(db_path),
             model_dir,
             demo_if_empty: false,
+            liquid: Mutex::new(None),
+            layouts: Mutex::default(),
         }
     }
 
@@ -48,7 +59,28 @@ impl AppState {
             .clone()
     }
 
+    /// Replaces the engine; the liquid loop and layouts of the previous store go with it.
     pub fn set(&self, slot: EngineSlot) {
+        self.liquid.lock().unwrap_or_else(|p| p.into_inner()).take();
+        self.layouts
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
         *self.engine.write().unwrap_or_else(|p| p.into_inner()) = slot;
+    }
+
+    pub fn put_layout(&self, method: ProjectionMethod, dims: usize, layout: Arc<Layout>) {
+        self.layouts
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert((method, dims), layout);
+    }
+
+    pub fn layout(&self, method: ProjectionMethod, dims: usize) -> Option<Arc<Layout>> {
+        self.layouts
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&(method, dims))
+            .cloned()
     }
 }

@@ -48,13 +48,23 @@ export class Browser {
         state.filter.who = this.whoInput.value.trim() || null;
         this.filterChanged();
       } });
+    const parse = (inp: HTMLInputElement, end: boolean): number | null => {
+      const v = inp.value.trim();
+      if (!v) {
+        inp.classList.remove("invalid");
+        return null;
+      }
+      const t = Date.parse(/^\d{4}-\d{2}-\d{2}$/.test(v) ? v + (end ? "T23:59:59.999Z" : "T00:00:00Z") : v);
+      inp.classList.toggle("invalid", Number.isNaN(t));
+      return Number.isNaN(t) ? null : t;
+    };
     const dateChange = () => {
-      state.filter.from = this.fromInput.value ? Date.parse(this.fromInput.value + "T00:00:00Z") : null;
-      state.filter.to = this.toInput.value ? Date.parse(this.toInput.value + "T23:59:59.999Z") : null;
+      state.filter.from = parse(this.fromInput, false);
+      state.filter.to = parse(this.toInput, true);
       this.filterChanged();
     };
-    this.fromInput = h("input", { type: "date", "aria-label": "from", onchange: dateChange });
-    this.toInput = h("input", { type: "date", "aria-label": "to", onchange: dateChange });
+    this.fromInput = h("input", { type: "text", placeholder: "from YYYY-MM-DD", "aria-label": "from", onchange: dateChange });
+    this.toInput = h("input", { type: "text", placeholder: "to YYYY-MM-DD", "aria-label": "to", onchange: dateChange });
     this.clusterSelect = h("select", { "aria-label": "cluster", hidden: true, onchange: () => this.clusterChanged() },
       h("option", { value: "" }, "all clusters"));
     const sortSelect = h("select", { "aria-label": "sort", onchange: () => {
@@ -81,7 +91,7 @@ export class Browser {
         h("div", { class: "row" }, kindChips),
         h("div", { class: "row" }, stateChips),
         h("div", { class: "row" }, this.convSelect, this.whoInput, this.whoList),
-        h("div", { class: "row" }, this.fromInput, h("span", { class: "muted" }, "–"), this.toInput),
+        h("div", { class: "row" }, this.fromInput, this.toInput),
         h("div", { class: "row" }, this.clusterSelect),
         h("div", { class: "row" }, h("span", { class: "muted" }, "sort"), sortSelect, dirBtn, this.countEl)),
       this.listEl);

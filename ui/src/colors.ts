@@ -1,6 +1,6 @@
 // Colour scales for the 3D view and the graph. Everything writes into preallocated arrays.
 
-export type ColorBy = "cluster" | "kind" | "recency" | "usage" | "importance" | "state";
+export type ColorBy = "cluster" | "energy" | "kind" | "recency" | "usage" | "importance" | "state";
 
 export const KIND_COLORS: [number, number, number][] = [
   [0.40, 0.62, 1.00], // episode

@@ -201,9 +201,15 @@ async function refreshPoints(animate: boolean, full: boolean): Promise<void> {
   }
 }
 
+let autoClustered = false;
 async function refreshClusterLabels(): Promise<void> {
   try {
     const cs = await api.clusters();
+    if (cs.length === 0 && (state.points?.n ?? 0) >= 16 && !autoClustered) {
+      // First data in the store: cluster it once so the views have concepts to show.
+      autoClustered = true;
+      void api.clusterRun(null).then(waitJob).catch((e) => toast(`clustering: ${(e as Error).message}`, "error"));
+    }
     state.clusterLabels = new Map(cs.map((c) => [c.id, c.label]));
     bus.emit("clusters");
   } catch {
@@ -215,8 +221,8 @@ async function refreshAll(animate: boolean): Promise<void> {
   const s = await refreshStats();
   browser.setActors(await api.actors().catch(() => []));
   browser.reload();
-  await refreshClusterLabels();
   await refreshPoints(animate, false);
+  await refreshClusterLabels();
   if (s && s.memories === 0) showFirstRun();
 }
 bus.on("data", () => {

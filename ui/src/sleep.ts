@@ -134,8 +134,15 @@ export class SleepPanel {
         h("span", { class: `state s-${r.status}` }, r.status), h("span", { class: "muted" }, `${fmtTime(r.started_at)} · ${r.trigger}`)),
       kvTable(r, ["id", "trigger", "status", "started_at", "ended_at", "dry_run"]),
       h("h4", null, "Phases"),
-      h("table", { class: "phases-table" }, h("tbody", null, ...(r.phases ?? []).map((p) =>
-        h("tr", null, h("td", null, String(p.name ?? "")), h("td", null, kvTable(p, ["name"])))))));
+      h("table", { class: "phases-table" },
+        h("thead", null, h("tr", null, h("th", null, "phase"), h("th", { class: "num" }, "ms"), h("th", null, "committed"), h("th", null, "counts"))),
+        h("tbody", null, ...(r.phases ?? []).map((p) =>
+          h("tr", null, h("td", null, String(p.name ?? "")), h("td", { class: "num" }, String(p.millis ?? "")),
+            h("td", null, p.committed ? "yes" : "no"),
+            h("td", { class: "mono small" }, Object.entries((p.counts ?? {}) as Record<string, number>).map(([k, v]) => `${k.replace(/_/g, " ")} ${v}`).join(" · ")))))),
+      ...(Array.isArray(r.notes) && r.notes.length
+        ? [h("h4", null, "Notes"), h("ul", null, ...(r.notes as string[]).map((n) => h("li", null, n)))]
+        : []));
     const created = r.created ?? [];
     if (created.length) {
       this.reportEl.append(h("h4", null, `${r.dry_run ? "Would create" : "Created"} (${created.length})`),
@@ -166,7 +173,9 @@ export class SleepPanel {
     return h("div", { class: `created-item ${id !== null ? "clickable" : ""}`, onclick: () => id !== null && select([id], id) },
       h("span", { class: `kind k-${kind}` }, kind), id !== null ? h("span", { class: "id" }, `#${id}`) : null,
       h("div", { class: "text" }, String(c.text ?? c.name ?? "")),
-      Array.isArray(c.sources) ? h("div", { class: "muted" }, `from ${(c.sources as number[]).length} memories`) : null);
+      Array.isArray(c.derived_from) && (c.derived_from as number[]).length
+        ? h("div", { class: "muted" }, `from ${(c.derived_from as number[]).length} memories`, c.backend ? ` · ${c.backend}` : "")
+        : null);
   }
 }
 

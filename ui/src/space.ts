@@ -107,7 +107,7 @@ export class Space {
     const colorSel = h("select", { "aria-label": "colour by", "data-testid": "color-by", onchange: () => {
       this.colorBy = colorSel.value as ColorBy;
       this.recolor();
-    } }, ...(["cluster", "kind", "recency", "usage", "importance", "state"] as ColorBy[])
+    } }, ...(["cluster", "energy", "kind", "recency", "usage", "importance", "state"] as ColorBy[])
       .map((c) => h("option", { value: c }, c)));
     this.methodButtons = (["pca", "tsne"] as const).map((m) =>
       h("button", { class: "seg", "data-method": m, "data-testid": `method-${m}`, "aria-pressed": String(m === "pca"),
@@ -314,6 +314,12 @@ export class Space {
       case "importance":
         for (let i = 0; i < n; i++) ramp(p.importance[i], out, i * 3);
         break;
+      case "energy": {
+        let max = 1e-6;
+        for (let i = 0; i < n; i++) if (p.energy[i] > max) max = p.energy[i];
+        for (let i = 0; i < n; i++) ramp(p.energy[i] / max, out, i * 3);
+        break;
+      }
     }
     (this.geometry.getAttribute("color") as THREE.BufferAttribute).needsUpdate = true;
     this.drawLegend(p);
@@ -352,6 +358,7 @@ export class Space {
       default: {
         const names: Record<string, [string, string]> = {
           recency: ["oldest", "newest"], usage: ["never used", "most used"], importance: ["0", "1"],
+          energy: ["no energy", "most energy (liquid loop)"],
         };
         const [lo, hi] = names[this.colorBy];
         const bar = h("div", { class: "rampbar" });

@@ -29,6 +29,7 @@ export interface PointData {
   times: Float32Array;
   access: Uint32Array;
   importance: Float32Array;
+  energy: Float32Array;
   kinds: Uint8Array;
   states: Uint8Array;
   /// id -> row
@@ -47,11 +48,12 @@ export function parsePoints(buf: ArrayBuffer): PointData {
   const times = new Float32Array(buf, o, n); o += 4 * n;
   const access = new Uint32Array(buf, o, n); o += 4 * n;
   const importance = new Float32Array(buf, o, n); o += 4 * n;
+  const energy = new Float32Array(buf, o, n); o += 4 * n;
   const kinds = new Uint8Array(buf, o, n); o += n;
   const states = new Uint8Array(buf, o, n);
   const index = new Map<number, number>();
   for (let i = 0; i < n; i++) index.set(ids[i], i);
-  return { n, t0, ids, clusters, times, access, importance, kinds, states, index };
+  return { n, t0, ids, clusters, times, access, importance, energy, kinds, states, index };
 }
 
 export interface LayoutData {

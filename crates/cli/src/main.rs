@@ -222,6 +222,9 @@ struct FilterArgs {
     to: Option<String>,
     #[arg(long)]
     include_deleted: bool,
+    /// Only members of this concept cluster (see `somna cluster`).
+    #[arg(long)]
+    cluster: Option<i64>,
 }
 
 impl FilterArgs {
@@ -250,6 +253,7 @@ impl FilterArgs {
                 .map(|t| parse_time(t, true))
                 .transpose()?,
             include_deleted: self.include_deleted,
+            cluster: self.cluster,
         })
     }
 }

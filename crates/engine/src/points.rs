@@ -17,6 +17,8 @@ pub struct PointAttributes {
     pub times: Vec<i64>,
     pub access_counts: Vec<i64>,
     pub importance: Vec<f32>,
+    /// Liquid-clustering energy, decayed to the current liquid step (0 when never set).
+    pub energy: Vec<f32>,
 }
 
 impl PointAttributes {
@@ -35,11 +37,18 @@ impl Somna {
         self.with_store(|store| {
             let mut stmt = store.conn().prepare_cached(
                 "SELECT m.id, m.kind, m.state, COALESCE(c.cluster_id, -1),
-                        COALESCE(m.occurred_at, m.created_at), m.access_count, m.importance
-                 FROM memories m LEFT JOIN cluster_members c ON c.memory_id = m.id
+                        COALESCE(m.occurred_at, m.created_at), m.access_count, m.importance,
+                        COALESCE(e.energy, 0), COALESCE(e.at_step, 0)
+                 FROM memories m
+                 LEFT JOIN cluster_members c ON c.memory_id = m.id
+                 LEFT JOIN memory_energy e ON e.memory_id = m.id
                  WHERE m.deleted_at IS NULL AND m.state != 'forgotten'
                  ORDER BY m.id",
             )?;
+            let step: i64 = store
+                .get_meta("liquid_step")?
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(0);
             let mut out = PointAttributes::default();
             let mut rows = stmt.query([])?;
             while let Some(r) = rows.next()? {
@@ -52,6 +61,10 @@ impl Somna {
                 out.times.push(r.get(4)?);
                 out.access_counts.push(r.get(5)?);
                 out.importance.push(r.get::<_, f64>(6)? as f32);
+                let (energy, at): (f64, i64) = (r.get(7)?, r.get(8)?);
+                let age = (step - at).clamp(0, i32::MAX as i64) as i32;
+                out.energy
+                    .push(energy as f32 * crate::cluster::liquid::DEFAULT_DECAY.powi(age));
             }
             Ok(out)
         })
@@ -190,5 +203,20 @@ impl Somna {
             a.sort_by_key(|s| s.to_lowercase());
             Ok(a)
         })
+    }
+}
+
+impl Somna {
+    /// The parameters of the cached layout of `method` in `dims` dimensions, if any (a full
+    /// recomputation from the app reuses them).
+    pub fn layout_params(
+        &self,
+        method: crate::ProjectionMethod,
+        dims: usize,
+    ) -> Result<Option<crate::ProjectionParams>> {
+        let cached = self.with_store(|s| s.read().get_layout(method.as_str(), dims))?;
+        Ok(cached
+            .map(|c| serde_json::from_str(&c.params))
+            .transpose()?)
     }
 }

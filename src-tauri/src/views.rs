@@ -1,0 +1,239 @@
+//! Commands behind the 3D view, the cluster panel and the sleep panel: layouts (kept in
+//! memory after a job computes them, handed to the UI as binary), clustering, the liquid
+//! loop (a background thread whose steps are emitted as events), and sleep cycles.
+
+use crate::error::{ApiError, ApiResult};
+use crate::points;
+use crate::state::AppState;
+use serde::Serialize;
+use somna_engine::{
+    ClusterInfo, ClusterMerge, Layout, LiquidEvent, LiquidLoop, LiquidParams, ProjectionMethod,
+    SleepConfig, SleepOptions, SleepReport,
+};
+use std::sync::Arc;
+use tauri::{AppHandle, Emitter, Manager, State};
+
+#[derive(Debug, Serialize)]
+pub struct LayoutSummary {
+    pub method: ProjectionMethod,
+    pub dims: usize,
+    pub points: usize,
+    pub placed_incrementally: usize,
+    pub computed_at: i64,
+}
+
+/// Computes the layout of `method` in `dims` dimensions as a job: the cached one with new
+/// memories placed incrementally, or (`full`) a recomputation aligned to the previous one.
+#[tauri::command]
+pub fn compute_layout(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    method: ProjectionMethod,
+    dims: usize,
+    full: bool,
+) -> ApiResult<u64> {
+    let engine = state.engine()?;
+    let handle = app.clone();
+    Ok(state.jobs.spawn(&app, "layout", move |job| {
+        let layout = if full {
+            let params = engine
+                .layout_params(method, dims)?
+                .unwrap_or_else(|| somna_engine::ProjectionParams::new(method, dims));
+            engine.project(&params, job)?
+        } else {
+            engine.layout(method, dims, job)?
+        };
+        let summary = LayoutSummary {
+            method,
+            dims,
+            points: layout.ids.len(),
+            placed_incrementally: layout.placed_incrementally,
+            computed_at: layout.computed_at,
+        };
+        handle
+            .state::<AppState>()
+            .put_layout(method, dims, Arc::new(layout));
+        Ok(summary)
+    }))
+}
+
+/// The last layout `compute_layout` produced, as an "SMPL" buffer (see points.rs).
+#[tauri::command]
+pub fn layout_data(
+    state: State<'_, AppState>,
+    method: ProjectionMethod,
+    dims: usize,
+) -> ApiResult<tauri::ipc::Response> {
+    let layout: Arc<Layout> = state.layout(method, dims).ok_or_else(|| {
+        ApiError::new(
+            "not_found",
+            "no layout computed yet: call compute_layout first",
+        )
+    })?;
+    Ok(tauri::ipc::Response::new(points::pack_layout(
+        &layout.ids,
+        layout.dims,
+        &layout.coords,
+    )))
+}
+
+#[tauri::command]
+pub fn cluster_run(app: AppHandle, state: State<'_, AppState>, k: Option<usize>) -> ApiResult<u64> {
+    let engine = state.engine()?;
+    let handle = app.clone();
+    Ok(state.jobs.spawn(&app, "cluster", move |job| {
+        let report = engine.cluster(k, job)?;
+        let _ = handle.emit("somna://clusters-changed", ());
+        Ok(report)
+    }))
+}
+
+#[tauri::command]
+pub fn clusters(state: State<'_, AppState>) -> ApiResult<Vec<ClusterInfo>> {
+    Ok(state.engine()?.clusters()?)
+}
+
+#[tauri::command]
+pub fn cluster_merges(state: State<'_, AppState>) -> ApiResult<Vec<ClusterMerge>> {
+    Ok(state.engine()?.cluster_merges()?)
+}
+
+#[tauri::command]
+pub fn liquid_defaults() -> LiquidParams {
+    LiquidParams::default()
+}
+
+#[derive(Debug, Serialize)]
+pub struct LiquidStatus {
+    pub running: bool,
+    pub params: LiquidParams,
+}
+
+#[tauri::command]
+pub fn liquid_status(state: State<'_, AppState>) -> LiquidStatus {
+    let liquid = state.liquid.lock().unwrap_or_else(|p| p.into_inner());
+    LiquidStatus {
+        running: liquid.as_ref().is_some_and(|l| l.handle.is_running()),
+        params: liquid
+            .as_ref()
+            .map(|l| l.params.clone())
+            .unwrap_or_default(),
+    }
+}
+
+/// The running loop, spawned on first use; its events go to the UI as
+/// `somna://liquid-step` and `somna://liquid-state`.
+fn with_loop<T>(
+    app: &AppHandle,
+    state: &AppState,
+    params: Option<LiquidParams>,
+    f: impl FnOnce(&LiquidLoop) -> T,
+) -> ApiResult<T> {
+    let engine = state.engine()?;
+    let mut slot = state.liquid.lock().unwrap_or_else(|p| p.into_inner());
+    if slot.is_none() {
+        let emitter = app.clone();
+        let handle = LiquidLoop::spawn(engine, params.clone().unwrap_or_default(), move |event| {
+            let _ = match event {
+                LiquidEvent::Step(step) => {
+                    let _ = emitter.emit("somna://liquid-step", &step);
+                    if !step.moved.is_empty() || !step.merged.is_empty() {
+                        emitter.emit("somna://clusters-changed", ())
+                    } else {
+                        Ok(())
+                    }
+                }
+                LiquidEvent::State { running } => emitter.emit(
+                    "somna://liquid-state",
+                    serde_json::json!({ "running": running }),
+                ),
+                LiquidEvent::Error { code, message } => {
+                    emitter.emit("somna://liquid-error", ApiError::new(&code, message))
+                }
+            };
+        });
+        *slot = Some(crate::state::Liquid {
+            handle,
+            params: params.clone().unwrap_or_default(),
+        });
+    }
+    let liquid = slot.as_mut().expect("spawned above");
+    if let Some(p) = params {
+        liquid.params = p.clone();
+        liquid.handle.set_params(p);
+    }
+    Ok(f(&liquid.handle))
+}
+
+#[tauri::command]
+pub fn liquid_start(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    params: Option<LiquidParams>,
+) -> ApiResult<()> {
+    with_loop(&app, &state, params, |l| l.start())
+}
+
+#[tauri::command]
+pub fn liquid_pause(app: AppHandle, state: State<'_, AppState>) -> ApiResult<()> {
+    with_loop(&app, &state, None, |l| l.pause())
+}
+
+#[tauri::command]
+pub fn liquid_step(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    params: Option<LiquidParams>,
+) -> ApiResult<()> {
+    with_loop(&app, &state, params, |l| l.step())
+}
+
+#[tauri::command]
+pub fn liquid_set_params(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    params: LiquidParams,
+) -> ApiResult<()> {
+    with_loop(&app, &state, Some(params), |_| ())
+}
+
+#[tauri::command]
+pub fn sleep_config() -> SleepConfig {
+    SleepConfig::default()
+}
+
+#[tauri::command]
+pub fn sleep_run(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    dry_run: bool,
+    config: Option<SleepConfig>,
+) -> ApiResult<u64> {
+    let engine = state.engine()?;
+    let handle = app.clone();
+    Ok(state.jobs.spawn(&app, "sleep", move |job| {
+        let opts = SleepOptions {
+            dry_run,
+            trigger: "app".into(),
+            config: config.unwrap_or_default(),
+        };
+        let report = engine.sleep(&opts, job)?;
+        if !dry_run {
+            let _ = handle.emit("somna://memories-changed", ());
+        }
+        Ok(report)
+    }))
+}
+
+#[tauri::command]
+pub fn sleep_history(state: State<'_, AppState>, limit: usize) -> ApiResult<Vec<SleepReport>> {
+    Ok(state.engine()?.sleep_history(limit.min(1000))?)
+}
+
+#[tauri::command]
+pub fn sleep_undo(app: AppHandle, state: State<'_, AppState>, id: i64) -> ApiResult<u64> {
+    let engine = state.engine()?;
+    Ok(state.jobs.spawn(&app, "sleep-undo", move |job| {
+        Ok(engine.sleep_undo(id, job)?)
+    }))
+}
