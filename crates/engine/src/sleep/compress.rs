@@ -36,6 +36,9 @@ pub struct Compression {
     pub themes: Vec<String>,
     pub relationships: Vec<String>,
     pub confidence: f64,
+    /// Something the report should mention (e.g. a retry after a context overflow).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// A summary as schema formation sees it.
@@ -255,6 +258,7 @@ impl Compressor for Extractive {
             themes,
             relationships,
             confidence: round2(confidence),
+            note: None,
         })
     }
 

@@ -233,6 +233,13 @@ pub fn compress(
                 )
             }
         };
+        if let Some(n) = &compression.note {
+            notes.push(format!(
+                "batch of episodes {}..{}: {n}",
+                ids[0],
+                ids[ids.len() - 1]
+            ));
+        }
         let mut who: Vec<String> = Vec::new();
         for w in eps.iter().filter_map(|m| m.w5h1.who.clone()) {
             if !who.contains(&w) {
