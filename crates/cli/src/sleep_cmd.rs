@@ -6,6 +6,7 @@ use anyhow::Context;
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use somna_engine::memory::Details;
+use somna_engine::sleep::chat::{ChatCompressor, ChatConfig};
 use somna_engine::{
     Job, Kind, ListQuery, MemoryFilter, Progress, ProgressEvent, SleepConfig, SleepOptions,
     SleepReport, Somna,
@@ -26,6 +27,10 @@ pub struct SleepArgs {
     /// A JSON file of SleepConfig fields (weights, thresholds, ages); others keep defaults.
     #[arg(long)]
     config: Option<PathBuf>,
+    /// extractive (default, offline) or chat: an OpenAI-compatible endpoint from
+    /// SOMNA_LLM_BASE_URL, SOMNA_LLM_MODEL, SOMNA_LLM_API_KEY (falls back per batch).
+    #[arg(long, default_value = "extractive")]
+    backend: String,
 }
 
 #[derive(Subcommand)]
@@ -152,7 +157,15 @@ pub fn run(engine: &Somna, args: SleepArgs, json: bool) -> anyhow::Result<()> {
                 config,
             };
             let (job, bars) = job(json);
-            let result = engine.sleep(&opts, &job);
+            let result = match args.backend.as_str() {
+                "extractive" => engine.sleep(&opts, &job),
+                "chat" => {
+                    let config = ChatConfig::from_env()
+                        .context("--backend chat needs SOMNA_LLM_BASE_URL and SOMNA_LLM_MODEL")?;
+                    engine.sleep_with(&opts, &ChatCompressor::new(config), &job)
+                }
+                other => anyhow::bail!("unknown backend {other:?}: extractive or chat"),
+            };
             bars.finish();
             match result {
                 Err(somna_engine::Error::Cancelled) => {
