@@ -6,6 +6,7 @@
 mod common;
 mod crud;
 mod parity;
+mod reconcile;
 mod retrieval;
 mod robustness;
 mod sleep;
