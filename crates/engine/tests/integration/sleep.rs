@@ -710,3 +710,31 @@ mod chat_backend {
             .contains("Bob: Thanks!"));
     }
 }
+
+#[test]
+fn auto_sleep_runs_in_the_background_after_enough_new_episodes() {
+    let f = Fixture::hash();
+    let engine = Arc::new(f.engine);
+    let auto = somna_engine::sleep::auto::AutoSleep::spawn(
+        engine.clone(),
+        30,
+        std::time::Duration::from_millis(20),
+        options(),
+    );
+    conversation(&engine); // 36 episodes: over the threshold
+    let start = std::time::Instant::now();
+    while auto.reports().is_empty() {
+        assert!(start.elapsed().as_secs() < 30, "no cycle started");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let r = auto.reports().remove(0).unwrap();
+    assert_eq!(r.trigger, "auto");
+    assert_eq!(r.status, "completed");
+    // Below the threshold again: no further cycle.
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    assert_eq!(auto.reports().len(), 1);
+    auto.stop();
+    assert_eq!(ids_of(&engine, Kind::Summary, vec![]).len(), 6);
+    drop(engine);
+    drop(f.dir);
+}
