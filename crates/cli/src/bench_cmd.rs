@@ -18,7 +18,7 @@ use std::time::Instant;
 
 #[derive(Args)]
 pub struct BenchArgs {
-    /// Sections to run: embed, ingest, search, ann.
+    /// Sections to run: embed, ingest, search, ann, sleep.
     #[arg(long, value_delimiter = ',', default_value = "embed,ingest,search,ann")]
     only: Vec<String>,
     /// Sentences for the embedding benchmark.
@@ -59,6 +59,12 @@ pub struct BenchArgs {
     scripts: PathBuf,
     #[arg(long, default_value_t = 42)]
     seed: u64,
+    /// Episodes for the sleep-cycle benchmark.
+    #[arg(long, default_value_t = 5000)]
+    sleep_episodes: usize,
+    /// A LoCoMo file whose turns (repeated) make the sleep store; default: synthetic.
+    #[arg(long)]
+    sleep_data: Option<PathBuf>,
 }
 
 #[derive(Serialize, Default)]
@@ -68,6 +74,7 @@ struct Report {
     ingest: Option<IngestResult>,
     search: Vec<SearchResult>,
     ann: Vec<(AnnResult, Option<serde_json::Value>)>,
+    sleep: Option<crate::sleep_cmd::SleepBench>,
 }
 
 #[derive(Serialize)]
@@ -120,13 +127,14 @@ pub fn run(args: BenchArgs, model_dir: &Path, json: bool) -> anyhow::Result<()> 
     let has = |s: &str| args.only.iter().any(|o| o == s);
     eprintln!("machine: {}", report.machine);
 
-    let embedder: Option<Arc<BertEmbedder>> = if has("embed") || has("ingest") || has("search") {
-        Some(Arc::new(BertEmbedder::load(&ModelDir(
-            model_dir.to_path_buf(),
-        ))?))
-    } else {
-        None
-    };
+    let embedder: Option<Arc<BertEmbedder>> =
+        if has("embed") || has("ingest") || has("search") || has("sleep") {
+            Some(Arc::new(BertEmbedder::load(&ModelDir(
+                model_dir.to_path_buf(),
+            ))?))
+        } else {
+            None
+        };
 
     if has("embed") {
         let sentences = bench::synthetic_sentences(args.embed_sentences, args.seed);
@@ -232,6 +240,20 @@ pub fn run(args: BenchArgs, model_dir: &Path, json: bool) -> anyhow::Result<()> 
                 report.search.push(result);
             }
         }
+    }
+
+    if has("sleep") {
+        let b = crate::sleep_cmd::bench_sleep(
+            embedder.clone().expect("loaded"),
+            model_dir,
+            &cache,
+            tmp.path(),
+            args.sleep_episodes,
+            args.sleep_data.as_deref(),
+            |n| conversations(&bench::synthetic_sentences(n, args.seed + 5), 500),
+        )?;
+        eprintln!("sleep: {:.1} s over {} episodes", b.seconds, b.episodes);
+        report.sleep = Some(b);
     }
 
     if has("ann") {
@@ -379,6 +401,9 @@ fn run_peer(
 
 fn print_report(r: &Report) {
     out!("machine: {}", r.machine);
+    if let Some(b) = &r.sleep {
+        crate::sleep_cmd::print_bench(b);
+    }
     if let Some((e, peer)) = &r.embed {
         out!("\nembedding (all-MiniLM-L6-v2, {} sentences)", e.sentences);
         out!(

@@ -6,6 +6,7 @@ use anyhow::Context;
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use somna_engine::memory::Details;
+use somna_engine::sleep::chat::{ChatCompressor, ChatConfig};
 use somna_engine::{
     Job, Kind, ListQuery, MemoryFilter, Progress, ProgressEvent, SleepConfig, SleepOptions,
     SleepReport, Somna,
@@ -26,6 +27,10 @@ pub struct SleepArgs {
     /// A JSON file of SleepConfig fields (weights, thresholds, ages); others keep defaults.
     #[arg(long)]
     config: Option<PathBuf>,
+    /// extractive (default, offline) or chat: an OpenAI-compatible endpoint from
+    /// SOMNA_LLM_BASE_URL, SOMNA_LLM_MODEL, SOMNA_LLM_API_KEY (falls back per batch).
+    #[arg(long, default_value = "extractive")]
+    backend: String,
 }
 
 #[derive(Subcommand)]
@@ -152,7 +157,15 @@ pub fn run(engine: &Somna, args: SleepArgs, json: bool) -> anyhow::Result<()> {
                 config,
             };
             let (job, bars) = job(json);
-            let result = engine.sleep(&opts, &job);
+            let result = match args.backend.as_str() {
+                "extractive" => engine.sleep(&opts, &job),
+                "chat" => {
+                    let config = ChatConfig::from_env()
+                        .context("--backend chat needs SOMNA_LLM_BASE_URL and SOMNA_LLM_MODEL")?;
+                    engine.sleep_with(&opts, &ChatCompressor::new(config), &job)
+                }
+                other => anyhow::bail!("unknown backend {other:?}: extractive or chat"),
+            };
             bars.finish();
             match result {
                 Err(somna_engine::Error::Cancelled) => {
@@ -309,4 +322,149 @@ pub fn list_kind(
     }
     out!("({} of {})", page.memories.len(), page.total);
     Ok(())
+}
+
+/// `somna bench --only sleep`: one cycle over a store of `episodes` episodes.
+#[derive(serde::Serialize)]
+pub struct SleepBench {
+    pub episodes: u64,
+    pub source: String,
+    pub seconds: f64,
+    /// (phase, milliseconds)
+    pub phases: Vec<(String, u64)>,
+    pub summaries: usize,
+    pub schemas: usize,
+    pub forgotten: usize,
+    pub changes: usize,
+}
+
+/// Builds (or reuses, in `cache`) a store of `episodes` episodes — LoCoMo turns from
+/// `data` repeated under new conversation names, or synthetic sentences — copies it, and
+/// runs one default cycle on the copy with the extractive backend.
+pub fn bench_sleep(
+    embedder: Arc<dyn somna_engine::embed::Embedder>,
+    model_dir: &std::path::Path,
+    cache: &std::path::Path,
+    scratch: &std::path::Path,
+    episodes: usize,
+    data: Option<&std::path::Path>,
+    synthetic: impl FnOnce(usize) -> Vec<somna_engine::ingest::ConversationBatch>,
+) -> anyhow::Result<SleepBench> {
+    use somna_engine::{AddOptions, Config};
+    let source = match data {
+        Some(p) => format!("LoCoMo turns from {} (repeated)", p.display()),
+        None => "synthetic sentences".to_string(),
+    };
+    let tag = if data.is_some() {
+        "locomo"
+    } else {
+        "synthetic"
+    };
+    let db = cache.join(format!("sleep-{episodes}-{tag}.db"));
+    {
+        let engine = Somna::open_with(
+            &Config::new(&db, model_dir),
+            embedder.clone(),
+            &Job::default(),
+        )?;
+        let have = engine.list(&ListQuery {
+            filter: MemoryFilter {
+                kinds: vec![Kind::Episode],
+                ..Default::default()
+            },
+            limit: 1,
+            ..Default::default()
+        })?;
+        if (have.total as usize) < episodes {
+            eprintln!(
+                "building a {episodes}-episode store at {} (reused next time)",
+                db.display()
+            );
+            let batches = match data {
+                Some(p) => {
+                    let base = somna_engine::ingest::parse_locomo(p)?;
+                    let mut out = Vec::new();
+                    let mut n = 0;
+                    'fill: for copy in 0.. {
+                        for b in &base {
+                            let mut b = b.clone();
+                            b.conversation = format!("{}-copy{copy}", b.conversation);
+                            b.messages.truncate(episodes - n);
+                            n += b.messages.len();
+                            out.push(b);
+                            if n >= episodes {
+                                break 'fill;
+                            }
+                        }
+                    }
+                    out
+                }
+                None => synthetic(episodes),
+            };
+            let (job, bars) = job(false);
+            engine.import(&batches, &AddOptions::default(), &job)?;
+            bars.finish();
+        }
+    }
+    let run = scratch.join("sleep-run.db");
+    std::fs::copy(&db, &run).context("copying the bench store")?;
+    let index = |p: &std::path::Path| {
+        let mut name = p.file_name().unwrap_or_default().to_os_string();
+        name.push(".index");
+        p.with_file_name(name)
+    };
+    if index(&db).is_dir() {
+        std::fs::create_dir_all(index(&run))?;
+        for f in std::fs::read_dir(index(&db))? {
+            let f = f?;
+            std::fs::copy(f.path(), index(&run).join(f.file_name()))?;
+        }
+    }
+    let engine = Somna::open_with(&Config::new(&run, model_dir), embedder, &Job::default())?;
+    let total = engine.stats()?.by_kind;
+    let n = total
+        .iter()
+        .find(|(k, _)| k == "episode")
+        .map_or(0, |(_, n)| *n);
+    let opts = SleepOptions {
+        trigger: "bench".into(),
+        ..Default::default()
+    };
+    let t = std::time::Instant::now();
+    let r = engine.sleep(&opts, &Job::default())?;
+    let seconds = t.elapsed().as_secs_f64();
+    let count = |kind: Kind| r.created.iter().filter(|p| p.kind == kind).count();
+    Ok(SleepBench {
+        episodes: n,
+        source,
+        seconds,
+        phases: r
+            .phases
+            .iter()
+            .map(|p| (p.name.clone(), p.millis))
+            .collect(),
+        summaries: count(Kind::Summary),
+        schemas: count(Kind::Schema),
+        forgotten: r.forgotten.len(),
+        changes: r.changed.len(),
+    })
+}
+
+pub fn print_bench(b: &SleepBench) {
+    out!(
+        "\nsleep cycle (extractive) over {} episodes ({}): {:.1} s",
+        b.episodes,
+        b.source,
+        b.seconds
+    );
+    for (name, ms) in &b.phases {
+        out!("  {name:<9} {ms:>8} ms");
+    }
+    out!(
+        "  {} summaries, {} schemas, {} forgotten, {} field changes",
+        b.summaries,
+        b.schemas,
+        b.forgotten,
+        b.changes
+    );
 }

@@ -5,10 +5,12 @@
 mod export;
 mod extract;
 mod import;
+mod reconcile;
 
 pub use export::{ExportDoc, ExportedMemory, ExportedMessage, EXPORT_FORMAT};
 pub use extract::{extract_facts, find_location, human_time, importance, w5h1_for_turn};
 pub use import::{parse_chat_jsonl, parse_locomo, parse_locomo_time, ConversationBatch};
+pub use reconcile::{reconcile, FactAction};
 
 use crate::embed::dot;
 use crate::index::VectorIndex;
@@ -70,6 +72,12 @@ pub struct AddReport {
     pub facts_added: Vec<i64>,
     /// Facts that duplicated an existing one (NOOP).
     pub facts_unchanged: usize,
+    /// Stored facts rewritten with a new value (UPDATE; the old text is in history).
+    #[serde(default)]
+    pub facts_updated: Vec<i64>,
+    /// Stored facts a new fact contradicted (DELETE: soft, restorable).
+    #[serde(default)]
+    pub facts_deleted: Vec<i64>,
     pub links_created: usize,
 }
 
@@ -80,6 +88,8 @@ impl AddReport {
         self.episodes.extend(other.episodes);
         self.facts_added.extend(other.facts_added);
         self.facts_unchanged += other.facts_unchanged;
+        self.facts_updated.extend(other.facts_updated);
+        self.facts_deleted.extend(other.facts_deleted);
         self.links_created += other.links_created;
     }
 }
@@ -277,6 +287,65 @@ pub fn add_batch(
                     report.facts_unchanged += 1;
                     continue;
                 }
+                // Reconcile with the 10 most similar stored facts (seed 004).
+                let near = idx
+                    .search(v, 10, Some(&|id| scope_facts.contains(&id)), None)
+                    .0;
+                let sims: std::collections::HashMap<i64, f32> = near.iter().copied().collect();
+                let ids: Vec<i64> = near.iter().map(|n| n.0).collect();
+                let similar: Vec<(i64, String, f32)> = tx
+                    .get_memories(&ids)?
+                    .into_iter()
+                    .filter(|m| m.deleted_at.is_none())
+                    .map(|m| (m.id, m.text, sims[&m.id]))
+                    .collect();
+                let subject = who.unwrap_or_default();
+                match reconcile(&p.memory.text, subject, &similar, FACT_DUPLICATE) {
+                    FactAction::Add => {}
+                    FactAction::Noop(_) => {
+                        report.facts_unchanged += 1;
+                        continue;
+                    }
+                    FactAction::Update(target) => {
+                        let old = tx.require_memory(target)?;
+                        let mut new = old.clone();
+                        new.text = p.memory.text.clone();
+                        new.w5h1.what = Some(p.memory.text.clone());
+                        // Provenance moves to the turn that said it last.
+                        new.metadata = p.memory.metadata.clone();
+                        tx.write_memory_fields(&new, now)?;
+                        tx.set_embedding(target, v)?;
+                        tx.set_tokens(target, count_tokens(&new.text))?;
+                        tx.record_history(
+                            target,
+                            "update",
+                            Some(&serde_json::json!({"text": old.text, "metadata": old.metadata})),
+                            Some(&serde_json::json!({"text": new.text, "metadata": new.metadata})),
+                            &opts.actor,
+                            Some("reconcile: same subject and attribute, new value"),
+                            now,
+                        )?;
+                        if let Some(b) = bubble_of_message[p.message] {
+                            tx.upsert_link(target, b, LinkKind::DerivedFrom, 1.0, now)?;
+                        }
+                        report.facts_updated.push(target);
+                        continue;
+                    }
+                    FactAction::Delete(target) => {
+                        let old = tx.require_memory(target)?;
+                        tx.set_deleted(target, Some(now))?;
+                        tx.record_history(
+                            target,
+                            "delete",
+                            Some(&serde_json::json!({"text": old.text})),
+                            None,
+                            &opts.actor,
+                            Some(&format!("reconcile: contradicted by \"{}\"", p.memory.text)),
+                            now,
+                        )?;
+                        report.facts_deleted.push(target);
+                    }
+                }
             }
             // Neighbours among stored memories of the conversation and this batch.
             let mut near: Vec<(i64, f32)> = idx
@@ -346,6 +415,9 @@ pub fn add_batch(
     let mut idx = index
         .write()
         .map_err(|_| Error::InvalidInput("index lock poisoned".into()))?;
+    for id in &report.facts_deleted {
+        idx.remove(*id);
+    }
     idx.catch_up(&store, &crate::events::Job::default())?;
     Ok(report)
 }

@@ -456,10 +456,7 @@ impl Somna {
         if rep.dry_run {
             return self.commit_phase(rep, phase, t, false, |_, _| Ok(()));
         }
-        let texts: Vec<String> = rep.created[first..]
-            .iter()
-            .map(|p| p.text.clone())
-            .collect();
+        let texts: Vec<String> = rep.created[first..].iter().map(|p| gist(&p.text)).collect();
         let vectors = embed_all(self, &texts, job)?;
         job.cancel.check()?;
         let id = rep.id.expect("a real run has an id");
@@ -481,7 +478,7 @@ impl Somna {
                     .collect();
                 let mut m = NewMemory::new(Kind::Schema, p.text.clone());
                 m.w5h1 = W5H1 {
-                    what: Some(p.text.clone()),
+                    what: Some(gist(&p.text)),
                     ..Default::default()
                 };
                 m.conversation = p.conversation.clone();
@@ -627,7 +624,7 @@ fn new_summary(s: &SummaryPlan) -> NewMemory {
     let mut m = NewMemory::new(Kind::Summary, s.compression.summary.clone());
     m.w5h1 = W5H1 {
         who: (!s.who.is_empty()).then(|| s.who.join(", ")),
-        what: Some(s.compression.summary.clone()),
+        what: Some(gist(&s.compression.summary)),
         when: s.when.clone(),
         where_: s.conversation.as_ref().map(|c| match &s.session {
             Some(sess) => format!("{c}/{sess}"),
@@ -645,6 +642,18 @@ fn new_summary(s: &SummaryPlan) -> NewMemory {
     m.tags = vec!["sleep".into()];
     m.details = s.details();
     m
+}
+
+/// Words of a summary that are embedded: the headline and about one quote. Embedding cost
+/// grows with length and dominates a cycle; the whole text stays searchable lexically.
+const GIST_WORDS: usize = 40;
+
+fn gist(text: &str) -> String {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    if words.len() <= GIST_WORDS {
+        return text.to_string();
+    }
+    words[..GIST_WORDS].join(" ")
 }
 
 fn schema_text(s: &SchemaPlan) -> String {

@@ -36,6 +36,9 @@ pub struct Compression {
     pub themes: Vec<String>,
     pub relationships: Vec<String>,
     pub confidence: f64,
+    /// Something the report should mention (e.g. a retry after a context overflow).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// A summary as schema formation sees it.
@@ -255,6 +258,7 @@ impl Compressor for Extractive {
             themes,
             relationships,
             confidence: round2(confidence),
+            note: None,
         })
     }
 
@@ -344,18 +348,22 @@ impl Compressor for Extractive {
         ranked.sort_by_key(|r| std::cmp::Reverse(r.0));
         let mut examples: Vec<String> = Vec::new();
         for (_, m) in &ranked {
-            let quotes = quotes(&m.text);
-            let mentions = quotes
-                .iter()
+            let found = quotes(&m.text)
+                .into_iter()
                 .find(|q| text::content_stems(q).iter().any(|s| marks.contains(s)));
-            if let Some(q) = mentions.or(quotes.first()) {
-                if !examples.contains(q) {
-                    examples.push(q.clone());
-                }
+            if let Some(q) = found.filter(|q| !examples.contains(q)) {
+                examples.push(q);
             }
             if examples.len() == 3 {
                 break;
             }
+        }
+        if examples.is_empty() {
+            examples.extend(
+                ranked
+                    .iter()
+                    .find_map(|(_, m)| quotes(&m.text).into_iter().next()),
+            );
         }
         let support = (members.len() as f64 / 6.0).min(1.0);
         let agreement = ranked.iter().map(|r| r.0 as f64).sum::<f64>()

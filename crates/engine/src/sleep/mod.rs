@@ -4,6 +4,8 @@
 //! `sleep_cycles`, and undoes it.
 
 mod api;
+pub mod auto;
+pub mod chat;
 pub mod compress;
 mod plan;
 pub mod text;

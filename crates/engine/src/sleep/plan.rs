@@ -233,6 +233,13 @@ pub fn compress(
                 )
             }
         };
+        if let Some(n) = &compression.note {
+            notes.push(format!(
+                "batch of episodes {}..{}: {n}",
+                ids[0],
+                ids[ids.len() - 1]
+            ));
+        }
         let mut who: Vec<String> = Vec::new();
         for w in eps.iter().filter_map(|m| m.w5h1.who.clone()) {
             if !who.contains(&w) {
@@ -307,7 +314,7 @@ pub fn schemas(
             cands.push(Candidate {
                 key: MemberRef::Stored(m.id),
                 conversation: m.conversation.clone(),
-                session: m.session.clone(),
+                session: sitting(&m.session, m.occurred_at),
                 terms: terms(key_concepts, themes),
                 view: SummaryView {
                     text: m.text.clone(),
@@ -319,7 +326,7 @@ pub fn schemas(
                         .unwrap_or_default(),
                     when: m.w5h1.when.clone(),
                     occurred_at: m.occurred_at,
-                    session: m.session.clone(),
+                    session: sitting(&m.session, m.occurred_at),
                     key_concepts: key_concepts.clone(),
                     themes: themes.clone(),
                 },
@@ -330,14 +337,14 @@ pub fn schemas(
         cands.push(Candidate {
             key: MemberRef::Proposed(i),
             conversation: p.conversation.clone(),
-            session: p.session.clone(),
+            session: sitting(&p.session, p.occurred_at),
             terms: terms(&p.compression.key_concepts, &p.compression.themes),
             view: SummaryView {
                 text: p.compression.summary.clone(),
                 who: p.who.clone(),
                 when: p.when.clone(),
                 occurred_at: p.occurred_at,
-                session: p.session.clone(),
+                session: sitting(&p.session, p.occurred_at),
                 key_concepts: p.compression.key_concepts.clone(),
                 themes: p.compression.themes.clone(),
             },
@@ -468,6 +475,13 @@ pub fn schemas(
         job.report("schemas", i as u64 + 1, groups.len() as u64);
     }
     Ok(out)
+}
+
+/// What counts as one sitting of a conversation: its session, or without one its day.
+fn sitting(session: &Option<String>, occurred_at: Option<i64>) -> Option<String> {
+    session
+        .clone()
+        .or_else(|| occurred_at.map(|t| format!("day {}", t.div_euclid(DAY_MS as i64))))
 }
 
 /// A summary's grouping terms: its key concepts and themes, lower-case, distinct.

@@ -734,9 +734,12 @@ pub fn words(text: &str) -> Vec<Word> {
                 .strip_suffix("'s")
                 .or_else(|| lower.strip_suffix("’s"))
                 .unwrap_or(lower);
+            // A contraction ("won't", "I've") is never a topic.
+            let contraction = base.contains('\'');
             let base = base.replace('\'', "");
             let stem = stem(&base);
-            let content = base.chars().count() >= 3
+            let content = !contraction
+                && base.chars().count() >= 3
                 && !base.chars().all(|c| c.is_ascii_digit())
                 && !stopwords().contains(base.as_str())
                 && !stopwords().contains(stem.as_str());
@@ -851,7 +854,7 @@ mod tests {
     #[test]
     fn content_words_drop_filler_and_stem_plurals() {
         assert_eq!(
-            content_stems("Wow, I really love my paintings and the kids' classes!"),
+            content_stems("Wow, I won't, I really love my paintings and the kids' classes!"),
             vec!["painting", "kid", "class"]
         );
     }

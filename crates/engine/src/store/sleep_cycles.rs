@@ -170,6 +170,20 @@ impl Tx<'_> {
         Ok(())
     }
 
+    /// Episodes (not deleted, not forgotten) that no live summary derives from.
+    pub fn unconsolidated_episodes(&self) -> Result<usize> {
+        let n: i64 = self.conn().query_row(
+            "SELECT COUNT(*) FROM memories e
+             WHERE e.kind = 'episode' AND e.deleted_at IS NULL AND e.state != 'forgotten'
+               AND NOT EXISTS (SELECT 1 FROM links l JOIN memories s ON s.id = l.src
+                   WHERE l.dst = e.id AND l.kind = 'derived_from' AND s.kind = 'summary'
+                     AND s.deleted_at IS NULL)",
+            [],
+            |r| r.get(0),
+        )?;
+        Ok(n as usize)
+    }
+
     /// Removes the history entries written by `actor` (an undone cycle's).
     pub fn delete_history_by(&self, actor: &str) -> Result<usize> {
         Ok(self

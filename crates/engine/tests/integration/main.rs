@@ -7,6 +7,7 @@ mod cluster;
 mod common;
 mod crud;
 mod parity;
+mod reconcile;
 mod retrieval;
 mod robustness;
 mod sleep;

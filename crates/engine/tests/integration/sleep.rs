@@ -467,3 +467,274 @@ fn a_bad_config_is_refused_before_anything_is_written() {
     assert_eq!(parsed.batch_size, 4);
     assert_eq!(parsed.min_batch, SleepConfig::default().min_batch);
 }
+
+/// The OpenAI-compatible backend against a small local chat-completions server.
+mod chat_backend {
+    use super::*;
+    use somna_engine::sleep::chat::{ChatCompressor, ChatConfig};
+    use std::io::{BufRead, BufReader, Read, Write};
+    use std::net::TcpListener;
+    use std::sync::Mutex;
+    use std::time::Duration;
+
+    /// What the server answers: status, body, delay before answering.
+    type Reply = (u16, String, Duration);
+
+    /// Serves every request with `reply(request body, request number)`; returns the base
+    /// URL and the bodies received.
+    fn server(
+        reply: impl Fn(&serde_json::Value, usize) -> Reply + Send + Sync + 'static,
+    ) -> (String, Arc<Mutex<Vec<serde_json::Value>>>) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/v1", listener.local_addr().unwrap());
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let log = seen.clone();
+        let reply = Arc::new(reply);
+        std::thread::spawn(move || {
+            for (n, stream) in listener.incoming().enumerate() {
+                let Ok(mut stream) = stream else { continue };
+                let (reply, log) = (reply.clone(), log.clone());
+                // One thread per connection: a slow answer delays only its own request.
+                std::thread::spawn(move || {
+                    let mut reader = BufReader::new(stream.try_clone().unwrap());
+                    let mut len = 0;
+                    loop {
+                        let mut line = String::new();
+                        reader.read_line(&mut line).unwrap();
+                        if line == "\r\n" || line.is_empty() {
+                            break;
+                        }
+                        if let Some(v) = line.to_lowercase().strip_prefix("content-length:") {
+                            len = v.trim().parse().unwrap();
+                        }
+                    }
+                    let mut body = vec![0; len];
+                    reader.read_exact(&mut body).unwrap();
+                    let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
+                    let (status, text, delay) = reply(&body, n);
+                    log.lock().unwrap().push(body);
+                    std::thread::sleep(delay);
+                    let _ = write!(
+                        stream,
+                        "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{text}",
+                        text.len()
+                    );
+                });
+            }
+        });
+        (url, seen)
+    }
+
+    fn content(text: &str) -> String {
+        serde_json::json!({"choices": [{"message": {"role": "assistant", "content": text}}]})
+            .to_string()
+    }
+
+    fn is_schema_request(body: &serde_json::Value) -> bool {
+        body["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("recurring pattern")
+    }
+
+    fn episodes_in(body: &serde_json::Value) -> usize {
+        body["messages"][1]["content"]
+            .as_str()
+            .unwrap()
+            .lines()
+            .count()
+    }
+
+    /// A well-behaved model.
+    fn good(body: &serde_json::Value) -> Reply {
+        let text = if is_schema_request(body) {
+            serde_json::json!({"name": "A hobby", "description": "Ann keeps returning to it.",
+                "core_concepts": ["hobby"], "examples": ["Ann: I love it."], "confidence": 0.8})
+        } else {
+            let prompt = body["messages"][1]["content"].as_str().unwrap();
+            let topic = ["pottery", "hiking", "violin"]
+                .into_iter()
+                .find(|t| prompt.contains(t))
+                .unwrap_or("chat");
+            serde_json::json!({"summary": format!("Ann and Bob discussed {} turns.", episodes_in(body)),
+                "key_concepts": [topic, "showcase"], "themes": ["leisure"], "relationships": [],
+                "confidence": 0.9})
+        };
+        (
+            200,
+            content(&format!("```json\n{text}\n```")),
+            Duration::ZERO,
+        )
+    }
+
+    fn run(url: String, timeout_secs: u64) -> somna_engine::SleepReport {
+        let f = fixture();
+        let chat = ChatCompressor::new(ChatConfig {
+            base_url: url,
+            model: "test-model".into(),
+            api_key: Some("sk-test".into()),
+            timeout_secs,
+        });
+        let mut opts = options();
+        opts.config.schema_min_support = 2;
+        f.engine.sleep_with(&opts, &chat, &Job::default()).unwrap()
+    }
+
+    fn backends(r: &somna_engine::SleepReport) -> Vec<&str> {
+        r.created.iter().map(|p| p.backend.as_str()).collect()
+    }
+
+    #[test]
+    fn a_good_endpoint_writes_the_summaries_and_schemas() {
+        let (url, seen) = server(|b, _| good(b));
+        let r = run(url, 10);
+        assert!(r.notes.is_empty(), "{:?}", r.notes);
+        assert!(backends(&r).iter().all(|b| *b == "chat:test-model"));
+        let summary = r.created.iter().find(|p| p.kind == Kind::Summary).unwrap();
+        assert_eq!(summary.text, "Ann and Bob discussed 6 turns.");
+        let schema = r.created.iter().find(|p| p.kind == Kind::Schema).unwrap();
+        assert!(schema
+            .text
+            .starts_with("A hobby: Ann keeps returning to it."));
+        let first = &seen.lock().unwrap()[0];
+        assert_eq!(first["model"], "test-model");
+        assert!(first["messages"][1]["content"]
+            .as_str()
+            .unwrap()
+            .contains("Ann: I glazed a pottery bowl"));
+    }
+
+    #[test]
+    fn malformed_json_falls_back_to_extractive_per_batch() {
+        let (url, _) = server(|b, _| {
+            if is_schema_request(b) {
+                good(b)
+            } else {
+                (200, content("{\"summary\": \"cut off"), Duration::ZERO)
+            }
+        });
+        let r = run(url, 10);
+        let summaries: Vec<_> = r
+            .created
+            .iter()
+            .filter(|p| p.kind == Kind::Summary)
+            .collect();
+        assert_eq!(summaries.len(), 6);
+        for s in summaries {
+            assert_eq!(s.backend, "extractive (fallback from chat:test-model)");
+            assert!(s.text.contains("Ann and Bob talked about"));
+        }
+        assert_eq!(
+            r.notes
+                .iter()
+                .filter(|n| n.contains("no JSON object"))
+                .count(),
+            6,
+            "{:?}",
+            r.notes
+        );
+    }
+
+    #[test]
+    fn http_errors_fall_back_and_are_reported() {
+        let (url, _) = server(|b, n| {
+            if n == 0 {
+                (500, "{\"error\": \"boom\"}".into(), Duration::ZERO)
+            } else {
+                good(b)
+            }
+        });
+        let r = run(url, 10);
+        assert_eq!(r.notes.len(), 1, "{:?}", r.notes);
+        assert!(r.notes[0].contains("HTTP 500"));
+        assert_eq!(
+            backends(&r)
+                .iter()
+                .filter(|b| b.contains("fallback"))
+                .count(),
+            1
+        );
+    }
+
+    #[test]
+    fn a_slow_endpoint_times_out_and_falls_back() {
+        let (url, _) = server(|b, n| {
+            let (s, t, _) = good(b);
+            (s, t, Duration::from_millis(if n == 0 { 2500 } else { 0 }))
+        });
+        let r = run(url, 1);
+        assert_eq!(r.notes.len(), 1, "{:?}", r.notes);
+        assert_eq!(
+            backends(&r)
+                .iter()
+                .filter(|b| b.contains("fallback"))
+                .count(),
+            1
+        );
+        assert_eq!(r.created.len(), 6 + 3);
+    }
+
+    #[test]
+    fn a_context_overflow_is_retried_with_the_newest_half() {
+        let (url, seen) = server(|b, _| {
+            if !is_schema_request(b) && episodes_in(b) > 3 {
+                let e = serde_json::json!({"error": {"code": "context_length_exceeded",
+                    "message": "This model's maximum context length is 512 tokens."}});
+                (400, e.to_string(), Duration::ZERO)
+            } else {
+                good(b)
+            }
+        });
+        let r = run(url, 10);
+        let summaries: Vec<_> = r
+            .created
+            .iter()
+            .filter(|p| p.kind == Kind::Summary)
+            .collect();
+        assert!(summaries
+            .iter()
+            .all(|s| s.backend == "chat:test-model" && s.text == "Ann and Bob discussed 3 turns."));
+        assert_eq!(
+            r.notes
+                .iter()
+                .filter(|n| n.contains("retried with the newest 3 of 6 episodes"))
+                .count(),
+            6
+        );
+        // The retry dropped the oldest turns: it starts at the session's fourth turn.
+        let seen = seen.lock().unwrap();
+        let retry = seen.iter().find(|b| episodes_in(b) == 3).unwrap();
+        assert!(retry["messages"][1]["content"]
+            .as_str()
+            .unwrap()
+            .contains("Bob: Thanks!"));
+    }
+}
+
+#[test]
+fn auto_sleep_runs_in_the_background_after_enough_new_episodes() {
+    let f = Fixture::hash();
+    let engine = Arc::new(f.engine);
+    let auto = somna_engine::sleep::auto::AutoSleep::spawn(
+        engine.clone(),
+        30,
+        std::time::Duration::from_millis(20),
+        options(),
+    );
+    conversation(&engine); // 36 episodes: over the threshold
+    let start = std::time::Instant::now();
+    while auto.reports().is_empty() {
+        assert!(start.elapsed().as_secs() < 30, "no cycle started");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let r = auto.reports().remove(0).unwrap();
+    assert_eq!(r.trigger, "auto");
+    assert_eq!(r.status, "completed");
+    // Below the threshold again: no further cycle.
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    assert_eq!(auto.reports().len(), 1);
+    auto.stop();
+    assert_eq!(ids_of(&engine, Kind::Summary, vec![]).len(), 6);
+    drop(engine);
+    drop(f.dir);
+}

@@ -1,0 +1,325 @@
+//! A compression backend over any OpenAI-compatible chat-completions endpoint (a local
+//! Ollama or llama.cpp server): seed 000's compression and schema prompts with JSON
+//! output, parsed leniently and validated. A context-length error triggers seed 002's
+//! emergency truncation (drop the oldest half of the episodes) and one retry. Any other
+//! failure is an error, and the cycle falls back to the extractive backend for that batch.
+//!
+//! The client is a small HTTP/1.1 one over `std::net` (plain `http://` only, no TLS), so
+//! the engine gains no dependency; hosted endpoints need a local proxy.
+
+use super::compress::{Batch, Compression, Compressor, Corpus, SchemaDraft, SummaryView};
+use crate::{Error, Result};
+use serde::{Deserialize, Serialize};
+use std::io::{Read, Write};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::time::Duration;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChatConfig {
+    /// e.g. `http://localhost:11434/v1` (requests go to `<base_url>/chat/completions`).
+    pub base_url: String,
+    pub model: String,
+    pub api_key: Option<String>,
+    pub timeout_secs: u64,
+}
+
+impl ChatConfig {
+    /// From `SOMNA_LLM_BASE_URL`, `SOMNA_LLM_MODEL` and `SOMNA_LLM_API_KEY` (or
+    /// `OPENAI_API_KEY`); `None` unless a base URL and a model are set.
+    pub fn from_env() -> Option<Self> {
+        let get = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+        Some(Self {
+            base_url: get("SOMNA_LLM_BASE_URL")?,
+            model: get("SOMNA_LLM_MODEL")?,
+            api_key: get("SOMNA_LLM_API_KEY").or_else(|| get("OPENAI_API_KEY")),
+            timeout_secs: get("SOMNA_LLM_TIMEOUT_SECS")
+                .and_then(|t| t.parse().ok())
+                .unwrap_or(60),
+        })
+    }
+}
+
+pub struct ChatCompressor {
+    config: ChatConfig,
+    name: String,
+}
+
+impl ChatCompressor {
+    pub fn new(config: ChatConfig) -> Self {
+        let name = format!("chat:{}", config.model);
+        Self { config, name }
+    }
+
+    /// One chat completion; returns the assistant message's content.
+    fn complete(&self, system: &str, user: &str) -> Result<String> {
+        let body = serde_json::json!({
+            "model": self.config.model,
+            "temperature": 0,
+            "response_format": {"type": "json_object"},
+            "messages": [
+                {"role": "system", "content": system},
+                {"role": "user", "content": user},
+            ],
+        });
+        let url = format!(
+            "{}/chat/completions",
+            self.config.base_url.trim_end_matches('/')
+        );
+        let (status, text) = post_json(
+            &url,
+            self.config.api_key.as_deref(),
+            &body.to_string(),
+            Duration::from_secs(self.config.timeout_secs.max(1)),
+        )?;
+        if status != 200 {
+            let lower = text.to_lowercase();
+            if lower.contains("context_length") || lower.contains("context length") {
+                return Err(Error::InvalidInput(CONTEXT_OVERFLOW.into()));
+            }
+            return Err(chat_error(format!(
+                "HTTP {status}: {}",
+                text.chars().take(200).collect::<String>()
+            )));
+        }
+        let v: serde_json::Value = serde_json::from_str(&text)
+            .map_err(|e| chat_error(format!("response is not JSON: {e}")))?;
+        v["choices"][0]["message"]["content"]
+            .as_str()
+            .map(str::to_string)
+            .ok_or_else(|| chat_error("no choices[0].message.content in the response".into()))
+    }
+}
+
+const CONTEXT_OVERFLOW: &str = "chat backend: context length exceeded";
+
+fn chat_error(m: String) -> Error {
+    Error::InvalidInput(format!("chat backend: {m}"))
+}
+
+const COMPRESS_PROMPT: &str = "You consolidate episodes of a conversation into one memory. \
+Reply with a JSON object only: {\"summary\": string (2-4 sentences, third person, names and \
+dates kept), \"key_concepts\": [string], \"themes\": [string], \"relationships\": [string], \
+\"confidence\": number between 0 and 1}.";
+
+const SCHEMA_PROMPT: &str = "You find the recurring pattern in related memory summaries. \
+Reply with a JSON object only: {\"name\": string (a short title), \"description\": string \
+(1-2 sentences), \"core_concepts\": [string], \"examples\": [string], \"confidence\": number \
+between 0 and 1}.";
+
+#[derive(Deserialize)]
+struct CompressionJson {
+    summary: String,
+    #[serde(default)]
+    key_concepts: Vec<String>,
+    #[serde(default)]
+    themes: Vec<String>,
+    #[serde(default)]
+    relationships: Vec<String>,
+    #[serde(default)]
+    confidence: Option<f64>,
+}
+
+#[derive(Deserialize)]
+struct SchemaJson {
+    name: String,
+    description: String,
+    #[serde(default)]
+    core_concepts: Vec<String>,
+    #[serde(default)]
+    examples: Vec<String>,
+    #[serde(default)]
+    confidence: Option<f64>,
+}
+
+/// The JSON object in a model's reply (code fences and chatter around it are ignored).
+fn json_object<T: serde::de::DeserializeOwned>(reply: &str) -> Result<T> {
+    let start = reply.find('{');
+    let end = reply.rfind('}');
+    match (start, end) {
+        (Some(s), Some(e)) if s < e => serde_json::from_str(&reply[s..=e])
+            .map_err(|err| chat_error(format!("malformed JSON reply: {err}"))),
+        _ => Err(chat_error("the reply holds no JSON object".into())),
+    }
+}
+
+fn confidence(c: Option<f64>) -> f64 {
+    c.filter(|c| c.is_finite()).unwrap_or(0.5).clamp(0.0, 1.0)
+}
+
+fn episodes_prompt(batch: &Batch, skip: usize) -> String {
+    batch.episodes[skip..]
+        .iter()
+        .map(|e| {
+            format!(
+                "[{}] {}: {}",
+                e.when.as_deref().unwrap_or("?"),
+                e.who.as_deref().unwrap_or("?"),
+                e.text
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+impl Compressor for ChatCompressor {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn compress(&self, batch: &Batch, _corpus: &Corpus) -> Result<Compression> {
+        let mut note = None;
+        let reply = match self.complete(COMPRESS_PROMPT, &episodes_prompt(batch, 0)) {
+            Err(Error::InvalidInput(m)) if m == CONTEXT_OVERFLOW => {
+                // Seed 002: drop the oldest half and retry once.
+                let skip = batch.episodes.len() / 2;
+                note = Some(format!(
+                    "context length exceeded: retried with the newest {} of {} episodes",
+                    batch.episodes.len() - skip,
+                    batch.episodes.len()
+                ));
+                self.complete(COMPRESS_PROMPT, &episodes_prompt(batch, skip))?
+            }
+            other => other?,
+        };
+        let parsed: CompressionJson = json_object(&reply)?;
+        if parsed.summary.trim().is_empty() {
+            return Err(chat_error("empty summary".into()));
+        }
+        Ok(Compression {
+            summary: parsed.summary.trim().to_string(),
+            key_concepts: parsed.key_concepts,
+            themes: parsed.themes,
+            relationships: parsed.relationships,
+            confidence: confidence(parsed.confidence),
+            note,
+        })
+    }
+
+    fn schema(
+        &self,
+        core: &[String],
+        members: &[&SummaryView],
+        _corpus: &Corpus,
+    ) -> Result<SchemaDraft> {
+        let mut user = format!("Shared concepts: {}\n\nSummaries:\n", core.join(", "));
+        for m in members {
+            user.push_str(&format!("- {}\n", m.text));
+        }
+        let parsed: SchemaJson = json_object(&self.complete(SCHEMA_PROMPT, &user)?)?;
+        if parsed.name.trim().is_empty() || parsed.description.trim().is_empty() {
+            return Err(chat_error("empty schema name or description".into()));
+        }
+        Ok(SchemaDraft {
+            name: parsed.name.trim().to_string(),
+            description: parsed.description.trim().to_string(),
+            core_concepts: if parsed.core_concepts.is_empty() {
+                core.to_vec()
+            } else {
+                parsed.core_concepts
+            },
+            examples: parsed.examples,
+            confidence: confidence(parsed.confidence),
+        })
+    }
+}
+
+/// POSTs a JSON body to an `http://` URL; returns the status and the body.
+fn post_json(
+    url: &str,
+    api_key: Option<&str>,
+    body: &str,
+    timeout: Duration,
+) -> Result<(u16, String)> {
+    let rest = url
+        .strip_prefix("http://")
+        .ok_or_else(|| chat_error(format!("only http:// URLs are supported, not {url}")))?;
+    let (authority, path) = match rest.find('/') {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, "/"),
+    };
+    let addr = if authority.contains(':') {
+        authority.to_string()
+    } else {
+        format!("{authority}:80")
+    };
+    let sock = addr
+        .to_socket_addrs()
+        .map_err(|e| chat_error(format!("cannot resolve {addr}: {e}")))?
+        .next()
+        .ok_or_else(|| chat_error(format!("cannot resolve {addr}")))?;
+    let io = |e: std::io::Error| chat_error(format!("{url}: {e}"));
+    let mut stream = TcpStream::connect_timeout(&sock, timeout).map_err(io)?;
+    stream.set_read_timeout(Some(timeout)).map_err(io)?;
+    stream.set_write_timeout(Some(timeout)).map_err(io)?;
+    let auth = api_key.map_or(String::new(), |k| format!("Authorization: Bearer {k}\r\n"));
+    let head = format!(
+        "POST {path} HTTP/1.1\r\nHost: {authority}\r\nContent-Type: application/json\r\n\
+         Accept: application/json\r\n{auth}Content-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).map_err(io)?;
+    stream.write_all(body.as_bytes()).map_err(io)?;
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).map_err(io)?;
+    let split = raw
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .ok_or_else(|| chat_error("malformed HTTP response".into()))?;
+    let head = String::from_utf8_lossy(&raw[..split]).to_string();
+    let mut payload = raw[split + 4..].to_vec();
+    let status: u16 = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| chat_error("malformed HTTP status line".into()))?;
+    if head.to_lowercase().contains("transfer-encoding: chunked") {
+        payload = dechunk(&payload)?;
+    }
+    Ok((status, String::from_utf8_lossy(&payload).to_string()))
+}
+
+fn dechunk(mut data: &[u8]) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    loop {
+        let line_end = data
+            .windows(2)
+            .position(|w| w == b"\r\n")
+            .ok_or_else(|| chat_error("malformed chunked body".into()))?;
+        let size_text = String::from_utf8_lossy(&data[..line_end]);
+        let size = usize::from_str_radix(size_text.split(';').next().unwrap_or("").trim(), 16)
+            .map_err(|_| chat_error("malformed chunk size".into()))?;
+        data = &data[line_end + 2..];
+        if size == 0 {
+            return Ok(out);
+        }
+        if data.len() < size {
+            return Err(chat_error("truncated chunked body".into()));
+        }
+        out.extend_from_slice(&data[..size]);
+        data = &data[(size + 2).min(data.len())..];
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_is_found_inside_fences_and_chatter() {
+        let r: CompressionJson =
+            json_object("Sure!\n```json\n{\"summary\": \"Ann paints.\", \"confidence\": 7}\n```")
+                .unwrap();
+        assert_eq!(r.summary, "Ann paints.");
+        assert_eq!(confidence(r.confidence), 1.0);
+        assert!(json_object::<CompressionJson>("{\"summary\": ").is_err());
+        assert!(json_object::<CompressionJson>("no json here").is_err());
+    }
+
+    #[test]
+    fn chunked_bodies_are_joined() {
+        assert_eq!(
+            dechunk(b"4\r\nWiki\r\n5\r\npedia\r\n0\r\n\r\n").unwrap(),
+            b"Wikipedia"
+        );
+    }
+}
