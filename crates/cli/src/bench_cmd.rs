@@ -18,7 +18,8 @@ use std::time::Instant;
 
 #[derive(Args)]
 pub struct BenchArgs {
-    /// Sections to run: embed, ingest, search, ann.
+    /// Sections to run: embed, ingest, search, ann; and pca, tsne, kmeans, stability, liquid
+    /// (see bench_cluster.rs).
     #[arg(long, value_delimiter = ',', default_value = "embed,ingest,search,ann")]
     only: Vec<String>,
     /// Sentences for the embedding benchmark.
@@ -59,6 +60,8 @@ pub struct BenchArgs {
     scripts: PathBuf,
     #[arg(long, default_value_t = 42)]
     seed: u64,
+    #[command(flatten)]
+    cluster: crate::bench_cluster::ClusterBenchArgs,
 }
 
 #[derive(Serialize, Default)]
@@ -68,6 +71,7 @@ struct Report {
     ingest: Option<IngestResult>,
     search: Vec<SearchResult>,
     ann: Vec<(AnnResult, Option<serde_json::Value>)>,
+    cluster: Option<crate::bench_cluster::ClusterReport>,
 }
 
 #[derive(Serialize)]
@@ -317,10 +321,26 @@ pub fn run(args: BenchArgs, model_dir: &Path, json: bool) -> anyhow::Result<()> 
         }
     }
 
+    report.cluster = crate::bench_cluster::run(
+        &args.cluster,
+        &has,
+        crate::bench_cluster::Env {
+            peer_python: args.peer_python.as_deref(),
+            scripts: &args.scripts,
+            seed: args.seed,
+            model_dir,
+            tmp: tmp.path(),
+            json,
+        },
+    )?;
+
     if json {
         print_json(&report)?;
     } else {
         print_report(&report);
+        if let Some(c) = &report.cluster {
+            crate::bench_cluster::print(c);
+        }
     }
     Ok(())
 }
@@ -349,11 +369,11 @@ fn conversations(sentences: &[String], per: usize) -> Vec<ConversationBatch> {
         .collect()
 }
 
-fn f32_bytes(v: &[f32]) -> Vec<u8> {
+pub(crate) fn f32_bytes(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
-fn run_peer(
+pub(crate) fn run_peer(
     python: &Path,
     script: &Path,
     args: &[&std::ffi::OsStr],

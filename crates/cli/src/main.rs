@@ -2,7 +2,9 @@
 
 #[macro_use]
 mod output;
+mod bench_cluster;
 mod bench_cmd;
+mod cluster_cmd;
 
 use anyhow::{bail, Context};
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -141,6 +143,12 @@ enum Command {
     Stats,
     /// Benchmarks: embedding, ingest, search latency, HNSW recall.
     Bench(bench_cmd::BenchArgs),
+    /// Cluster the memories into labelled concept clusters (k-means).
+    Cluster(cluster_cmd::ClusterArgs),
+    /// Run steps of the liquid clustering loop.
+    Liquid(cluster_cmd::LiquidArgs),
+    /// Project the memories to 2D or 3D (PCA or t-SNE) and cache the layout.
+    Project(cluster_cmd::ProjectArgs),
     /// Evaluations.
     Eval {
         #[command(subcommand)]
@@ -276,9 +284,21 @@ fn job_with_bar(label: &'static str, json: bool) -> (Job, Arc<Bar>) {
         progress: bar.clone(),
         cancel: Default::default(),
     };
-    let cancel = job.cancel.clone();
-    // Only the first handler registration succeeds; later ones are harmless no-ops.
-    let _ = ctrlc::set_handler(move || cancel.cancel());
+    // ctrlc accepts one handler per process: it cancels every job made so far (opening
+    // the store makes one before the command's own).
+    static JOBS: std::sync::Mutex<Vec<somna_engine::CancelToken>> =
+        std::sync::Mutex::new(Vec::new());
+    JOBS.lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push(job.cancel.clone());
+    static HANDLER: std::sync::Once = std::sync::Once::new();
+    HANDLER.call_once(|| {
+        let _ = ctrlc::set_handler(|| {
+            for t in JOBS.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+                t.cancel();
+            }
+        });
+    });
     (job, bar)
 }
 
@@ -598,6 +618,24 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             }
         }
         Command::Bench(args) => bench_cmd::run(args, &model_dir, json)?,
+        Command::Cluster(args) => {
+            let engine = open()?;
+            let (job, bar) = job_with_bar("cluster", json);
+            cluster_cmd::cluster(&engine, args, &job, json)?;
+            bar.finish();
+        }
+        Command::Liquid(args) => {
+            let engine = open()?;
+            let (job, bar) = job_with_bar("liquid", json);
+            cluster_cmd::liquid(&engine, args, &job, json)?;
+            bar.finish();
+        }
+        Command::Project(args) => {
+            let engine = open()?;
+            let (job, bar) = job_with_bar("project", json);
+            cluster_cmd::project(&engine, args, &job, json)?;
+            bar.finish();
+        }
         Command::Eval {
             what: EvalWhat::Locomo { data, out, store },
         } => {
