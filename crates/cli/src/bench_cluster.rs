@@ -42,6 +42,9 @@ pub struct ClusterBenchArgs {
     liquid_dbs: Vec<PathBuf>,
     #[arg(long, default_value_t = 5)]
     liquid_steps: usize,
+    /// Also write the generated vectors here (f32 LE, row-major), e.g. to run the peer alone.
+    #[arg(long)]
+    cluster_data_out: Option<PathBuf>,
 }
 
 pub struct Env<'a> {
@@ -95,6 +98,9 @@ pub fn run(
         (n / 100).max(10),
         env.seed + 7
     );
+    if let Some(path) = &args.cluster_data_out {
+        std::fs::write(path, f32_bytes(&x))?;
+    }
     let xs = &x[..args.cluster_n * DIM];
     let xt = &x[..args.tsne_n * DIM];
     let job = |label: &'static str| {
@@ -243,7 +249,7 @@ fn liquid(db: &Path, args: &ClusterBenchArgs, env: &Env) -> anyhow::Result<Liqui
         first_step_ms,
         neighbour_build_ms: first.prepare_millis as f64,
         warm_steps: warm.len(),
-        warm_p50_ms: percentile(&mut warm, 50.0),
+        warm_p50_ms: percentile(&mut warm, 0.5),
         warm_max_ms: max,
     })
 }
