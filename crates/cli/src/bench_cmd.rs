@@ -18,7 +18,8 @@ use std::time::Instant;
 
 #[derive(Args)]
 pub struct BenchArgs {
-    /// Sections to run: embed, ingest, search, ann, sleep.
+    /// Sections to run: embed, ingest, search, ann, sleep; and pca, tsne, kmeans, stability,
+    /// liquid (see bench_cluster.rs).
     #[arg(long, value_delimiter = ',', default_value = "embed,ingest,search,ann")]
     only: Vec<String>,
     /// Sentences for the embedding benchmark.
@@ -65,6 +66,8 @@ pub struct BenchArgs {
     /// A LoCoMo file whose turns (repeated) make the sleep store; default: synthetic.
     #[arg(long)]
     sleep_data: Option<PathBuf>,
+    #[command(flatten)]
+    cluster: crate::bench_cluster::ClusterBenchArgs,
 }
 
 #[derive(Serialize, Default)]
@@ -75,6 +78,7 @@ struct Report {
     search: Vec<SearchResult>,
     ann: Vec<(AnnResult, Option<serde_json::Value>)>,
     sleep: Option<crate::sleep_cmd::SleepBench>,
+    cluster: Option<crate::bench_cluster::ClusterReport>,
 }
 
 #[derive(Serialize)]
@@ -339,10 +343,26 @@ pub fn run(args: BenchArgs, model_dir: &Path, json: bool) -> anyhow::Result<()> 
         }
     }
 
+    report.cluster = crate::bench_cluster::run(
+        &args.cluster,
+        &has,
+        crate::bench_cluster::Env {
+            peer_python: args.peer_python.as_deref(),
+            scripts: &args.scripts,
+            seed: args.seed,
+            model_dir,
+            tmp: tmp.path(),
+            json,
+        },
+    )?;
+
     if json {
         print_json(&report)?;
     } else {
         print_report(&report);
+        if let Some(c) = &report.cluster {
+            crate::bench_cluster::print(c);
+        }
     }
     Ok(())
 }
@@ -371,11 +391,11 @@ fn conversations(sentences: &[String], per: usize) -> Vec<ConversationBatch> {
         .collect()
 }
 
-fn f32_bytes(v: &[f32]) -> Vec<u8> {
+pub(crate) fn f32_bytes(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
-fn run_peer(
+pub(crate) fn run_peer(
     python: &Path,
     script: &Path,
     args: &[&std::ffi::OsStr],

@@ -2,8 +2,10 @@
 
 #[macro_use]
 mod output;
+mod bench_cluster;
 mod bench_cmd;
 mod sleep_cmd;
+mod cluster_cmd;
 
 use anyhow::{bail, Context};
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -158,6 +160,12 @@ enum Command {
         #[arg(long, default_value_t = 50)]
         limit: usize,
     },
+    /// Cluster the memories into labelled concept clusters (k-means).
+    Cluster(cluster_cmd::ClusterArgs),
+    /// Run steps of the liquid clustering loop.
+    Liquid(cluster_cmd::LiquidArgs),
+    /// Project the memories to 2D or 3D (PCA or t-SNE) and cache the layout.
+    Project(cluster_cmd::ProjectArgs),
     /// Evaluations.
     Eval {
         #[command(subcommand)]
@@ -297,9 +305,21 @@ fn job_with_bar(label: &'static str, json: bool) -> (Job, Arc<Bar>) {
         progress: bar.clone(),
         cancel: Default::default(),
     };
-    let cancel = job.cancel.clone();
-    // Only the first handler registration succeeds; later ones are harmless no-ops.
-    let _ = ctrlc::set_handler(move || cancel.cancel());
+    // ctrlc accepts one handler per process: it cancels every job made so far (opening
+    // the store makes one before the command's own).
+    static JOBS: std::sync::Mutex<Vec<somna_engine::CancelToken>> =
+        std::sync::Mutex::new(Vec::new());
+    JOBS.lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push(job.cancel.clone());
+    static HANDLER: std::sync::Once = std::sync::Once::new();
+    HANDLER.call_once(|| {
+        let _ = ctrlc::set_handler(|| {
+            for t in JOBS.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+                t.cancel();
+            }
+        });
+    });
     (job, bar)
 }
 
@@ -628,6 +648,24 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             conversation,
             limit,
         } => sleep_cmd::list_kind(&open()?, Kind::Schema, conversation, limit, json)?,
+        Command::Cluster(args) => {
+            let engine = open()?;
+            let (job, bar) = job_with_bar("cluster", json);
+            cluster_cmd::cluster(&engine, args, &job, json)?;
+            bar.finish();
+        }
+        Command::Liquid(args) => {
+            let engine = open()?;
+            let (job, bar) = job_with_bar("liquid", json);
+            cluster_cmd::liquid(&engine, args, &job, json)?;
+            bar.finish();
+        }
+        Command::Project(args) => {
+            let engine = open()?;
+            let (job, bar) = job_with_bar("project", json);
+            cluster_cmd::project(&engine, args, &job, json)?;
+            bar.finish();
+        }
         Command::Eval {
             what: EvalWhat::Locomo { data, out, store },
         } => {

@@ -306,3 +306,54 @@ fn bad_input_gets_a_typed_error_and_a_non_zero_exit() {
         "{stderr}"
     );
 }
+
+#[test]
+fn cluster_liquid_and_project_commands_produce_their_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let file = chat_file(dir.path(), 60);
+    ok(somna(&db)
+        .args(["import", "--format", "chat-jsonl"])
+        .arg(&file)
+        .output()
+        .unwrap());
+    let c = json(
+        somna(&db)
+            .args(["--json", "cluster", "--k", "6", "--show", "2"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(c["k"], 6);
+    let clusters = c["clusters"].as_array().unwrap();
+    assert_eq!(clusters.len(), 6);
+    let total: u64 = clusters
+        .iter()
+        .map(|x| x["cluster"]["size"].as_u64().unwrap())
+        .sum();
+    assert_eq!(total, c["n"].as_u64().unwrap());
+    assert!(clusters[0]["sample"].as_array().unwrap().len() <= 2);
+    assert!(!clusters[0]["cluster"]["label"].as_str().unwrap().is_empty());
+
+    let steps = json(
+        somna(&db)
+            .args(["--json", "liquid", "--steps", "2"])
+            .output()
+            .unwrap(),
+    );
+    let steps = steps.as_array().unwrap();
+    assert_eq!(steps.len(), 2);
+    assert_eq!(steps[1]["step"], 2);
+
+    let out = dir.path().join("layout.json");
+    ok(somna(&db)
+        .args(["project", "--method", "pca", "--dims", "2", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap());
+    let layout: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(layout["method"], "pca");
+    let n = layout["ids"].as_array().unwrap().len();
+    assert_eq!(layout["coords"].as_array().unwrap().len(), 2 * n);
+    assert_eq!(n as u64, c["n"].as_u64().unwrap());
+}

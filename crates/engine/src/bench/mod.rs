@@ -2,6 +2,8 @@
 //! clustered unit vectors), exact ground truth, and measurements of the embedder, the ANN
 //! index and the full search path. Everything is reproducible from its seed.
 
+pub mod cluster;
+
 use crate::embed::{dot, normalize, Embedder};
 use crate::events::Job;
 use crate::index::{IndexParams, VectorIndex};

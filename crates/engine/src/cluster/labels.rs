@@ -236,16 +236,19 @@ const STOPWORDS: &[&str] = &[
     "two",
 ];
 
-/// Lowercase alphabetic words of at least three letters that are not stopwords.
+/// Lowercase alphabetic words of at least three letters that are not stopwords or
+/// contractions ("i'm", "don't"); a possessive 's is dropped.
 pub fn terms(text: &str) -> impl Iterator<Item = String> + '_ {
-    text.split(|c: char| !c.is_alphabetic() && c != '\'')
-        .map(|w| w.trim_matches('\'').to_lowercase())
+    text.split(|c: char| !c.is_alphabetic() && c != '\'' && c != '’')
+        .map(|w| w.trim_matches(['\'', '’']).to_lowercase().replace('’', "'"))
         .map(|w| w.strip_suffix("'s").map(str::to_string).unwrap_or(w))
-        .filter(|w| w.chars().count() >= 3 && !STOPWORDS.contains(&w.as_str()))
+        .filter(|w| w.chars().count() >= 3 && !w.contains('\'') && !STOPWORDS.contains(&w.as_str()))
 }
 
-/// A label for each group of texts (`groups[c]` = member texts of cluster c).
-pub fn labels(groups: &[Vec<&str>], max_terms: usize) -> Vec<String> {
+/// A label for each group of texts (`groups[c]` = member texts of cluster c). Terms in
+/// `skip` (such as the speakers' names, which say who talked rather than about what) are
+/// left out.
+pub fn labels(groups: &[Vec<&str>], max_terms: usize, skip: &HashSet<String>) -> Vec<String> {
     let mut df: HashMap<String, usize> = HashMap::new();
     let mut docs = 0usize;
     let mut tfs: Vec<HashMap<String, (usize, usize)>> = Vec::with_capacity(groups.len());
@@ -270,7 +273,7 @@ pub fn labels(groups: &[Vec<&str>], max_terms: usize) -> Vec<String> {
             let min_members = if texts.len() > 3 { 2 } else { 1 };
             let mut scored: Vec<(f64, String)> = tf
                 .into_iter()
-                .filter(|(_, (_, members))| *members >= min_members)
+                .filter(|(term, (_, members))| *members >= min_members && !skip.contains(term))
                 .map(|(term, (count, _))| {
                     let idf = ((1 + docs) as f64 / (1 + df[&term]) as f64).ln() + 1.0;
                     (count as f64 * idf, term)
@@ -305,7 +308,7 @@ mod tests {
             "Cooking pasta tonight, the garlic is fresh",
             "My pasta recipe uses garlic and tomato",
         ];
-        let out = labels(&[hiking, cooking], 3);
+        let out = labels(&[hiking.clone(), cooking.clone()], 3, &HashSet::new());
         assert_eq!(out[0], "hiking · trail · mountains");
         assert!(
             out[1].starts_with("garlic · pasta") || out[1].starts_with("pasta · garlic"),

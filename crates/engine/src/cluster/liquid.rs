@@ -179,6 +179,8 @@ impl Somna {
         });
         if stale {
             *guard = None;
+            // Memories embedded since the last clustering join a cluster first.
+            self.incremental_assign()?;
             *guard = Some(self.build_liquid(params, job)?);
         }
         let cache = guard.as_mut().expect("built above");

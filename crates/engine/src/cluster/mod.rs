@@ -77,11 +77,16 @@ impl Somna {
         let fit = kmeans::fit(&x, d, &kmeans::KMeansParams::new(k), job)?;
         drop(x);
         job.cancel.check()?;
-        let (texts, energies) = {
+        let (texts, energies, actors) = {
             let store = self.store();
             let read = store.read();
-            (read.texts_and_accesses()?, read.energies()?)
+            (read.texts_and_accesses()?, read.energies()?, read.actors()?)
         };
+        // Speakers' names say who talked, not about what: they stay out of labels.
+        let names_skip: std::collections::HashSet<String> = actors
+            .iter()
+            .flat_map(|a| labels::terms(a).collect::<Vec<_>>())
+            .collect();
         let step = self.liquid_step_count()?;
         let text_of: HashMap<i64, (&str, i64)> = texts
             .iter()
@@ -113,7 +118,7 @@ impl Somna {
             };
             energy_sum[l] += e;
         }
-        let names = labels::labels(&groups, 3);
+        let names = labels::labels(&groups, 3, &names_skip);
         let sizes: Vec<usize> = groups.iter().map(Vec::len).collect();
         let now = crate::store::now_ms();
         let mut store = self.store();

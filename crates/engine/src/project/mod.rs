@@ -145,16 +145,7 @@ pub fn compute(
             Ok((pca.transform(x), Some(pca.to_model())))
         }
         ProjectionMethod::Tsne => {
-            let run = tsne::tsne(
-                x,
-                d,
-                params.dims,
-                params.perplexity,
-                params.iterations,
-                params.landmarks,
-                params.seed,
-                job,
-            )?;
+            let run = tsne::tsne(x, d, params, job)?;
             Ok((run.coords, None))
         }
     }

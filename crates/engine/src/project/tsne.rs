@@ -5,6 +5,7 @@
 
 use super::knn::nearest_by_dot;
 use super::pca::Pca;
+use super::ProjectionParams;
 use crate::events::Job;
 use crate::{Error, Result};
 use rand::seq::SliceRandom;
@@ -20,17 +21,16 @@ pub struct TsneRun {
     pub landmarks: usize,
 }
 
-/// t-SNE of the n×d row-major unit vectors `x` into `dims` dimensions.
-pub fn tsne(
-    x: &[f32],
-    d: usize,
-    dims: usize,
-    perplexity: f64,
-    iterations: usize,
-    landmarks: usize,
-    seed: u64,
-    job: &Job,
-) -> Result<TsneRun> {
+/// t-SNE of the n×d row-major unit vectors `x` with `params` (dims, perplexity,
+/// iterations, landmarks, seed).
+pub fn tsne(x: &[f32], d: usize, params: &ProjectionParams, job: &Job) -> Result<TsneRun> {
+    let (dims, perplexity, iterations, landmarks, seed) = (
+        params.dims,
+        params.perplexity,
+        params.iterations,
+        params.landmarks,
+        params.seed,
+    );
     let n = x.len() / d;
     if n == 0 {
         return Ok(TsneRun {
@@ -146,7 +146,19 @@ pub fn weighted_mean<'a>(
 pub(crate) mod tests {
     use super::*;
     use crate::eval::metrics::trustworthiness;
+    use crate::project::ProjectionMethod;
     use rand::Rng;
+
+    fn params(dims: usize, iterations: usize, landmarks: usize, seed: u64) -> ProjectionParams {
+        ProjectionParams {
+            method: ProjectionMethod::Tsne,
+            dims,
+            perplexity: 30.0,
+            iterations,
+            landmarks,
+            seed,
+        }
+    }
 
     /// `c` well-separated groups of unit vectors in 32 dimensions.
     pub(crate) fn blobs(n: usize, c: usize, d: usize, seed: u64) -> (Vec<f32>, Vec<usize>) {
@@ -173,14 +185,14 @@ pub(crate) mod tests {
         let d = 32;
         let (x, _) = blobs(900, 6, d, 3);
         // 600 landmarks at perplexity 30: 0.4.1's perplexity search broke here (NaN).
-        let run = tsne(&x, d, 2, 30.0, 400, 600, 7, &Job::default()).unwrap();
+        let run = tsne(&x, d, &params(2, 400, 600, 7), &Job::default()).unwrap();
         assert_eq!(run.landmarks, 600);
         assert_eq!(run.coords.len(), 900 * 2);
         assert!(run.coords.iter().all(|v| v.is_finite()));
         let t = trustworthiness(&x, d, &run.coords, 2, 10);
         assert!(t > 0.9, "trustworthiness {t}");
         // Same seed, same layout.
-        let again = tsne(&x, d, 2, 30.0, 400, 600, 7, &Job::default()).unwrap();
+        let again = tsne(&x, d, &params(2, 400, 600, 7), &Job::default()).unwrap();
         assert_eq!(again.coords, run.coords);
     }
 
@@ -197,7 +209,9 @@ pub(crate) mod tests {
             }),
             cancel: job.cancel.clone(),
         };
-        let err = tsne(&x, 16, 3, 30.0, 100_000, 300, 1, &job).err().unwrap();
+        let err = tsne(&x, 16, &params(3, 100_000, 300, 1), &job)
+            .err()
+            .unwrap();
         assert_eq!(err.code(), "cancelled");
     }
 }

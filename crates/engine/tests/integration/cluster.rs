@@ -271,6 +271,9 @@ fn liquid_loop_steps_starts_and_pauses_from_another_thread() {
     let engine = Arc::new(crate::common::open_hash(&cfg));
     add_topical(&engine, 10, 0);
     engine.cluster(Some(3), &Job::default()).unwrap();
+    // Memories added after the clustering join the loop on its first step.
+    add_topical(&engine, 1, 900);
+    let n = visible(&engine);
     let (tx, rx) = mpsc::channel();
     let params = LiquidParams {
         interval_ms: 10,
@@ -281,7 +284,7 @@ fn liquid_loop_steps_starts_and_pauses_from_another_thread() {
     });
     let next = || rx.recv_timeout(Duration::from_secs(20)).expect("an event");
     lp.step();
-    assert!(matches!(next(), LiquidEvent::Step(s) if s.step == 1));
+    assert!(matches!(next(), LiquidEvent::Step(s) if s.step == 1 && s.memories == n));
     lp.start();
     assert_eq!(next(), LiquidEvent::State { running: true });
     let mut steps = 0;

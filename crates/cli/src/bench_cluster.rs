@@ -1,0 +1,332 @@
+//! `somna bench --only pca,tsne,kmeans,stability,liquid`: projection and clustering against
+//! linfa and the Python peers (scikit-learn PCA / TSNE / MiniBatchKMeans, openTSNE, run by
+//! `scripts/peer_cluster_bench.py` on the same vectors in the same run), layout stability,
+//! and liquid-loop step times on stores.
+
+use crate::bench_cmd::{f32_bytes, run_peer};
+use crate::output::Bar;
+use clap::Args;
+use serde::Serialize;
+use somna_engine::bench::cluster::{
+    bench_kmeans, bench_pca, bench_stability, bench_tsne, KMeansBench, PcaBench, StabilityBench,
+    TsneBench,
+};
+use somna_engine::bench::{clustered_vectors, percentile};
+use somna_engine::{Config, Job, LiquidParams, ProjectionMethod, ProjectionParams, Somna};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+const DIM: usize = 384;
+
+#[derive(Args)]
+pub struct ClusterBenchArgs {
+    /// Vectors for PCA and k-means.
+    #[arg(long, default_value_t = 100_000)]
+    cluster_n: usize,
+    /// Points for t-SNE (all of them t-SNE'd, no landmarks) and the stability test.
+    #[arg(long, default_value_t = 10_000)]
+    tsne_n: usize,
+    #[arg(long, default_value_t = 1000)]
+    tsne_iterations: usize,
+    #[arg(long, default_value_t = 50)]
+    kmeans_k: usize,
+    /// Points for the linfa KMeans comparison (0: skip; linfa is slow).
+    #[arg(long, default_value_t = 20_000)]
+    linfa_kmeans_n: usize,
+    /// Also time linfa-reduction's Pca.
+    #[arg(long)]
+    linfa_pca: bool,
+    /// Stores (SQLite files, with their .index beside them) to time liquid steps on; each is
+    /// copied to a temporary directory first.
+    #[arg(long, value_delimiter = ',')]
+    liquid_dbs: Vec<PathBuf>,
+    #[arg(long, default_value_t = 5)]
+    liquid_steps: usize,
+    /// Also write the generated vectors here (f32 LE, row-major), e.g. to run the peer alone.
+    #[arg(long)]
+    cluster_data_out: Option<PathBuf>,
+}
+
+pub struct Env<'a> {
+    pub peer_python: Option<&'a Path>,
+    pub scripts: &'a Path,
+    pub seed: u64,
+    pub model_dir: &'a Path,
+    pub tmp: &'a Path,
+    pub json: bool,
+}
+
+#[derive(Serialize, Default)]
+pub struct ClusterReport {
+    pub data: String,
+    pub pca: Option<PcaBench>,
+    pub tsne3: Option<TsneBench>,
+    pub tsne2: Option<TsneBench>,
+    pub kmeans: Option<KMeansBench>,
+    pub stability: Vec<StabilityBench>,
+    pub liquid: Vec<LiquidBench>,
+    pub peer: Option<serde_json::Value>,
+}
+
+#[derive(Serialize)]
+pub struct LiquidBench {
+    pub memories: usize,
+    pub clusters: usize,
+    pub cluster_seconds: f64,
+    /// First step, including the neighbour-cache build.
+    pub first_step_ms: f64,
+    pub neighbour_build_ms: f64,
+    pub warm_steps: usize,
+    pub warm_p50_ms: f64,
+    pub warm_max_ms: f64,
+}
+
+pub fn run(
+    args: &ClusterBenchArgs,
+    has: &dyn Fn(&str) -> bool,
+    env: Env,
+) -> anyhow::Result<Option<ClusterReport>> {
+    let sections = ["pca", "tsne", "kmeans", "stability", "liquid"];
+    if !sections.iter().any(|s| has(s)) {
+        return Ok(None);
+    }
+    let mut r = ClusterReport::default();
+    let n = args.cluster_n.max(args.tsne_n);
+    let x = clustered_vectors(n, DIM, (n / 100).max(10), 1.0, env.seed + 7);
+    r.data = format!(
+        "{n} clustered unit vectors × {DIM} ({} clusters, benchmark generator, seed {})",
+        (n / 100).max(10),
+        env.seed + 7
+    );
+    if let Some(path) = &args.cluster_data_out {
+        std::fs::write(path, f32_bytes(&x))?;
+    }
+    let xs = &x[..args.cluster_n * DIM];
+    let xt = &x[..args.tsne_n * DIM];
+    let job = |label: &'static str| {
+        let bar = Arc::new(Bar::new(label, env.json));
+        (
+            Job {
+                progress: bar.clone(),
+                cancel: Default::default(),
+            },
+            bar,
+        )
+    };
+    if has("pca") {
+        eprintln!("pca: {} × {DIM} → 3", args.cluster_n);
+        r.pca = Some(bench_pca(xs, DIM, 3, args.linfa_pca)?);
+        eprintln!("  {:?}", r.pca);
+    }
+    if has("tsne") {
+        for dims in [3, 2] {
+            eprintln!(
+                "t-SNE: {} points → {dims}D, {} iterations",
+                args.tsne_n, args.tsne_iterations
+            );
+            let (j, bar) = job("tsne");
+            let t = bench_tsne(xt, DIM, dims, 30.0, args.tsne_iterations, &j)?;
+            bar.finish();
+            eprintln!("  {t:?}");
+            if dims == 3 {
+                r.tsne3 = Some(t);
+            } else {
+                r.tsne2 = Some(t);
+            }
+        }
+    }
+    if has("kmeans") {
+        eprintln!("k-means: k = {} on {}", args.kmeans_k, args.cluster_n);
+        r.kmeans = Some(bench_kmeans(xs, DIM, args.kmeans_k, args.linfa_kmeans_n)?);
+        eprintln!("  {:?}", r.kmeans);
+    }
+    if has("stability") {
+        for method in [ProjectionMethod::Pca, ProjectionMethod::Tsne] {
+            let params = ProjectionParams {
+                landmarks: 2000,
+                iterations: args.tsne_iterations.min(750),
+                ..ProjectionParams::new(method, 3)
+            };
+            eprintln!("stability: {} of {} points", method.as_str(), args.tsne_n);
+            let (j, bar) = job("stability");
+            let s = bench_stability(xt, DIM, &params, &j)?;
+            bar.finish();
+            eprintln!("  {s:?}");
+            r.stability.push(s);
+        }
+    }
+    if has("liquid") {
+        for db in &args.liquid_dbs {
+            r.liquid.push(liquid(db, args, &env)?);
+        }
+    }
+    if let (Some(py), true) = (env.peer_python, has("pca") || has("tsne") || has("kmeans")) {
+        let data = env.tmp.join("cluster.f32");
+        // Both are prefixes of the same vectors: the peer takes its t-SNE points from the front.
+        let longer = if xs.len() >= xt.len() { xs } else { xt };
+        std::fs::write(&data, f32_bytes(longer))?;
+        let only: Vec<&str> = ["pca", "tsne", "kmeans"]
+            .into_iter()
+            .filter(|s| has(s))
+            .collect();
+        let (tn, it, k) = (
+            args.tsne_n.to_string(),
+            args.tsne_iterations.to_string(),
+            args.kmeans_k.to_string(),
+        );
+        let only = only.join(",");
+        r.peer = Some(run_peer(
+            py,
+            &env.scripts.join("peer_cluster_bench.py"),
+            &[
+                "--data".as_ref(),
+                data.as_os_str(),
+                "--only".as_ref(),
+                only.as_ref(),
+                "--tsne-n".as_ref(),
+                tn.as_ref(),
+                "--iterations".as_ref(),
+                it.as_ref(),
+                "--k".as_ref(),
+                k.as_ref(),
+            ],
+        )?);
+        eprintln!(
+            "  peer: {}",
+            r.peer.as_ref().map(|p| p.to_string()).unwrap_or_default()
+        );
+    }
+    Ok(Some(r))
+}
+
+fn liquid(db: &Path, args: &ClusterBenchArgs, env: &Env) -> anyhow::Result<LiquidBench> {
+    let dir = env.tmp.join(format!(
+        "liquid-{}",
+        db.file_name().and_then(|f| f.to_str()).unwrap_or("db")
+    ));
+    std::fs::create_dir_all(&dir)?;
+    let copy = dir.join("somna.db");
+    std::fs::copy(db, &copy)?;
+    let index = PathBuf::from(format!("{}.index", db.display()));
+    if index.is_dir() {
+        let to = PathBuf::from(format!("{}.index", copy.display()));
+        std::fs::create_dir_all(&to)?;
+        for e in std::fs::read_dir(&index)? {
+            let e = e?;
+            std::fs::copy(e.path(), to.join(e.file_name()))?;
+        }
+    }
+    let engine = Somna::open(&Config::new(&copy, env.model_dir), &Job::default())?;
+    let t = std::time::Instant::now();
+    let report = engine.cluster(None, &Job::default())?;
+    let cluster_seconds = t.elapsed().as_secs_f64();
+    eprintln!(
+        "liquid: {} memories, {} clusters in {cluster_seconds:.1} s",
+        report.n, report.k
+    );
+    let params = LiquidParams::default();
+    let t = std::time::Instant::now();
+    let first = engine.liquid_step(&params)?;
+    let first_step_ms = t.elapsed().as_secs_f64() * 1e3;
+    let mut warm = Vec::new();
+    for _ in 0..args.liquid_steps {
+        let t = std::time::Instant::now();
+        let s = engine.liquid_step(&params)?;
+        warm.push(t.elapsed().as_secs_f64() * 1e3);
+        eprintln!(
+            "  step {}: {} moved, {} merged, {:.1} ms",
+            s.step,
+            s.moved.len(),
+            s.merged.len(),
+            warm[warm.len() - 1]
+        );
+    }
+    let max = warm.iter().copied().fold(0.0, f64::max);
+    Ok(LiquidBench {
+        memories: report.n,
+        clusters: report.k,
+        cluster_seconds,
+        first_step_ms,
+        neighbour_build_ms: first.prepare_millis as f64,
+        warm_steps: warm.len(),
+        warm_p50_ms: percentile(&mut warm, 0.5),
+        warm_max_ms: max,
+    })
+}
+
+pub fn print(r: &ClusterReport) {
+    out!("\nclustering and projection ({})", r.data);
+    let peer = r.peer.clone().unwrap_or_default();
+    if let Some(p) = &r.pca {
+        let ps = peer["pca"]["seconds"].as_f64();
+        out!(
+            "  PCA {}×{DIM}→3     somna {:>7.2} s{}{}   EVR {:?}",
+            p.n,
+            p.seconds,
+            p.linfa_seconds
+                .map(|l| format!("   linfa {l:.2} s"))
+                .unwrap_or_default(),
+            ps.map(|s| format!("   sklearn {s:.2} s   ratio {:.2}×", p.seconds / s))
+                .unwrap_or_default(),
+            p.explained_variance_ratio
+        );
+    }
+    for (t, key) in [(&r.tsne3, "tsne3_sklearn"), (&r.tsne2, "tsne2_opentsne")] {
+        if let Some(t) = t {
+            let ps = peer[key]["seconds"].as_f64();
+            out!(
+                "  t-SNE {}→{}D        somna {:>7.1} s T@10 {:.4}{}",
+                t.n,
+                t.dims,
+                t.seconds,
+                t.trustworthiness10,
+                ps.map(|s| format!(
+                    "   {key} {s:.1} s T@10 {:.4}   ratio {:.2}×",
+                    peer[key]["trustworthiness10"].as_f64().unwrap_or(0.0),
+                    t.seconds / s
+                ))
+                .unwrap_or_default()
+            );
+        }
+    }
+    if let Some(k) = &r.kmeans {
+        let ps = peer["minibatch_kmeans"]["seconds"].as_f64();
+        out!(
+            "  k-means k={} n={}  somna {:>7.2} s inertia {:.1} ({} iterations){}",
+            k.somna.k,
+            k.somna.n,
+            k.somna.seconds,
+            k.somna.inertia,
+            k.somna.iterations,
+            ps.map(|s| format!(
+                "   MiniBatchKMeans {s:.2} s inertia {:.1}   ratio {:.2}×",
+                peer["minibatch_kmeans"]["inertia"].as_f64().unwrap_or(0.0),
+                k.somna.seconds / s
+            ))
+            .unwrap_or_default()
+        );
+        if let (Some(o), Some(l)) = (&k.same_n_somna, &k.linfa) {
+            out!(
+                "  k-means k={} n={} (20 it.) somna {:.2} s inertia {:.1}   linfa {:.2} s inertia {:.1}   ratio {:.2}×",
+                o.k, o.n, o.seconds, o.inertia, l.seconds, l.inertia, o.seconds / l.seconds
+            );
+        }
+    }
+    for s in &r.stability {
+        out!(
+            "  stability {} (+{} to {}): median movement / extent: incremental {:.4}, recompute + Procrustes {:.4}, naive recompute {:.4}",
+            s.method.as_str(),
+            s.added,
+            s.old,
+            s.incremental,
+            s.recompute_aligned,
+            s.recompute_naive
+        );
+    }
+    for l in &r.liquid {
+        out!(
+            "  liquid {} memories, {} clusters: warm step p50 {:.1} ms (max {:.1}), first step {:.0} ms (neighbour cache {:.0} ms), clustering {:.1} s",
+            l.memories, l.clusters, l.warm_p50_ms, l.warm_max_ms, l.first_step_ms, l.neighbour_build_ms, l.cluster_seconds
+        );
+    }
+}

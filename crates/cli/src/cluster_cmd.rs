@@ -1,0 +1,204 @@
+//! `somna cluster`, `somna liquid`, `somna project`: concept clusters, the liquid loop and
+//! 2D/3D layouts.
+
+use crate::output::print_json;
+use anyhow::Context;
+use clap::{Args, ValueEnum};
+use somna_engine::{Job, LiquidParams, ProjectionMethod, ProjectionParams, Somna};
+use std::io::BufWriter;
+use std::path::PathBuf;
+use std::time::Instant;
+
+#[derive(Args)]
+pub struct ClusterArgs {
+    /// Number of clusters (default: min(max(8, n/10), 64)).
+    #[arg(long)]
+    k: Option<usize>,
+    /// Member texts shown per cluster.
+    #[arg(long, default_value_t = 3)]
+    show: usize,
+    /// Only the largest N clusters are listed.
+    #[arg(long)]
+    top: Option<usize>,
+}
+
+#[derive(Args)]
+pub struct LiquidArgs {
+    #[arg(long, default_value_t = 1)]
+    steps: usize,
+    #[arg(long)]
+    flow_rate: Option<f32>,
+    #[arg(long)]
+    merge_threshold: Option<f32>,
+    #[arg(long)]
+    neighbours: Option<usize>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Method {
+    Pca,
+    Tsne,
+}
+
+#[derive(Args)]
+pub struct ProjectArgs {
+    #[arg(long, value_enum, default_value = "pca")]
+    method: Method,
+    #[arg(long, default_value_t = 3)]
+    dims: usize,
+    /// Write the layout (JSON) here.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Use the cached layout, placing new memories incrementally, instead of recomputing.
+    #[arg(long)]
+    cached: bool,
+    #[arg(long)]
+    perplexity: Option<f64>,
+    #[arg(long)]
+    iterations: Option<usize>,
+    #[arg(long)]
+    landmarks: Option<usize>,
+    #[arg(long)]
+    seed: Option<u64>,
+}
+
+fn short(text: &str, max: usize) -> String {
+    let t: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if t.chars().count() <= max {
+        t
+    } else {
+        format!("{}…", t.chars().take(max).collect::<String>())
+    }
+}
+
+pub fn cluster(engine: &Somna, args: ClusterArgs, job: &Job, json: bool) -> anyhow::Result<()> {
+    let report = engine.cluster(args.k, job)?;
+    let mut clusters = engine.clusters()?;
+    clusters.truncate(args.top.unwrap_or(usize::MAX));
+    let mut listed = Vec::with_capacity(clusters.len());
+    for c in &clusters {
+        let ids = engine.cluster_members(c.id, args.show)?;
+        let texts: Vec<String> = ids
+            .iter()
+            .map(|id| engine.get(*id).map(|d| d.memory.text))
+            .collect::<Result<_, _>>()?;
+        listed.push((c, texts));
+    }
+    if json {
+        let clusters: Vec<_> = listed
+            .iter()
+            .map(|(c, texts)| serde_json::json!({"cluster": c, "sample": texts}))
+            .collect();
+        return print_json(&serde_json::json!({
+            "k": report.k, "n": report.n, "inertia": report.inertia,
+            "iterations": report.iterations, "millis": report.millis, "clusters": clusters,
+        }));
+    }
+    out!(
+        "{} memories in {} clusters (inertia {:.1}, {} iterations, {} ms)",
+        report.n,
+        report.k,
+        report.inertia,
+        report.iterations,
+        report.millis
+    );
+    for (c, texts) in listed {
+        out!("\n#{} {} ({} memories)", c.id, c.label, c.size);
+        for t in texts {
+            out!("    {}", short(&t, 110));
+        }
+    }
+    Ok(())
+}
+
+pub fn liquid(engine: &Somna, args: LiquidArgs, job: &Job, json: bool) -> anyhow::Result<()> {
+    let defaults = LiquidParams::default();
+    let params = LiquidParams {
+        flow_rate: args.flow_rate.unwrap_or(defaults.flow_rate),
+        merge_threshold: args.merge_threshold.unwrap_or(defaults.merge_threshold),
+        neighbours: args.neighbours.unwrap_or(defaults.neighbours),
+        ..defaults
+    };
+    let mut steps = Vec::with_capacity(args.steps);
+    for _ in 0..args.steps {
+        job.cancel.check()?;
+        let s = engine.liquid_step_with(&params, job)?;
+        if !json {
+            out!(
+                "step {}: {} moved, {} merged, energy mean {:.3} max {:.3}, {} clusters, {} memories, {} ms{}",
+                s.step,
+                s.moved.len(),
+                s.merged.len(),
+                s.energy_mean,
+                s.energy_max,
+                s.clusters,
+                s.memories,
+                s.millis,
+                if s.prepare_millis > 0 {
+                    format!(" (+{} ms building the neighbour cache)", s.prepare_millis)
+                } else {
+                    String::new()
+                }
+            );
+            for m in &s.merged {
+                out!(
+                    "    merged #{} into #{} (cosine {:.3})",
+                    m.from_id,
+                    m.into_id,
+                    m.similarity
+                );
+            }
+        }
+        steps.push(s);
+    }
+    if json {
+        print_json(&steps)?;
+    }
+    Ok(())
+}
+
+pub fn project(engine: &Somna, args: ProjectArgs, job: &Job, json: bool) -> anyhow::Result<()> {
+    let method = match args.method {
+        Method::Pca => ProjectionMethod::Pca,
+        Method::Tsne => ProjectionMethod::Tsne,
+    };
+    let d = ProjectionParams::new(method, args.dims);
+    let params = ProjectionParams {
+        perplexity: args.perplexity.unwrap_or(d.perplexity),
+        iterations: args.iterations.unwrap_or(d.iterations),
+        landmarks: args.landmarks.unwrap_or(d.landmarks),
+        seed: args.seed.unwrap_or(d.seed),
+        ..d
+    };
+    let started = Instant::now();
+    let layout = if args.cached {
+        engine.layout(method, args.dims, job)?
+    } else {
+        engine.project(&params, job)?
+    };
+    let millis = started.elapsed().as_millis();
+    match &args.out {
+        Some(path) => {
+            let f = std::fs::File::create(path)
+                .with_context(|| format!("creating {}", path.display()))?;
+            serde_json::to_writer(BufWriter::new(f), &layout)?;
+        }
+        None if json => print_json(&layout)?,
+        None => {}
+    }
+    if !json {
+        out!(
+            "{} layout in {}D: {} memories ({} placed incrementally), {} ms{}",
+            method.as_str(),
+            layout.dims,
+            layout.ids.len(),
+            layout.placed_incrementally,
+            millis,
+            args.out
+                .as_ref()
+                .map(|p| format!(", written to {}", p.display()))
+                .unwrap_or_default()
+        );
+    }
+    Ok(())
+}

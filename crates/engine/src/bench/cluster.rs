@@ -1,0 +1,242 @@
+//! Benchmarks of projection and clustering (`somna bench --only pca,tsne,kmeans,stability`):
+//! Somna's PCA, t-SNE and k-means against linfa's on the same vectors, and the stability of
+//! layouts when 5% new points arrive.
+
+use crate::cluster::kmeans::{self, KMeansParams};
+use crate::eval::metrics::trustworthiness;
+use crate::events::Job;
+use crate::project::align::{align, median_movement};
+use crate::project::knn::nearest_by_dot;
+use crate::project::pca::Pca;
+use crate::project::tsne::{self, PLACE_NEIGHBOURS};
+use crate::project::{compute, ProjectionMethod, ProjectionParams};
+use crate::{Error, Result};
+use linfa::traits::Fit;
+use linfa::DatasetBase;
+use ndarray::Array2;
+use serde::Serialize;
+use std::time::Instant;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PcaBench {
+    pub n: usize,
+    pub dims: usize,
+    pub seconds: f64,
+    pub explained_variance_ratio: Vec<f64>,
+    /// linfa-reduction `Pca` (f64 SVD) on the same data, when run.
+    pub linfa_seconds: Option<f64>,
+}
+
+pub fn bench_pca(x: &[f32], d: usize, dims: usize, with_linfa: bool) -> Result<PcaBench> {
+    let n = x.len() / d;
+    let t = Instant::now();
+    let pca = Pca::fit(x, d, dims, &Job::default())?;
+    let _ = pca.transform(x);
+    let seconds = t.elapsed().as_secs_f64();
+    let linfa_seconds = if with_linfa {
+        let t = Instant::now();
+        let a = Array2::from_shape_vec((n, d), x.iter().map(|v| *v as f64).collect())
+            .map_err(|e| Error::InvalidInput(e.to_string()))?;
+        let ds = DatasetBase::from(a);
+        let model = linfa_reduction::Pca::params(dims)
+            .fit(&ds)
+            .map_err(|e| Error::InvalidInput(e.to_string()))?;
+        let _ = linfa::traits::Predict::predict(&model, ds.records());
+        Some(t.elapsed().as_secs_f64())
+    } else {
+        None
+    };
+    Ok(PcaBench {
+        n,
+        dims,
+        seconds,
+        explained_variance_ratio: pca.explained_variance_ratio,
+        linfa_seconds,
+    })
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TsneBench {
+    pub n: usize,
+    pub dims: usize,
+    pub perplexity: f64,
+    pub iterations: usize,
+    pub seconds: f64,
+    pub trustworthiness10: f64,
+}
+
+/// t-SNE of all of `x` (every point a landmark), timed, with trustworthiness@10.
+pub fn bench_tsne(
+    x: &[f32],
+    d: usize,
+    dims: usize,
+    perplexity: f64,
+    iterations: usize,
+    job: &Job,
+) -> Result<TsneBench> {
+    let n = x.len() / d;
+    let t = Instant::now();
+    let params = ProjectionParams {
+        method: ProjectionMethod::Tsne,
+        dims,
+        perplexity,
+        iterations,
+        landmarks: n,
+        seed: 42,
+    };
+    let run = tsne::tsne(x, d, &params, job)?;
+    let seconds = t.elapsed().as_secs_f64();
+    Ok(TsneBench {
+        n,
+        dims,
+        perplexity,
+        iterations,
+        seconds,
+        trustworthiness10: trustworthiness(x, d, &run.coords, dims, 10),
+    })
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct KMeansRun {
+    pub n: usize,
+    pub k: usize,
+    pub seconds: f64,
+    pub inertia: f64,
+    pub iterations: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct KMeansBench {
+    pub somna: KMeansRun,
+    /// Somna and linfa-clustering `KMeans` (1 run, 20 iterations max) on the first
+    /// `linfa_n` points, when run.
+    pub same_n_somna: Option<KMeansRun>,
+    pub linfa: Option<KMeansRun>,
+}
+
+fn somna_kmeans(x: &[f32], d: usize, k: usize, max_iterations: usize) -> Result<KMeansRun> {
+    let t = Instant::now();
+    let params = KMeansParams {
+        max_iterations,
+        ..KMeansParams::new(k)
+    };
+    let fit = kmeans::fit(x, d, &params, &Job::default())?;
+    Ok(KMeansRun {
+        n: x.len() / d,
+        k,
+        seconds: t.elapsed().as_secs_f64(),
+        inertia: fit.inertia,
+        iterations: fit.iterations,
+    })
+}
+
+pub fn bench_kmeans(x: &[f32], d: usize, k: usize, linfa_n: usize) -> Result<KMeansBench> {
+    let somna = somna_kmeans(x, d, k, 50)?;
+    let (same_n_somna, linfa) = if linfa_n > 0 {
+        let sub = &x[..linfa_n.min(x.len() / d) * d];
+        let n = sub.len() / d;
+        let ours = somna_kmeans(sub, d, k, 20)?;
+        let t = Instant::now();
+        let a = Array2::from_shape_vec((n, d), sub.to_vec())
+            .map_err(|e| Error::InvalidInput(e.to_string()))?;
+        let ds = DatasetBase::from(a);
+        let model = linfa_clustering::KMeans::params(k)
+            .n_runs(1)
+            .max_n_iterations(20)
+            .tolerance(1e-4)
+            .fit(&ds)
+            .map_err(|e| Error::InvalidInput(e.to_string()))?;
+        let seconds = t.elapsed().as_secs_f64();
+        let linfa = KMeansRun {
+            n,
+            k,
+            seconds,
+            // linfa's inertia() is a mean: scale it to a sum like scikit-learn's.
+            inertia: model.inertia() as f64 * n as f64,
+            iterations: 0,
+        };
+        (Some(ours), Some(linfa))
+    } else {
+        (None, None)
+    };
+    Ok(KMeansBench {
+        somna,
+        same_n_somna,
+        linfa,
+    })
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct StabilityBench {
+    pub method: ProjectionMethod,
+    pub old: usize,
+    pub added: usize,
+    /// Median movement of the old points, relative to the old layout's extent (bounding-box
+    /// diagonal), after: incremental placement of the new points…
+    pub incremental: f32,
+    /// …a full recompute aligned to the old layout (Procrustes with scale)…
+    pub recompute_aligned: f32,
+    /// …and a full recompute (another seed for t-SNE) without alignment.
+    pub recompute_naive: f32,
+}
+
+/// Layout of the first 95% of `x`, then the 5% added three ways.
+pub fn bench_stability(
+    x: &[f32],
+    d: usize,
+    params: &ProjectionParams,
+    job: &Job,
+) -> Result<StabilityBench> {
+    let n = x.len() / d;
+    let old = n * 95 / 100;
+    let dims = params.dims;
+    let ids: Vec<i64> = (0..n as i64).collect();
+    let (base, model) = compute(params, &x[..old * d], d, job)?;
+    let old_ids = &ids[..old];
+    // Incremental: old points stay; new ones are placed.
+    let mut inc = base.clone();
+    let new_x = &x[old * d..];
+    match (params.method, model) {
+        (ProjectionMethod::Pca, Some(m)) => {
+            let pca =
+                Pca::from_model(&m, d, dims).ok_or_else(|| Error::InvalidInput("model".into()))?;
+            inc.extend(pca.transform(new_x));
+        }
+        _ => {
+            let near = nearest_by_dot(
+                new_x,
+                &x[..old * d],
+                d,
+                PLACE_NEIGHBOURS,
+                false,
+                job,
+                "place",
+            )?;
+            for nn in near {
+                inc.extend(tsne::weighted_mean(
+                    nn.iter()
+                        .map(|&(r, s)| (&base[r * dims..(r + 1) * dims], s)),
+                    dims,
+                ));
+            }
+        }
+    }
+    let incremental = median_movement(&ids, &inc, old_ids, &base, dims);
+    let reseeded = ProjectionParams {
+        seed: params.seed + 1,
+        ..params.clone()
+    };
+    let (naive, _) = compute(&reseeded, x, d, job)?;
+    let recompute_naive = median_movement(&ids, &naive, old_ids, &base, dims);
+    let mut aligned = naive;
+    align(&ids, &mut aligned, old_ids, &base, dims);
+    let recompute_aligned = median_movement(&ids, &aligned, old_ids, &base, dims);
+    Ok(StabilityBench {
+        method: params.method,
+        old,
+        added: n - old,
+        incremental,
+        recompute_aligned,
+        recompute_naive,
+    })
+}

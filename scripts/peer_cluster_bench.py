@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""Python peers for `somna bench --only pca,tsne,kmeans`: scikit-learn PCA, TSNE (barnes_hut),
+MiniBatchKMeans and openTSNE on the same vectors Somna used (an f32 file, row-major), with
+trustworthiness@10 from scikit-learn. Prints one JSON line.
+
+    pip install scikit-learn openTSNE
+"""
+import argparse
+import json
+import time
+
+import numpy as np
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--data", required=True)
+    ap.add_argument("--dim", type=int, default=384)
+    ap.add_argument("--only", default="pca,tsne,kmeans")
+    ap.add_argument("--pca-dims", type=int, default=3)
+    ap.add_argument("--tsne-n", type=int, default=10000)
+    ap.add_argument("--perplexity", type=float, default=30.0)
+    ap.add_argument("--iterations", type=int, default=1000)
+    ap.add_argument("--k", type=int, default=50)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--seed", type=int, default=42)
+    a = ap.parse_args()
+    only = set(a.only.split(","))
+    x = np.fromfile(a.data, dtype=np.float32).reshape(-1, a.dim)
+    out = {"n": int(x.shape[0])}
+    from sklearn.manifold import trustworthiness
+
+    if "pca" in only:
+        from sklearn.decomposition import PCA
+
+        t = time.perf_counter()
+        p = PCA(n_components=a.pca_dims, svd_solver="covariance_eigh", random_state=a.seed)
+        y = p.fit_transform(x)
+        out["pca"] = {
+            "seconds": time.perf_counter() - t,
+            "explained_variance_ratio": p.explained_variance_ratio_.tolist(),
+            "solver": "covariance_eigh",
+        }
+        t = time.perf_counter()
+        PCA(n_components=a.pca_dims, random_state=a.seed).fit_transform(x)
+        out["pca"]["auto_solver_seconds"] = time.perf_counter() - t
+    if "tsne" in only:
+        from sklearn.manifold import TSNE
+
+        s = x[: a.tsne_n]
+        t = time.perf_counter()
+        y = TSNE(
+            n_components=3,
+            perplexity=a.perplexity,
+            max_iter=a.iterations,
+            method="barnes_hut",
+            init="pca",
+            random_state=a.seed,
+            n_jobs=a.threads,
+        ).fit_transform(s)
+        out["tsne3_sklearn"] = {
+            "seconds": time.perf_counter() - t,
+            "trustworthiness10": float(trustworthiness(s, y, n_neighbors=10)),
+        }
+        try:
+            from openTSNE import TSNE as OTSNE
+
+            t = time.perf_counter()
+            y = np.asarray(
+                OTSNE(
+                    n_components=2,
+                    perplexity=a.perplexity,
+                    n_iter=a.iterations,
+                    n_jobs=a.threads,
+                    random_state=a.seed,
+                ).fit(s)
+            )
+            out["tsne2_opentsne"] = {
+                "seconds": time.perf_counter() - t,
+                "trustworthiness10": float(trustworthiness(s, y, n_neighbors=10)),
+            }
+        except ImportError:
+            out["tsne2_opentsne"] = None
+    if "kmeans" in only:
+        from sklearn.cluster import MiniBatchKMeans
+
+        t = time.perf_counter()
+        km = MiniBatchKMeans(n_clusters=a.k, batch_size=1024, n_init=3, random_state=a.seed).fit(x)
+        out["minibatch_kmeans"] = {
+            "seconds": time.perf_counter() - t,
+            "inertia": float(km.inertia_),
+            "iterations": int(km.n_iter_),
+        }
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()
