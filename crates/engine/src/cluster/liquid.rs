@@ -34,6 +34,67 @@ const STEP_META: &str = "liquid_step";
 /// Up to this many memories, neighbour lists come from exact matrix products.
 const EXACT_NEIGHBOURS: usize = 20_000;
 const NONE: u32 = u32::MAX;
+/// Clusters searched (its own included) for a memory's neighbours above EXACT_NEIGHBOURS.
+const IVF_PROBES: usize = 4;
+
+/// k nearest rows of every row of `x` among the rows of its own cluster and of the
+/// `probes − 1` clusters whose centroids are nearest to that cluster's: exact matrix
+/// products per cluster, so ~n · probes · n/clusters dot products instead of n².
+fn ivf_neighbours(
+    x: &[f32],
+    d: usize,
+    cluster: &[u32],
+    centroids: &[Vec<f32>],
+    k: usize,
+    probes: usize,
+    job: &Job,
+) -> Result<Vec<Vec<(u32, f32)>>> {
+    let n = x.len() / d;
+    let mut members: Vec<Vec<usize>> = vec![Vec::new(); centroids.len()];
+    for (r, &c) in cluster.iter().enumerate() {
+        if c != NONE {
+            members[c as usize].push(r);
+        }
+    }
+    let mut out: Vec<Vec<(u32, f32)>> = vec![Vec::new(); n];
+    let mut done = 0;
+    for (c, rows) in members.iter().enumerate() {
+        job.cancel.check()?;
+        if rows.is_empty() {
+            continue;
+        }
+        let mut near: Vec<(usize, f32)> = (0..centroids.len())
+            .filter(|&o| !members[o].is_empty())
+            .map(|o| (o, crate::embed::dot(&centroids[c], &centroids[o])))
+            .collect();
+        near.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        let mut base_rows: Vec<usize> = rows.clone();
+        for &(o, _) in near
+            .iter()
+            .filter(|p| p.0 != c)
+            .take(probes.saturating_sub(1))
+        {
+            base_rows.extend(&members[o]);
+        }
+        let gather = |rs: &[usize]| -> Vec<f32> {
+            rs.iter()
+                .flat_map(|&r| x[r * d..(r + 1) * d].iter().copied())
+                .collect()
+        };
+        let (q, b) = (gather(rows), gather(&base_rows));
+        // Own rows come first in `base_rows`, so row i of q is row i of b: skip itself.
+        let found = nearest_by_dot(&q, &b, d, k, true, &Job::default(), "neighbours")?;
+        for (i, list) in found.into_iter().enumerate() {
+            out[rows[i]] = list
+                .into_iter()
+                .map(|(j, s)| (base_rows[j] as u32, s))
+                .collect();
+        }
+        done += rows.len();
+        job.report("neighbours", done as u64, n as u64);
+    }
+    Ok(out)
+}
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LiquidParams {
@@ -308,7 +369,8 @@ impl Somna {
                 st.sum.iter_mut().zip(row).for_each(|(s, v)| *s += v);
             }
         }
-        // Neighbour lists: exact by matrix products when small, HNSW otherwise.
+        // Neighbour lists: exact by matrix products when small; above that, exact within
+        // each cluster and its nearest clusters (an inverted-file search over the clusters).
         let k = params.neighbours;
         let lists: Vec<Vec<(u32, f32)>> = if n <= EXACT_NEIGHBOURS {
             nearest_by_dot(&x, &x, d, k, true, job, "neighbours")?
@@ -316,8 +378,16 @@ impl Somna {
                 .map(|l| l.into_iter().map(|(r, s)| (r as u32, s)).collect())
                 .collect()
         } else {
-            drop(x);
-            self.hnsw_neighbours(&cache.ids, &cache.row_of, k, job)?
+            let centroids: Vec<Vec<f32>> = cache
+                .clusters
+                .iter()
+                .map(|c| {
+                    let mut v = c.sum.clone();
+                    crate::embed::normalize(&mut v);
+                    v
+                })
+                .collect();
+            ivf_neighbours(&x, d, &cache.cluster, &centroids, k, IVF_PROBES, job)?
         };
         cache.nbrs = lists
             .into_iter()
@@ -892,5 +962,42 @@ impl LiquidLoop {
 impl Drop for LiquidLoop {
     fn drop(&mut self) {
         self.shutdown();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::kmeans::{fit, KMeansParams};
+    use crate::project::tsne::tests::blobs;
+
+    #[test]
+    fn cluster_restricted_neighbours_agree_with_exact_ones() {
+        let d = 32;
+        let (x, _) = blobs(3000, 12, d, 9);
+        let km = fit(&x, d, &KMeansParams::new(20), &Job::default()).unwrap();
+        let cluster: Vec<u32> = km.labels.iter().map(|l| *l as u32).collect();
+        let centroids: Vec<Vec<f32>> = km
+            .centroids
+            .chunks_exact(d)
+            .map(|c| {
+                let mut v = c.to_vec();
+                crate::embed::normalize(&mut v);
+                v
+            })
+            .collect();
+        let ivf =
+            ivf_neighbours(&x, d, &cluster, &centroids, 10, IVF_PROBES, &Job::default()).unwrap();
+        let exact = nearest_by_dot(&x, &x, d, 10, true, &Job::default(), "t").unwrap();
+        let mut hits = 0;
+        for (a, e) in ivf.iter().zip(&exact) {
+            assert_eq!(a.len(), 10);
+            hits += a
+                .iter()
+                .filter(|p| e.iter().any(|q| q.0 == p.0 as usize))
+                .count();
+        }
+        let recall = hits as f64 / (10.0 * 3000.0);
+        assert!(recall > 0.95, "recall@10 {recall}");
     }
 }
