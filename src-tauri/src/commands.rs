@@ -257,3 +257,11 @@ pub fn open_store(app: AppHandle, state: State<'_, AppState>, path: String) -> A
         Ok(path.display().to_string())
     }))
 }
+
+#[tauri::command]
+pub fn memory_sleep_history(
+    state: State<'_, AppState>,
+    id: i64,
+) -> ApiResult<Vec<somna_engine::points::MemorySleepEvent>> {
+    Ok(state.engine()?.memory_sleep_history(id, 200)?)
+}

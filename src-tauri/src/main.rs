@@ -50,6 +50,7 @@ fn main() {
             commands::neighbourhood,
             commands::actors,
             commands::open_store,
+            commands::memory_sleep_history,
             views::compute_layout,
             views::layout_data,
             views::cluster_run,

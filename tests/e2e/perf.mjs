@@ -41,6 +41,36 @@ try {
   // Raster time: a forced synchronous frame (software GL under Xvfb).
   out.raster_ms = await s.exec(`
     const sp = globalThis.__somnaSpace; const t = performance.now(); sp.renderNow(); return performance.now() - t;`);
+  // Synthetic scale: N points (typed arrays built in the page) through the same code paths.
+  const synthN = Number(process.env.SOMNA_PERF_SYNTH ?? 0);
+  if (synthN > 0) {
+    out.synthetic = await s.exec(`
+      const n = ${synthN}, sp = globalThis.__somnaSpace, st = globalThis.__somnaState, perf = globalThis.__somnaPerf;
+      const ids = new Int32Array(n), clusters = new Int32Array(n), times = new Float32Array(n), access = new Uint32Array(n);
+      const importance = new Float32Array(n), energy = new Float32Array(n), kinds = new Uint8Array(n), states = new Uint8Array(n);
+      const coords = new Float32Array(n * 3);
+      let seed = 1; const rnd = () => ((seed = (seed * 1664525 + 1013904223) >>> 0) / 4294967296);
+      for (let i = 0; i < n; i++) {
+        ids[i] = i + 1; clusters[i] = i % 64; times[i] = rnd() * 1e7; access[i] = Math.floor(rnd() * 10);
+        importance[i] = rnd(); energy[i] = rnd(); kinds[i] = i % 4; states[i] = i % 3;
+        const c = i % 64;
+        coords[i * 3] = Math.cos(c) * 3 + (rnd() - 0.5); coords[i * 3 + 1] = Math.sin(c) * 3 + (rnd() - 0.5); coords[i * 3 + 2] = (c / 32 - 1) + (rnd() - 0.5);
+      }
+      const index = new Map(); for (let i = 0; i < n; i++) index.set(ids[i], i);
+      const points = { n, t0: 0, ids, clusters, times, access, importance, energy, kinds, states, index };
+      st.points = points; st.layout = { method: "pca", dims: 3, ids, coords };
+      sp.resetNormalisation();
+      const res = { n, upload: [], recolor: [], select: [], pick: [], lasso: [] };
+      for (let i = 0; i < 3; i++) { const t = performance.now(); sp.setData(points, st.layout, false); res.upload.push(performance.now() - t); }
+      const sel = document.querySelector('[data-testid="color-by"]');
+      for (const c of ["kind", "recency", "usage", "cluster"]) { sel.value = c; sel.dispatchEvent(new Event("change")); res.recolor.push(perf.recolor_ms); }
+      for (let i = 0; i < 3; i++) { const t = performance.now(); globalThis.__somnaSelect([ids[i * 1000]], ids[i * 1000]); res.select.push(performance.now() - t); }
+      for (let i = 0; i < 5; i++) { sp.pick(100 + 40 * i, 100 + 30 * i, 8); res.pick.push(perf.pick_ms); }
+      const poly = []; for (let a = 0; a < 64; a++) poly.push(300 + 150 * Math.cos(a / 64 * 6.283), 300 + 120 * Math.sin(a / 64 * 6.283));
+      for (let i = 0; i < 2; i++) { sp.selectPolygon(poly, false); res.lasso.push(perf.lasso_ms); }
+      const t = performance.now(); sp.renderNow(); res.raster_ms = performance.now() - t;
+      return res;`);
+  }
   console.log(JSON.stringify(out, null, 2));
 } finally {
   await s.quit();

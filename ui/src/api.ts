@@ -9,6 +9,7 @@ import type {
 import type { Neighbourhood } from "./graph";
 import type { ClusterInfo, ClusterMerge } from "./clusters";
 import type { SleepReport } from "./sleep";
+import type { MemorySleepEvent } from "./types";
 
 export class CommandError extends Error {
   constructor(public code: string, message: string) {
@@ -43,6 +44,7 @@ export const api = {
   cancelJob: (job: number) => call<boolean>("cancel_job", { job }),
   pointAttributes: () => call<ArrayBuffer>("point_attributes"),
   actors: () => call<string[]>("actors"),
+  memorySleepHistory: (id: number) => call<MemorySleepEvent[]>("memory_sleep_history", { id }),
   neighbourhood: (seeds: number[], depth: number, limit: number) =>
     call<Neighbourhood>("neighbourhood", { seeds, depth, limit }),
   openStore: (path: string) => call<number>("open_store", { path }),

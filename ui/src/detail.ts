@@ -4,13 +4,14 @@
 import { api } from "./api";
 import { h, append, clear, fmtTime, fmtNum, toast } from "./dom";
 import { bus, select, state } from "./store";
-import type { HistoryEntry, Memory, MemoryDetail, MemoryUpdate, MemState } from "./types";
+import type { HistoryEntry, Memory, MemoryDetail, MemorySleepEvent, MemoryUpdate, MemState } from "./types";
 import { STATES } from "./types";
 
 export class Detail {
   readonly el: HTMLElement;
   private body: HTMLElement;
   private current: MemoryDetail | null = null;
+  private sleeps: MemorySleepEvent[] = [];
   private loading = 0;
 
   constructor() {
@@ -37,9 +38,10 @@ export class Detail {
       return;
     }
     try {
-      const d = await api.get(id);
+      const [d, sleeps] = await Promise.all([api.get(id), api.memorySleepHistory(id).catch(() => [])]);
       if (token !== this.loading) return;
       this.current = d;
+      this.sleeps = sleeps;
       this.render(d);
     } catch (e) {
       if (token !== this.loading) return;
@@ -97,7 +99,7 @@ export class Detail {
               h("td", null, `${dir} #${other}`), h("td", null, l.kind), h("td", { class: "num" }, fmtNum(l.score)));
           })))
         : h("p", { class: "muted" }, "none")),
-      section("Sleep history", historyList(d.history.filter((e) => e.actor.startsWith("sleep")), "no sleep cycle has changed it")),
+      section("Sleep history", sleepList(this.sleeps)),
       section(`History (${d.history.length})`, historyList(d.history, "no changes")),
     );
   }
@@ -223,4 +225,19 @@ function historyList(entries: HistoryEntry[], none: string): HTMLElement {
           e.old_value ? h("pre", { class: "old" }, JSON.stringify(e.old_value, null, 1)) : null,
           e.new_value ? h("pre", { class: "new" }, JSON.stringify(e.new_value, null, 1)) : null)
         : null)));
+}
+
+function sleepList(events: MemorySleepEvent[]): HTMLElement {
+  if (!events.length) return h("p", { class: "muted" }, "no sleep cycle has touched it");
+  const show = (v: unknown) => (typeof v === "string" ? v : JSON.stringify(v));
+  return h("ol", { class: "history" }, ...events.map((e) =>
+    h("li", null,
+      h("div", { class: "meta" }, h("b", null, `cycle #${e.cycle}`), h("span", { class: `state s-${e.status}` }, e.status),
+        h("span", { class: "muted" }, fmtTime(e.started_at))),
+      e.event === "changed"
+        ? h("div", null, `${e.field}: `, h("span", { class: "old" }, show(e.old)), " → ", h("span", { class: "new" }, show(e.new)))
+        : e.event === "forgotten"
+          ? h("div", { class: "error" }, "forgotten (restorable by undoing the cycle or editing its state)")
+          : h("div", { class: e.created !== null ? "clickable" : "", onclick: () => e.created !== null && select([e.created], e.created) },
+            `consolidated into ${e.created !== null ? `#${e.created}` : "a memory since removed"}`))));
 }

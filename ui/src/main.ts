@@ -42,7 +42,8 @@ const jobsEl = h("div", { class: "jobs", "data-testid": "jobs" });
 const topbar = h("header", { class: "topbar" },
   h("div", { class: "brand" }, h("span", { class: "logo" }), "Somna"),
   h("form", { class: "searchbar", onsubmit: (e: Event) => { e.preventDefault(); void runSearch(); } },
-    searchInput, kSel, modeSel, routeSel, clearBtn),
+    searchInput, kSel, modeSel, routeSel,
+    h("button", { type: "submit", class: "primary", "data-testid": "search-go" }, "Search"), clearBtn),
   searchInfo,
   h("div", { class: "spacer" }),
   jobsEl,
@@ -101,7 +102,8 @@ async function runSearch(): Promise<void> {
     clearBtn.hidden = false;
     searchInfo.textContent = searchSummary(r);
     bus.emit("search");
-    if (currentTab !== "xray" && currentTab !== "space") showTab("xray");
+    // The X-ray shows the query in the 3D view beside its ranked table.
+    if (currentTab !== "xray") showTab("xray");
   } catch (e) {
     toast((e as Error).message, "error");
   }

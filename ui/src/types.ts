@@ -232,3 +232,14 @@ export interface JobDone {
 export function emptyFilter(): MemoryFilter {
   return { kinds: [], states: [], who: null, conversation: null, from: null, to: null, include_deleted: false, cluster: null };
 }
+
+export interface MemorySleepEvent {
+  cycle: number;
+  started_at: number;
+  status: string;
+  event: "changed" | "forgotten" | "consolidated";
+  field: string | null;
+  old: unknown;
+  new: unknown;
+  created: number | null;
+}

@@ -4,8 +4,8 @@
 mod output;
 mod bench_cluster;
 mod bench_cmd;
-mod sleep_cmd;
 mod cluster_cmd;
+mod sleep_cmd;
 
 use anyhow::{bail, Context};
 use clap::{Args, Parser, Subcommand, ValueEnum};

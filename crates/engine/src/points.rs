@@ -220,3 +220,58 @@ impl Somna {
             .transpose()?)
     }
 }
+
+/// What one sleep cycle did to one memory.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MemorySleepEvent {
+    pub cycle: i64,
+    pub started_at: i64,
+    /// The cycle's status (completed, undone, …).
+    pub status: String,
+    /// `changed` (a field), `forgotten`, or `consolidated` (a summary or schema was made
+    /// from it).
+    pub event: String,
+    pub field: Option<String>,
+    pub old: Option<serde_json::Value>,
+    pub new: Option<serde_json::Value>,
+    /// The summary or schema created from it, for `consolidated`.
+    pub created: Option<i64>,
+}
+
+impl Somna {
+    /// What the last `cycles` sleep cycles did to memory `id`, newest cycle first.
+    pub fn memory_sleep_history(&self, id: i64, cycles: usize) -> Result<Vec<MemorySleepEvent>> {
+        let mut out = Vec::new();
+        for r in self.sleep_history(cycles)? {
+            let Some(cycle) = r.id else { continue };
+            let ev = |event: &str| MemorySleepEvent {
+                cycle,
+                started_at: r.started_at,
+                status: r.status.clone(),
+                event: event.into(),
+                field: None,
+                old: None,
+                new: None,
+                created: None,
+            };
+            for c in r.changed.iter().filter(|c| c.memory_id == id) {
+                out.push(MemorySleepEvent {
+                    field: Some(c.field.clone()),
+                    old: Some(c.old.clone()),
+                    new: Some(c.new.clone()),
+                    ..ev("changed")
+                });
+            }
+            if r.forgotten.contains(&id) {
+                out.push(ev("forgotten"));
+            }
+            for p in r.created.iter().filter(|p| p.derived_from.contains(&id)) {
+                out.push(MemorySleepEvent {
+                    created: p.id,
+                    ..ev("consolidated")
+                });
+            }
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Measures the 3D view in the real webview on a given store (not part of CI: it needs a
+# large store). Usage: scripts/e2e-perf.sh STORE.db [SYNTHETIC_POINTS]
+# Prints upload, recolour, selection, picking and lasso times (main-thread ms), time to the
+# first frame and raster time; with SYNTHETIC_POINTS, the same for that many generated points.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+# shellcheck source=scripts/env.sh
+source scripts/env.sh
+store="$(realpath "$1")"
+somna_install_tauri_driver
+work="$(mktemp -d)"
+trap 'kill ${driver_pid:-} ${xvfb_pid:-} 2>/dev/null || true; rm -rf "$work"' EXIT
+display=":$((90 + RANDOM % 400))"
+Xvfb "$display" -screen 0 1440x900x24 -nolisten tcp >/dev/null 2>&1 &
+xvfb_pid=$!
+export DISPLAY="$display"
+port=$((4500 + RANDOM % 400))
+export SOMNA_DB="$store"
+export SOMNA_MODEL_DIR="${SOMNA_MODEL_DIR:-$(somna_model_dir)}"
+tauri-driver --port "$port" --native-port $((port + 1)) --native-driver /usr/bin/WebKitWebDriver >"$work/driver.log" 2>&1 &
+driver_pid=$!
+sleep 1
+SOMNA_APP_BIN="$CARGO_TARGET_DIR/debug/somna-app" SOMNA_WEBDRIVER_URL="http://127.0.0.1:$port" \
+  SOMNA_PERF_SYNTH="${2:-0}" node tests/e2e/perf.mjs
