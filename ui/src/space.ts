@@ -20,13 +20,14 @@ export interface Perf {
   pick_ms: number;
   lasso_ms: number;
   first_frame_ms: number;
+  first_frame_at_ms: number;
   render_ms: number;
   points: number;
 }
 
 /// Timings of what the app controls, readable by the end-to-end tests.
 export const perf: Perf = {
-  upload_ms: 0, recolor_ms: 0, select_ms: 0, pick_ms: 0, lasso_ms: 0, first_frame_ms: 0, render_ms: 0, points: 0,
+  upload_ms: 0, recolor_ms: 0, select_ms: 0, pick_ms: 0, lasso_ms: 0, first_frame_ms: 0, first_frame_at_ms: 0, render_ms: 0, points: 0,
 };
 (globalThis as unknown as { __somnaPerf: Perf }).__somnaPerf = perf;
 
@@ -221,7 +222,6 @@ export class Space {
     (this.geometry.getAttribute("position") as THREE.BufferAttribute).needsUpdate = true;
     this.paintColors(points);
     this.paintFlags(points);
-    this.geometry.computeBoundingSphere();
     this.screenValid = false;
     perf.upload_ms = performance.now() - t0;
     perf.points = n;
@@ -256,10 +256,17 @@ export class Space {
       this.norm = { cx, cy, cz, s: 1 / p95 };
     }
     const { cx, cy, cz, s } = this.norm;
-    const rowOf = new Map<number, number>();
-    for (let j = 0; j < layout.ids.length; j++) rowOf.set(layout.ids[j], j);
+    // Both arrays are usually ordered by id and identical: then rows map one to one and no
+    // lookup table is needed (it is the costly part at a million points).
+    let same = layout.ids.length === n;
+    for (let i = 0; same && i < n; i++) same = layout.ids[i] === points.ids[i];
+    let rowOf: Map<number, number> | null = null;
+    if (!same) {
+      rowOf = new Map<number, number>();
+      for (let j = 0; j < layout.ids.length; j++) rowOf.set(layout.ids[j], j);
+    }
     for (let i = 0; i < n; i++) {
-      const j = rowOf.get(points.ids[i]);
+      const j = rowOf ? rowOf.get(points.ids[i]) : i;
       if (j === undefined) {
         this.flags[i] = 0;
         continue;
@@ -289,9 +296,18 @@ export class Space {
     const out = this.colors;
     const n = p.n;
     switch (this.colorBy) {
-      case "cluster":
-        for (let i = 0; i < n; i++) categorical(p.clusters[i], out, i * 3);
+      case "cluster": {
+        // One palette entry per cluster id, then a table lookup per point.
+        let max = 0;
+        for (let i = 0; i < n; i++) if (p.clusters[i] > max) max = p.clusters[i];
+        const pal = new Float32Array((max + 2) * 3);
+        for (let c = -1; c <= max; c++) categorical(c, pal, (c + 1) * 3);
+        for (let i = 0; i < n; i++) {
+          const o = (p.clusters[i] + 1) * 3;
+          out[i * 3] = pal[o]; out[i * 3 + 1] = pal[o + 1]; out[i * 3 + 2] = pal[o + 2];
+        }
         break;
+      }
       case "kind":
         for (let i = 0; i < n; i++) out.set(KIND_COLORS[p.kinds[i]] ?? KIND_COLORS[0], i * 3);
         break;
@@ -335,9 +351,13 @@ export class Space {
     const tmp = new Float32Array(3);
     switch (this.colorBy) {
       case "cluster": {
-        const counts = new Map<number, number>();
-        for (let i = 0; i < p.n; i++) counts.set(p.clusters[i], (counts.get(p.clusters[i]) ?? 0) + 1);
-        const top = [...counts].sort((a, b) => b[1] - a[1]).slice(0, 12);
+        let max = 0;
+        for (let i = 0; i < p.n; i++) if (p.clusters[i] > max) max = p.clusters[i];
+        const cnt = new Int32Array(max + 2);
+        for (let i = 0; i < p.n; i++) cnt[p.clusters[i] + 1]++;
+        const counts: [number, number][] = [];
+        cnt.forEach((c, j) => { if (c > 0) counts.push([j - 1, c]); });
+        const top = counts.sort((a, b) => b[1] - a[1]).slice(0, 12);
         if (top.length === 1 && top[0][0] === -1) {
           this.legend.append(h("div", { class: "muted" }, "no clusters yet: run clustering in the Clusters tab"));
           break;
@@ -477,6 +497,8 @@ export class Space {
     if (this.firstFrameStart && perf.points > 0) {
       gl.finish();
       perf.first_frame_ms = performance.now() - this.firstFrameStart;
+      // Since the page started loading (the window appears at about the same moment).
+      perf.first_frame_at_ms = performance.now();
       this.firstFrameStart = 0;
     }
     perf.render_ms = performance.now() - t0;
