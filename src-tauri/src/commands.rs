@@ -209,11 +209,28 @@ pub fn cancel_job(state: State<'_, AppState>, job: u64) -> bool {
 
 /// Every visible memory's attributes, packed for the GPU (see points.rs for the layout).
 #[tauri::command]
-pub async fn point_attributes(state: State<'_, AppState>) -> ApiResult<tauri::ipc::Response> {
-    let engine = state.engine()?;
-    let attrs = tauri::async_runtime::spawn_blocking(move || engine.point_attributes())
-        .await
-        .map_err(|e| ApiError::new("internal", e.to_string()))??;
+pub async fn point_attributes(
+    app: AppHandle,
+    state: State<'_, AppState>,
+) -> ApiResult<tauri::ipc::Response> {
+    let engine = match state.engine() {
+        Ok(e) => Some(e),
+        Err(e) if e.code == "not_ready" => None,
+        Err(e) => return Err(e),
+    };
+    let attrs = tauri::async_runtime::spawn_blocking(move || match engine {
+        Some(engine) => Ok(engine.point_attributes()?),
+        None => {
+            let state = app.state::<AppState>();
+            let early = state.early.lock().unwrap_or_else(|p| p.into_inner());
+            match early.as_ref() {
+                Some(store) => Ok(somna_engine::points::attributes(store)?),
+                None => Err(ApiError::not_ready()),
+            }
+        }
+    })
+    .await
+    .map_err(|e| ApiError::new("internal", e.to_string()))??;
     Ok(tauri::ipc::Response::new(points::pack_attributes(&attrs)))
 }
 

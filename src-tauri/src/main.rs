@@ -27,6 +27,7 @@ fn main() {
         .manage(app_state)
         .setup(|app| {
             let handle = app.handle().clone();
+            open_early(&handle);
             // Opening loads the model and verifies (or rebuilds) the index: off the main
             // thread, so the window appears at once and shows progress.
             tauri::async_runtime::spawn_blocking(move || open_engine(&handle));
@@ -69,6 +70,18 @@ fn main() {
         ])
         .run(tauri::generate_context!("../tauri.conf.json"))
         .expect("error while running Somna");
+}
+
+/// Opens a plain store connection (fast) so cached point data can be served while the
+/// engine loads. Failure is not an error here: the engine's open reports it.
+fn open_early(app: &tauri::AppHandle) {
+    let state = app.state::<AppState>();
+    let db_path = state.db_path();
+    if db_path.exists() {
+        if let Ok(store) = somna_engine::store::Store::open(&db_path) {
+            *state.early.lock().unwrap_or_else(|p| p.into_inner()) = Some(store);
+        }
+    }
 }
 
 fn open_engine(app: &tauri::AppHandle) {

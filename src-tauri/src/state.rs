@@ -27,6 +27,9 @@ pub struct AppState {
     /// Load the demo data without asking when the store is empty.
     pub demo_if_empty: bool,
     pub liquid: Mutex<Option<Liquid>>,
+    /// A plain connection to the store while the engine opens (loading the model and the
+    /// index takes seconds): it serves the cached layout so the 3D view appears at once.
+    pub early: Mutex<Option<somna_engine::store::Store>>,
     layouts: Mutex<HashMap<(ProjectionMethod, usize), Arc<Layout>>>,
 }
 
@@ -39,6 +42,7 @@ impl AppState {
             model_dir,
             demo_if_empty: false,
             liquid: Mutex::new(None),
+            early: Mutex::new(None),
             layouts: Mutex::default(),
         }
     }
@@ -61,6 +65,7 @@ impl AppState {
 
     /// Replaces the engine; the liquid loop and layouts of the previous store go with it.
     pub fn set(&self, slot: EngineSlot) {
+        self.early.lock().unwrap_or_else(|p| p.into_inner()).take();
         self.liquid.lock().unwrap_or_else(|p| p.into_inner()).take();
         self.layouts
             .lock()

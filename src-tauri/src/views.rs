@@ -7,7 +7,7 @@ use crate::points;
 use crate::state::AppState;
 use serde::Serialize;
 use somna_engine::{
-    ClusterInfo, ClusterMerge, Layout, LiquidEvent, LiquidLoop, LiquidParams, ProjectionMethod,
+    ClusterInfo, ClusterMerge, LiquidEvent, LiquidLoop, LiquidParams, ProjectionMethod,
     SleepConfig, SleepOptions, SleepReport,
 };
 use std::sync::Arc;
@@ -64,17 +64,38 @@ pub fn layout_data(
     method: ProjectionMethod,
     dims: usize,
 ) -> ApiResult<tauri::ipc::Response> {
-    let layout: Arc<Layout> = state.layout(method, dims).ok_or_else(|| {
+    if let Some(layout) = state.layout(method, dims) {
+        return Ok(tauri::ipc::Response::new(points::pack_layout(
+            &layout.ids,
+            layout.dims,
+            &layout.coords,
+        )));
+    }
+    // Not computed in this session yet: the layout cached in the store, as it was saved
+    // (read through the early connection while the engine is still opening).
+    let read = |store: &somna_engine::store::Store| {
+        store
+            .read()
+            .get_layout(method.as_str(), dims)
+            .map(|c| c.map(|c| points::pack_layout(&c.ids, c.dims, &c.coords)))
+    };
+    let packed = match state.engine() {
+        Ok(engine) => engine.with_store(read)?,
+        Err(e) if e.code == "not_ready" => {
+            let early = state.early.lock().unwrap_or_else(|p| p.into_inner());
+            match early.as_ref() {
+                Some(store) => read(store)?,
+                None => None,
+            }
+        }
+        Err(e) => return Err(e),
+    };
+    packed.map(tauri::ipc::Response::new).ok_or_else(|| {
         ApiError::new(
             "not_found",
             "no layout computed yet: call compute_layout first",
         )
-    })?;
-    Ok(tauri::ipc::Response::new(points::pack_layout(
-        &layout.ids,
-        layout.dims,
-        &layout.coords,
-    )))
+    })
 }
 
 #[tauri::command]

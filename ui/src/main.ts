@@ -282,6 +282,22 @@ async function loadDemo(): Promise<void> {
   }
 }
 
+/// While the engine opens, the cached layout is drawn from the store directly, so the 3D
+/// view appears at once; the full refresh follows when the engine is ready.
+async function showCachedLayout(): Promise<void> {
+  try {
+    const [attrs, layout] = await Promise.all([api.pointAttributes(), api.layoutData(method, 3)]);
+    if (state.points) return;
+    state.points = parsePoints(attrs);
+    state.layout = parseLayout(layout, method);
+    overlay.hidden = true;
+    space.setData(state.points, state.layout, false);
+    space.setStatus(`cached layout of ${fmtInt(state.points.n)} memories · opening the store…`);
+  } catch {
+    /* nothing cached yet: the view fills in when the engine is ready */
+  }
+}
+
 async function start(): Promise<void> {
   showOpening("Opening the memory store…");
   void onEvent<{ stage: string; done: number; total: number }>("somna://opening", (p) =>
@@ -292,6 +308,7 @@ async function start(): Promise<void> {
   });
   let s = await api.status();
   if (s.state === "opening") {
+    void showCachedLayout();
     await ready;
     s = await api.status();
   }

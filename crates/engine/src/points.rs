@@ -34,41 +34,45 @@ impl PointAttributes {
 impl Somna {
     /// Attributes of every visible (not deleted, not forgotten) memory.
     pub fn point_attributes(&self) -> Result<PointAttributes> {
-        self.with_store(|store| {
-            let mut stmt = store.conn().prepare_cached(
-                "SELECT m.id, m.kind, m.state, COALESCE(c.cluster_id, -1),
-                        COALESCE(m.occurred_at, m.created_at), m.access_count, m.importance,
-                        COALESCE(e.energy, 0), COALESCE(e.at_step, 0)
-                 FROM memories m
-                 LEFT JOIN cluster_members c ON c.memory_id = m.id
-                 LEFT JOIN memory_energy e ON e.memory_id = m.id
-                 WHERE m.deleted_at IS NULL AND m.state != 'forgotten'
-                 ORDER BY m.id",
-            )?;
-            let step: i64 = store
-                .get_meta("liquid_step")?
-                .and_then(|s| s.parse().ok())
-                .unwrap_or(0);
-            let mut out = PointAttributes::default();
-            let mut rows = stmt.query([])?;
-            while let Some(r) = rows.next()? {
-                out.ids.push(r.get(0)?);
-                let kind: String = r.get(1)?;
-                let state: String = r.get(2)?;
-                out.kinds.push(kind.parse::<Kind>()?);
-                out.states.push(state.parse::<State>()?);
-                out.clusters.push(r.get(3)?);
-                out.times.push(r.get(4)?);
-                out.access_counts.push(r.get(5)?);
-                out.importance.push(r.get::<_, f64>(6)? as f32);
-                let (energy, at): (f64, i64) = (r.get(7)?, r.get(8)?);
-                let age = (step - at).clamp(0, i32::MAX as i64) as i32;
-                out.energy
-                    .push(energy as f32 * crate::cluster::liquid::DEFAULT_DECAY.powi(age));
-            }
-            Ok(out)
-        })
+        self.with_store(attributes)
     }
+}
+
+/// Attributes of every visible memory, read straight from a store (the app reads them this
+/// way while the engine is still opening, to show the cached layout at once).
+pub fn attributes(store: &crate::store::Store) -> Result<PointAttributes> {
+    let mut stmt = store.conn().prepare_cached(
+        "SELECT m.id, m.kind, m.state, COALESCE(c.cluster_id, -1),
+                    COALESCE(m.occurred_at, m.created_at), m.access_count, m.importance,
+                    COALESCE(e.energy, 0), COALESCE(e.at_step, 0)
+             FROM memories m
+             LEFT JOIN cluster_members c ON c.memory_id = m.id
+             LEFT JOIN memory_energy e ON e.memory_id = m.id
+             WHERE m.deleted_at IS NULL AND m.state != 'forgotten'
+             ORDER BY m.id",
+    )?;
+    let step: i64 = store
+        .get_meta("liquid_step")?
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let mut out = PointAttributes::default();
+    let mut rows = stmt.query([])?;
+    while let Some(r) = rows.next()? {
+        out.ids.push(r.get(0)?);
+        let kind: String = r.get(1)?;
+        let state: String = r.get(2)?;
+        out.kinds.push(kind.parse::<Kind>()?);
+        out.states.push(state.parse::<State>()?);
+        out.clusters.push(r.get(3)?);
+        out.times.push(r.get(4)?);
+        out.access_counts.push(r.get(5)?);
+        out.importance.push(r.get::<_, f64>(6)? as f32);
+        let (energy, at): (f64, i64) = (r.get(7)?, r.get(8)?);
+        let age = (step - at).clamp(0, i32::MAX as i64) as i32;
+        out.energy
+            .push(energy as f32 * crate::cluster::liquid::DEFAULT_DECAY.powi(age));
+    }
+    Ok(out)
 }
 
 /// A node of the bubble graph: enough to draw and label it.
