@@ -64,6 +64,8 @@ fn main() {
             views::liquid_step,
             views::liquid_set_params,
             views::sleep_config,
+            views::llm_settings,
+            views::set_llm_settings,
             views::sleep_run,
             views::sleep_history,
             views::sleep_undo,

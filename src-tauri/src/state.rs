@@ -30,6 +30,9 @@ pub struct AppState {
     /// A plain connection to the store while the engine opens (loading the model and the
     /// index takes seconds): it serves the cached layout so the 3D view appears at once.
     pub early: Mutex<Option<somna_engine::store::Store>>,
+    /// The OpenAI-compatible endpoint sleep cycles may use (from SOMNA_LLM_* at start, or
+    /// set in Settings for this session; the key is never sent back to the UI).
+    pub llm: Mutex<Option<somna_engine::sleep::chat::ChatConfig>>,
     layouts: Mutex<HashMap<(ProjectionMethod, usize), Arc<Layout>>>,
 }
 
@@ -43,6 +46,7 @@ impl AppState {
             demo_if_empty: false,
             liquid: Mutex::new(None),
             early: Mutex::new(None),
+            llm: Mutex::new(somna_engine::sleep::chat::ChatConfig::from_env()),
             layouts: Mutex::default(),
         }
     }

@@ -223,22 +223,106 @@ pub fn sleep_config() -> SleepConfig {
     SleepConfig::default()
 }
 
+/// The LLM endpoint as the UI may see it: everything but the key.
+#[derive(Debug, Serialize)]
+pub struct LlmSettings {
+    pub base_url: String,
+    pub model: String,
+    pub has_key: bool,
+    pub timeout_secs: u64,
+}
+
+#[tauri::command]
+pub fn llm_settings(state: State<'_, AppState>) -> Option<LlmSettings> {
+    let llm = state.llm.lock().unwrap_or_else(|p| p.into_inner());
+    llm.as_ref().map(|c| LlmSettings {
+        base_url: c.base_url.clone(),
+        model: c.model.clone(),
+        has_key: c.api_key.is_some(),
+        timeout_secs: c.timeout_secs,
+    })
+}
+
+/// Sets (or, with an empty base URL, clears) the endpoint for this session. An empty
+/// `api_key` keeps the current key.
+#[tauri::command]
+pub fn set_llm_settings(
+    state: State<'_, AppState>,
+    base_url: String,
+    model: String,
+    api_key: Option<String>,
+    timeout_secs: u64,
+) -> ApiResult<()> {
+    let mut llm = state.llm.lock().unwrap_or_else(|p| p.into_inner());
+    let base_url = base_url.trim().trim_end_matches('/').to_string();
+    if base_url.is_empty() {
+        *llm = None;
+        return Ok(());
+    }
+    if !base_url.starts_with("http://") {
+        return Err(ApiError::new(
+            "invalid_input",
+            "the endpoint must be an http:// URL (a local Ollama or llama.cpp server, e.g. http://localhost:11434/v1)",
+        ));
+    }
+    if model.trim().is_empty() {
+        return Err(ApiError::new("invalid_input", "give the model name"));
+    }
+    let key = api_key
+        .filter(|k| !k.is_empty())
+        .or_else(|| llm.as_ref().and_then(|c| c.api_key.clone()));
+    *llm = Some(somna_engine::sleep::chat::ChatConfig {
+        base_url,
+        model: model.trim().into(),
+        api_key: key,
+        timeout_secs: timeout_secs.clamp(1, 600),
+    });
+    Ok(())
+}
+
 #[tauri::command]
 pub fn sleep_run(
     app: AppHandle,
     state: State<'_, AppState>,
     dry_run: bool,
     config: Option<SleepConfig>,
+    backend: Option<String>,
 ) -> ApiResult<u64> {
     let engine = state.engine()?;
     let handle = app.clone();
+    let chat = match backend.as_deref().unwrap_or("extractive") {
+        "extractive" => None,
+        "chat" => Some(
+            state
+                .llm
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone()
+                .ok_or_else(|| {
+                    ApiError::new("invalid_input", "no LLM endpoint is set (Settings)")
+                })?,
+        ),
+        other => {
+            return Err(ApiError::new(
+                "invalid_input",
+                format!("unknown backend {other:?}: extractive or chat"),
+            ))
+        }
+    };
     Ok(state.jobs.spawn(&app, "sleep", move |job| {
         let opts = SleepOptions {
             dry_run,
             trigger: "app".into(),
             config: config.unwrap_or_default(),
         };
-        let report = engine.sleep(&opts, job)?;
+        let report = match chat {
+            Some(c) => engine.sleep_with(
+                &opts,
+                &somna_engine::sleep::chat::ChatCompressor::new(c),
+                job,
+            )?,
+            None => engine.sleep(&opts, job)?,
+        };
         if !dry_run {
             let _ = handle.emit("somna://memories-changed", ());
         }

@@ -139,7 +139,7 @@ test("select a point in the 3D view and see it in the browser and the graph", { 
   await s.until(`globalThis.__somnaState.selection.has(${target.id})`);
   await s.click('[data-testid="tab-graph"]');
   await s.until(`globalThis.__somnaGraph.nodeIds().includes(${target.id})`, 30000);
-  await shot("graph");
+  await shot("graph-point");
   const perf = await s.exec("return globalThis.__somnaPerf;");
   assert.ok(perf.pick_ms < 50, `picking took ${perf.pick_ms} ms`);
 });
@@ -152,6 +152,18 @@ test("run a sleep cycle and see its report", { timeout: 600000 }, async () => {
   await s.waitFor('[data-testid="sleep-report"]', { timeout: 300000, pred: (t) => /Cycle #\d+/.test(t) });
   await s.waitFor('[data-testid="sleep-history"]', { pred: (t) => /#\d+/.test(t) });
   await shot("sleep");
+  // A summary the cycle made: its graph links it to the turns it derives from.
+  const summary = await s.exec(`
+    const p = globalThis.__somnaState.points;
+    for (let i = 0; i < p.n; i++) if (p.kinds[i] === 2) return p.ids[i];
+    return null;`);
+  if (summary !== null) {
+    await s.exec(`globalThis.__somnaSelect([${summary}], ${summary});`);
+    await s.click('[data-testid="tab-graph"]');
+    await s.until(`globalThis.__somnaGraph.nodeIds().includes(${summary}) && globalThis.__somnaGraph.nodeIds().length > 3`, 30000);
+    await sleep(1500);
+    await shot("graph");
+  }
 });
 
 test("cluster and step the liquid loop", { timeout: 600000 }, async () => {

@@ -9,7 +9,7 @@ import type {
 import type { Neighbourhood } from "./graph";
 import type { ClusterInfo, ClusterMerge } from "./clusters";
 import type { SleepReport } from "./sleep";
-import type { MemorySleepEvent } from "./types";
+import type { LlmSettings, MemorySleepEvent } from "./types";
 
 export class CommandError extends Error {
   constructor(public code: string, message: string) {
@@ -61,7 +61,11 @@ export const api = {
   liquidStep: (params: Record<string, unknown> | null) => call<void>("liquid_step", { params }),
   liquidSetParams: (params: Record<string, unknown>) => call<void>("liquid_set_params", { params }),
   sleepConfig: () => call<Record<string, unknown>>("sleep_config"),
-  sleepRun: (dryRun: boolean, config: Record<string, unknown> | null) => call<number>("sleep_run", { dryRun, config }),
+  sleepRun: (dryRun: boolean, config: Record<string, unknown> | null, backend: string) =>
+    call<number>("sleep_run", { dryRun, config, backend }),
+  llmSettings: () => call<LlmSettings | null>("llm_settings"),
+  setLlmSettings: (baseUrl: string, model: string, apiKey: string | null, timeoutSecs: number) =>
+    call<void>("set_llm_settings", { baseUrl, model, apiKey, timeoutSecs }),
   sleepHistory: (limit: number) => call<SleepReport[]>("sleep_history", { limit }),
   sleepUndo: (id: number) => call<number>("sleep_undo", { id }),
 };

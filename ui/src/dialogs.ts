@@ -94,11 +94,43 @@ export function openSettingsDialog(): void {
   const path = h("input", { type: "text", "aria-label": "store path" });
   const status = h("div", { class: "muted" });
   const open = h("button", { class: "primary" }, "Open this store");
+  const llmUrl = h("input", { type: "text", placeholder: "http://localhost:11434/v1", "aria-label": "LLM base URL" });
+  const llmModel = h("input", { type: "text", placeholder: "model name, e.g. llama3.2", "aria-label": "LLM model" });
+  const llmKey = h("input", { type: "password", placeholder: "API key (optional; kept for this session only)", "aria-label": "LLM API key", autocomplete: "off" });
+  const llmTimeout = h("input", { type: "number", min: "1", max: "600", value: "60", "aria-label": "LLM timeout" });
+  const llmStatus = h("div", { class: "muted" });
+  const llmSave = h("button", null, "Use this endpoint");
+  const llmClear = h("button", null, "Clear");
   const { close } = modal("Settings",
     h("h4", null, "Store"), info,
     h("label", null, "store location (a SQLite file; created if missing)", path),
     status,
-    h("div", { class: "actions" }, open, h("button", { onclick: () => close() }, "Close")));
+    h("div", { class: "actions" }, open),
+    h("h4", null, "LLM endpoint for sleep cycles (OpenAI-compatible chat completions)"),
+    h("p", { class: "muted" }, "Optional. Sleep cycles then ask this model for summaries and schemas; a failing or malformed answer falls back to the extractive backend for that batch, and the report says so. Also read from SOMNA_LLM_BASE_URL, SOMNA_LLM_MODEL and SOMNA_LLM_API_KEY at start."),
+    h("label", null, "base URL", llmUrl), h("label", null, "model", llmModel), h("label", null, "API key", llmKey),
+    h("label", null, "timeout (s)", llmTimeout), llmStatus,
+    h("div", { class: "actions" }, llmSave, llmClear, h("button", { onclick: () => close() }, "Close")));
+  const showLlm = () => void api.llmSettings().then((l) => {
+    llmUrl.value = l?.base_url ?? "";
+    llmModel.value = l?.model ?? "";
+    llmTimeout.value = String(l?.timeout_secs ?? 60);
+    llmStatus.textContent = l ? `in use: ${l.model} at ${l.base_url}${l.has_key ? " (with a key)" : ""}` : "not set: sleep cycles use the extractive backend";
+  });
+  showLlm();
+  llmSave.addEventListener("click", async () => {
+    try {
+      await api.setLlmSettings(llmUrl.value, llmModel.value, llmKey.value || null, Number(llmTimeout.value) || 60);
+      llmKey.value = "";
+      showLlm();
+    } catch (e) {
+      llmStatus.textContent = (e as Error).message;
+    }
+  });
+  llmClear.addEventListener("click", async () => {
+    await api.setLlmSettings("", "", null, 60).catch(() => {});
+    showLlm();
+  });
   void api.status().then((s) => {
     path.value = s.db_path;
     info.append(h("dt", null, "store"), h("dd", null, s.db_path), h("dt", null, "model"), h("dd", null, s.model_dir),

@@ -227,6 +227,8 @@ async function refreshAll(animate: boolean): Promise<void> {
   if (s && s.memories === 0) showFirstRun();
 }
 bus.on("data", () => {
+  // Search results hold copies of the memories: re-run the search so edits show.
+  if (state.search) void runSearch();
   void refreshStats();
   void refreshPoints(true, false);
 });

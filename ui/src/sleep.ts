@@ -29,6 +29,7 @@ export class SleepPanel {
   private form: { el: HTMLElement; read: () => Record<string, unknown> } | null = null;
   private runningJob: number | null = null;
   private buttons: HTMLButtonElement[] = [];
+  private backend: HTMLSelectElement;
 
   constructor() {
     this.phasesEl = h("div", { class: "phases", "data-testid": "sleep-phases" });
@@ -38,8 +39,11 @@ export class SleepPanel {
     const run = h("button", { class: "primary", "data-testid": "sleep-run", onclick: () => void this.run(false) }, "Run sleep cycle");
     const dry = h("button", { "data-testid": "sleep-dry-run", onclick: () => void this.run(true) }, "Dry run");
     this.buttons = [run, dry];
+    this.backend = h("select", { "aria-label": "compression backend", "data-testid": "sleep-backend" },
+      h("option", { value: "extractive" }, "extractive (offline)"),
+      h("option", { value: "chat", disabled: true }, "LLM endpoint (set one in Settings)"));
     this.el = h("section", { class: "panel-view sleep" },
-      h("div", { class: "toolbar" }, run, dry,
+      h("div", { class: "toolbar" }, run, dry, this.backend,
         h("span", { class: "muted" }, "Replay → compress → schemas → forget & decay. Nothing is ever hard-deleted; every cycle can be undone.")),
       h("div", { class: "cols" },
         h("div", { class: "col" }, h("h3", null, "Progress"), this.phasesEl, h("h3", null, "Report"), this.reportEl),
@@ -50,6 +54,11 @@ export class SleepPanel {
   }
 
   async refresh(): Promise<void> {
+    const llm = await api.llmSettings().catch(() => null);
+    const chat = this.backend.querySelector('option[value="chat"]') as HTMLOptionElement;
+    chat.disabled = !llm;
+    chat.textContent = llm ? `LLM: ${llm.model} at ${llm.base_url}` : "LLM endpoint (set one in Settings)";
+    if (!llm) this.backend.value = "extractive";
     if (!this.form) {
       try {
         const cfg = await api.sleepConfig();
@@ -96,7 +105,7 @@ export class SleepPanel {
     const cancel = h("button", { class: "small", onclick: () => this.runningJob !== null && void api.cancelJob(this.runningJob) }, "Cancel");
     this.phasesEl.append(cancel);
     try {
-      this.runningJob = await api.sleepRun(dryRun, this.form?.read() ?? null);
+      this.runningJob = await api.sleepRun(dryRun, this.form?.read() ?? null, this.backend.value);
       const report = await waitJob<SleepReport>(this.runningJob);
       this.showReport(report);
       if (!dryRun) {

@@ -243,3 +243,10 @@ export interface MemorySleepEvent {
   new: unknown;
   created: number | null;
 }
+
+export interface LlmSettings {
+  base_url: string;
+  model: string;
+  has_key: boolean;
+  timeout_secs: number;
+}
