@@ -153,11 +153,11 @@ test("run a sleep cycle and see its report", { timeout: 600000 }, async () => {
   await s.waitFor('[data-testid="sleep-history"]', { pred: (t) => /#\d+/.test(t) });
   await shot("sleep");
   // A summary the cycle made: its graph links it to the turns it derives from.
-  const summary = await s.exec(`
+  const summary = await s.until(`(() => {
     const p = globalThis.__somnaState.points;
     for (let i = 0; i < p.n; i++) if (p.kinds[i] === 2) return p.ids[i];
-    return null;`);
-  if (summary !== null) {
+    return null; })()`, 60000);
+  {
     await s.exec(`globalThis.__somnaSelect([${summary}], ${summary});`);
     await s.click('[data-testid="tab-graph"]');
     await s.until(`globalThis.__somnaGraph.nodeIds().includes(${summary}) && globalThis.__somnaGraph.nodeIds().length > 3`, 30000);
