@@ -41,7 +41,7 @@ const statsEl = h("span", { class: "stats muted", "data-testid": "stats" });
 const jobsEl = h("div", { class: "jobs", "data-testid": "jobs" });
 const topbar = h("header", { class: "topbar" },
   h("div", { class: "brand" }, h("span", { class: "logo" }), "Somna"),
-  h("form", { class: "searchbar", onsubmit: (e: Event) => { e.preventDefault(); void runSearch(); } },
+  h("form", { class: "searchbar", onsubmit: (e: Event) => { e.preventDefault(); void runSearch(true); } },
     searchInput, kSel, modeSel, routeSel,
     h("button", { type: "submit", class: "primary", "data-testid": "search-go" }, "Search"), clearBtn),
   searchInfo,
@@ -86,7 +86,9 @@ Object.assign(globalThis, { __somnaSpace: space, __somnaState: state, __somnaGra
 showTab("space");
 
 // ---- search -------------------------------------------------------------------------
-async function runSearch(): Promise<void> {
+/// Runs the search box's query; `reveal` switches to the X-ray (a user's search does, a
+/// refresh after a change does not).
+async function runSearch(reveal = true): Promise<void> {
   const q = searchInput.value;
   if (!q.trim()) {
     clearSearch();
@@ -102,7 +104,7 @@ async function runSearch(): Promise<void> {
     searchInfo.textContent = searchSummary(r);
     bus.emit("search");
     // The X-ray shows the query in the 3D view beside its ranked table.
-    if (currentTab !== "xray") showTab("xray");
+    if (reveal && currentTab !== "xray") showTab("xray");
   } catch (e) {
     toast((e as Error).message, "error");
   }
@@ -116,7 +118,7 @@ function clearSearch(): void {
   bus.emit("search");
 }
 bus.on("filter", () => {
-  if (state.search) void runSearch();
+  if (state.search) void runSearch(false);
 });
 
 // ---- jobs ---------------------------------------------------------------------------
@@ -228,7 +230,7 @@ async function refreshAll(animate: boolean): Promise<void> {
 }
 bus.on("data", () => {
   // Search results hold copies of the memories: re-run the search so edits show.
-  if (state.search) void runSearch();
+  if (state.search) void runSearch(false);
   void refreshStats();
   void refreshPoints(true, false);
 });
