@@ -63,6 +63,9 @@ test("first run offers the demo data and loads it", { timeout: 600000 }, async (
   await s.click('[data-testid="load-demo"]');
   await s.until(`document.querySelector('[data-testid="browser-count"]')?.textContent.match(/[0-9,]+ memories/) && Number(document.querySelector('[data-testid="browser-count"]').textContent.replace(/[^0-9]/g, "")) > 1000`, 480000);
   await s.until(`(globalThis.__somnaPerf?.points ?? 0) > 1000 && document.querySelector('[data-testid="space-status"]').textContent.includes("PCA ·")`, 120000);
+  // The first data is clustered automatically; the points take their cluster colours.
+  await s.until(`globalThis.__somnaState.clusterLabels.size >= 8 && globalThis.__somnaState.points.clusters.some((c) => c >= 0)`, 120000);
+  await sleep(1000);
   await shot("space-pca");
 });
 

@@ -359,7 +359,7 @@ export class Space {
         cnt.forEach((c, j) => { if (c > 0) counts.push([j - 1, c]); });
         const top = counts.sort((a, b) => b[1] - a[1]).slice(0, 12);
         if (top.length === 1 && top[0][0] === -1) {
-          this.legend.append(h("div", { class: "muted" }, "no clusters yet: run clustering in the Clusters tab"));
+          this.legend.append(h("div", { class: "muted" }, "no clusters yet (they are computed after the first import, or in the Clusters tab)"));
           break;
         }
         for (const [id, cnt] of top) {
