@@ -18,6 +18,7 @@ pub mod project;
 pub mod retrieve;
 pub mod sleep;
 pub mod store;
+pub mod text;
 
 pub use cluster::{
     ClusterInfo, ClusterMerge, ClusterReport, LiquidEvent, LiquidLoop, LiquidParams, LiquidStep,
