@@ -1,7 +1,8 @@
 //! Projection of the memories' embeddings to 2D or 3D for the app's views: PCA and t-SNE
 //! (landmarks + placement), aligned to the previous layout (orthogonal Procrustes), cached
 //! in the store with the parameters that made it, and extended incrementally as memories
-//! arrive (PCA: the fitted basis; t-SNE: the weighted mean of already-placed neighbours).
+//! arrive (PCA: the fitted basis; t-SNE: the weighted mean of already-placed neighbours,
+//! then a short local optimisation of the new point).
 
 pub mod align;
 pub mod knn;
@@ -261,17 +262,25 @@ impl Somna {
                     let row_of: std::collections::HashMap<i64, usize> =
                         ids.iter().enumerate().map(|(r, &id)| (id, r)).collect();
                     let mut out = Vec::with_capacity(chunk_ids.len() * dims);
-                    for v in vectors.chunks_exact(d) {
+                    let rows = ids.len();
+                    for (k, v) in vectors.chunks_exact(d).enumerate() {
                         let pass = |id: i64| row_of.contains_key(&id);
                         let (near, _) = index.search(v, tsne::PLACE_NEIGHBOURS, Some(&pass), None);
-                        let p = tsne::weighted_mean(
-                            near.iter().map(|&(id, s)| {
+                        let nn: Vec<(&[f32], f32)> = near
+                            .iter()
+                            .map(|&(id, s)| {
                                 let r = row_of[&id];
                                 (&coords[r * dims..(r + 1) * dims], s)
-                            }),
-                            dims,
-                        );
-                        out.extend(p);
+                            })
+                            .collect();
+                        let start = tsne::weighted_mean(nn.iter().copied(), dims);
+                        // Repulsion sample: evenly strided rows, offset per point (deterministic).
+                        let stride = (rows / tsne::REFINE_SAMPLE).max(1);
+                        let others: Vec<&[f32]> = (0..rows.min(tsne::REFINE_SAMPLE))
+                            .map(|i| ((i * stride + k) % rows) * dims)
+                            .map(|o| &coords[o..o + dims])
+                            .collect();
+                        out.extend(tsne::refine(&start, &nn, &others, tsne::REFINE_STEPS));
                     }
                     out
                 }

@@ -142,9 +142,100 @@ pub fn weighted_mean<'a>(
     out
 }
 
+/// Gradient steps of [`refine`] and the size of its repulsion sample.
+pub const REFINE_STEPS: usize = 30;
+pub const REFINE_SAMPLE: usize = 48;
+
+/// A short local optimisation of a newly placed point (seed 003: place at the weighted mean
+/// of the neighbours, then refine): gradient descent on KL(P‖Q) for this one point while
+/// every other point stays fixed. P is the point's affinity to its embedding neighbours
+/// (the kernel of [`weighted_mean`]); Q is the Student-t kernel over the neighbours and a
+/// sample of other points, which supplies the repulsion that keeps a new point from
+/// landing on top of an unrelated one.
+pub fn refine(
+    start: &[f32],
+    neighbours: &[(&[f32], f32)],
+    others: &[&[f32]],
+    steps: usize,
+) -> Vec<f32> {
+    let dims = start.len();
+    let best = neighbours
+        .iter()
+        .map(|p| p.1)
+        .fold(f32::NEG_INFINITY, f32::max);
+    let mut p: Vec<f32> = neighbours
+        .iter()
+        .map(|&(_, sim)| ((sim - best) / 0.05).exp())
+        .collect();
+    let total: f32 = p.iter().sum();
+    if total.is_nan() || total <= 0.0 {
+        return start.to_vec();
+    }
+    p.iter_mut().for_each(|v| *v /= total);
+    let points: Vec<(&[f32], f32)> = neighbours
+        .iter()
+        .zip(&p)
+        .map(|(&(pos, _), &pj)| (pos, pj))
+        .chain(others.iter().map(|&pos| (pos, 0.0)))
+        .collect();
+    let mut y = start.to_vec();
+    let mut w = vec![0f32; points.len()];
+    let mut grad = vec![0f32; dims];
+    // The Hessian of the attraction is at most 4·Σ p·w ≤ 4, so 0.1 is a stable step.
+    const RATE: f32 = 0.1;
+    for _ in 0..steps {
+        let mut z = 0f32;
+        for (k, (pos, _)) in points.iter().enumerate() {
+            let d2: f32 = (0..dims).map(|j| (y[j] - pos[j]).powi(2)).sum();
+            w[k] = 1.0 / (1.0 + d2);
+            z += w[k];
+        }
+        grad.iter_mut().for_each(|g| *g = 0.0);
+        for (k, (pos, pk)) in points.iter().enumerate() {
+            let coeff = 4.0 * (pk - w[k] / z) * w[k];
+            for j in 0..dims {
+                grad[j] += coeff * (y[j] - pos[j]);
+            }
+        }
+        for j in 0..dims {
+            y[j] -= RATE * grad[j];
+        }
+    }
+    if y.iter().all(|v| v.is_finite()) {
+        y
+    } else {
+        start.to_vec()
+    }
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+
+    #[test]
+    fn refine_keeps_a_new_point_by_its_neighbours_and_off_an_unrelated_one() {
+        let (a, b) = ([0.0f32, 0.0], [2.0f32, 0.0]);
+        let neighbours: Vec<(&[f32], f32)> = vec![(&a, 0.8), (&b, 0.8)];
+        // An unrelated point sits right next to where the weighted mean puts the new one.
+        let stranger = [1.0f32, 0.1];
+        let start = weighted_mean(neighbours.iter().copied(), 2);
+        assert_eq!(start, vec![1.0, 0.0]);
+        let far = [[30.0f32, 30.0], [-30.0, 30.0], [0.0, -40.0]];
+        let mut others: Vec<&[f32]> = vec![&stranger];
+        others.extend(far.iter().map(|f| f.as_slice()));
+        let y = refine(&start, &neighbours, &others, REFINE_STEPS);
+        let dist = |p: &[f32], q: &[f32]| ((p[0] - q[0]).powi(2) + (p[1] - q[1]).powi(2)).sqrt();
+        assert!(dist(&y, &stranger) > 0.4, "pushed off the stranger: {y:?}");
+        assert!(y[1] < 0.0, "away from the stranger's side: {y:?}");
+        assert!(
+            dist(&y, &a) < 2.0 && dist(&y, &b) < 2.0,
+            "still between its neighbours: {y:?}"
+        );
+        // Without a stranger and with balanced neighbours the mean is already optimal.
+        let alone = refine(&start, &neighbours, &[], REFINE_STEPS);
+        assert!(dist(&alone, &start) < 1e-3, "{alone:?}");
+    }
+
     use crate::eval::metrics::trustworthiness;
     use crate::project::ProjectionMethod;
     use rand::Rng;
