@@ -4,10 +4,10 @@
 use crate::error::{ApiError, ApiResult};
 use crate::points;
 use crate::state::{AppState, EngineSlot};
-use serde::{Deserialize, Serialize};
-use somna_engine::ingest::{parse_chat_jsonl, parse_locomo, ExportDoc};
+use serde::Serialize;
+use somna_engine::ingest::ImportFormat;
 use somna_engine::store::HistoryEntry;
-use somna_engine::{AddOptions, ListQuery, Memory, MemoryUpdate, SearchQuery, SearchResponse};
+use somna_engine::{ListQuery, Memory, MemoryUpdate, SearchQuery, SearchResponse};
 use somna_engine::{MemoryDetail, Page, Stats};
 use tauri::{AppHandle, Manager, State};
 
@@ -99,14 +99,6 @@ pub fn restore_memory(state: State<'_, AppState>, id: i64) -> ApiResult<Memory> 
     Ok(state.engine()?.restore(id, "app")?)
 }
 
-#[derive(Debug, Clone, Copy, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ImportFormat {
-    Locomo,
-    ChatJsonl,
-    Json,
-}
-
 /// Imports a file's content (the UI reads it from a file picker). Returns the job id.
 #[tauri::command]
 pub fn import_text(
@@ -118,7 +110,7 @@ pub fn import_text(
 ) -> ApiResult<u64> {
     let engine = state.engine()?;
     Ok(state.jobs.spawn(&app, "import", move |job| {
-        import_content(&engine, &name, format, &content, job)
+        Ok(engine.import_text(&name, format, &content, job)?)
     }))
 }
 
@@ -127,55 +119,8 @@ pub fn import_text(
 pub fn load_demo(app: AppHandle, state: State<'_, AppState>) -> ApiResult<u64> {
     let engine = state.engine()?;
     Ok(state.jobs.spawn(&app, "import", move |job| {
-        import_content(
-            &engine,
-            "demo.jsonl",
-            ImportFormat::ChatJsonl,
-            DEMO_JSONL,
-            job,
-        )
+        Ok(engine.import_text("demo.jsonl", ImportFormat::ChatJsonl, DEMO_JSONL, job)?)
     }))
-}
-
-pub fn import_content(
-    engine: &somna_engine::Somna,
-    name: &str,
-    format: ImportFormat,
-    content: &str,
-    job: &somna_engine::Job,
-) -> ApiResult<serde_json::Value> {
-    if let ImportFormat::Json = format {
-        let doc: ExportDoc = serde_json::from_str(content).map_err(|e| {
-            ApiError::from(somna_engine::Error::Import {
-                file: name.into(),
-                location: format!("line {}, column {}", e.line(), e.column()),
-                problem: e.to_string(),
-            })
-        })?;
-        let n = engine.import_export(&doc, job)?;
-        return Ok(serde_json::json!({ "memories": n }));
-    }
-    // The parsers read files (and name conversations after them): stage the content in a
-    // private temporary directory under the file's own name.
-    let dir = tempfile::tempdir().map_err(|e| ApiError::new("io", e.to_string()))?;
-    let safe: String = std::path::Path::new(name)
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .filter(|n| !n.is_empty())
-        .unwrap_or_else(|| "import".into());
-    let path = dir.path().join(safe);
-    std::fs::write(&path, content).map_err(|e| ApiError::new("io", e.to_string()))?;
-    let batches = match format {
-        ImportFormat::Locomo => parse_locomo(&path)?,
-        ImportFormat::ChatJsonl => parse_chat_jsonl(&path)?,
-        ImportFormat::Json => unreachable!("handled above"),
-    };
-    let opts = AddOptions {
-        actor: "import".into(),
-        ..Default::default()
-    };
-    let report = engine.import(&batches, &opts, job)?;
-    serde_json::to_value(report).map_err(|e| ApiError::new("json", e.to_string()))
 }
 
 /// Writes the whole store as a Somna export to `path`; returns the number of memories.
@@ -248,7 +193,7 @@ pub fn neighbourhood(
 
 #[tauri::command]
 pub fn actors(state: State<'_, AppState>) -> ApiResult<Vec<String>> {
-    Ok(state.engine()?.actors()?)
+    Ok(state.engine()?.actors())
 }
 
 /// Opens (or creates) the store at `path` in place of the current one. Returns the job id.

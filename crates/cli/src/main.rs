@@ -12,7 +12,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use output::{print_json, Bar};
 use somna_engine::embed::ModelDir;
 use somna_engine::eval::locomo;
-use somna_engine::ingest::{parse_chat_jsonl, parse_locomo, ExportDoc};
+use somna_engine::ingest::ImportOutcome;
 use somna_engine::retrieve::Budget;
 use somna_engine::{
     paths, AddOptions, Config, Job, Kind, ListQuery, MemoryFilter, MemoryUpdate, Message, Route,
@@ -376,45 +376,28 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Import { format, file } => {
             let engine = open()?;
             let (job, bar) = job_with_bar("import", json);
-            if let ImportFormat::Json = format {
-                let text = std::fs::read_to_string(&file)
-                    .with_context(|| format!("reading {}", file.display()))?;
-                let doc: ExportDoc =
-                    serde_json::from_str(&text).map_err(|e| somna_engine::Error::Import {
-                        file: file.display().to_string(),
-                        location: format!("line {}, column {}", e.line(), e.column()),
-                        problem: e.to_string(),
-                    })?;
-                let n = engine.import_export(&doc, &job)?;
-                bar.finish();
-                if json {
-                    print_json(&serde_json::json!({"memories": n}))?;
-                } else {
-                    out!("imported {n} memories from {}", file.display());
-                }
-                return Ok(());
-            }
-            let batches = match format {
-                ImportFormat::Locomo => parse_locomo(&file)?,
-                ImportFormat::ChatJsonl => parse_chat_jsonl(&file)?,
-                ImportFormat::Json => unreachable!("handled above"),
+            let format = match format {
+                ImportFormat::Locomo => somna_engine::ingest::ImportFormat::Locomo,
+                ImportFormat::ChatJsonl => somna_engine::ingest::ImportFormat::ChatJsonl,
+                ImportFormat::Json => somna_engine::ingest::ImportFormat::Json,
             };
-            let opts = AddOptions {
-                actor: "import".into(),
-                ..Default::default()
-            };
-            let result = engine.import(&batches, &opts, &job);
+            let result = engine.import_file(&file, format, &job);
             bar.finish();
-            let report = match result {
+            let outcome = match result {
                 Err(somna_engine::Error::Cancelled) => {
                     bail!("import cancelled; everything up to the last finished batch is stored: run the same command again to resume")
                 }
                 other => other?,
             };
             if json {
-                print_json(&report)?;
-            } else {
-                out!(
+                print_json(&outcome)?;
+                return Ok(());
+            }
+            match outcome {
+                ImportOutcome::Export { memories } => {
+                    out!("imported {memories} memories from {}", file.display());
+                }
+                ImportOutcome::Conversations(report) => out!(
                     "imported {} messages ({} already present): {} episodes, {} facts ({} duplicates skipped), {} links",
                     report.messages_stored,
                     report.messages_skipped,
@@ -422,7 +405,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     report.facts_added.len(),
                     report.facts_unchanged,
                     report.links_created
-                );
+                ),
             }
         }
         Command::Add {

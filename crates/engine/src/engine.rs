@@ -83,7 +83,7 @@ pub struct Somna {
     index: RwLock<VectorIndex>,
     embedder: Arc<dyn Embedder>,
     queue: EmbedQueue,
-    actors: RwLock<Vec<String>>,
+    pub(crate) actors: RwLock<Vec<String>>,
     /// Whether any causal or derived link exists (enables the causal route); refreshed
     /// after writes so searches never scan the links table.
     has_causal_links: std::sync::atomic::AtomicBool,

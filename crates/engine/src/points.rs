@@ -129,6 +129,17 @@ impl Somna {
                     .collect::<std::result::Result<_, _>>()?;
             }
             let limit = limit.max(1);
+            // Each node's links are read once, for the walk and for the edges.
+            let mut cache: std::collections::HashMap<i64, Vec<crate::store::Link>> =
+                std::collections::HashMap::new();
+            let mut links_of = |id: i64| -> Result<Vec<crate::store::Link>> {
+                if let Some(l) = cache.get(&id) {
+                    return Ok(l.clone());
+                }
+                let l = read.links_of(id)?;
+                cache.insert(id, l.clone());
+                Ok(l)
+            };
             let mut out = Neighbourhood::default();
             let mut seen = std::collections::HashMap::new();
             let mut frontier = Vec::new();
@@ -147,7 +158,7 @@ impl Somna {
             for d in 1..=depth {
                 let mut next = Vec::new();
                 for &id in &frontier {
-                    let mut links = read.links_of(id)?;
+                    let mut links = links_of(id)?;
                     links.sort_by(|a, b| b.score.total_cmp(&a.score));
                     for l in links {
                         let other = if l.src == id { l.dst } else { l.src };
@@ -168,7 +179,7 @@ impl Somna {
                 frontier = next;
             }
             for n in &out.nodes {
-                for l in read.links_of(n.id)? {
+                for l in links_of(n.id)? {
                     if l.src == n.id && seen.contains_key(&l.dst) {
                         out.edges.push(GraphEdge {
                             src: l.src,
@@ -200,13 +211,15 @@ fn node(m: &crate::Memory, depth: usize) -> GraphNode {
 }
 
 impl Somna {
-    /// Every speaker name in the store, alphabetically.
-    pub fn actors(&self) -> Result<Vec<String>> {
-        self.with_store(|store| {
-            let mut a = store.read().actors()?;
-            a.sort_by_key(|s| s.to_lowercase());
-            Ok(a)
-        })
+    /// Every speaker name in the store, alphabetically (the engine's cached list).
+    pub fn actors(&self) -> Vec<String> {
+        let mut a = self
+            .actors
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        a.sort_by_key(|s| s.to_lowercase());
+        a
     }
 }
 

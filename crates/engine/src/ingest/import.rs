@@ -23,7 +23,7 @@ fn import_err(file: &Path, location: impl Into<String>, problem: impl Into<Strin
     }
 }
 
-fn read(file: &Path) -> Result<String> {
+pub(crate) fn read(file: &Path) -> Result<String> {
     let bytes = std::fs::read(file).map_err(|e| Error::io(file, e))?;
     String::from_utf8(bytes).map_err(|e| {
         import_err(
@@ -49,8 +49,12 @@ pub fn parse_locomo_time(s: &str) -> Option<i64> {
 /// speaker, `dia_id` as external id, and an image caption appended to the text.
 /// Only the conversation is read: `qa` (answers, evidence) is never looked at here.
 pub fn parse_locomo(file: &Path) -> Result<Vec<ConversationBatch>> {
-    let text = read(file)?;
-    let doc: Value = serde_json::from_str(&text).map_err(|e| {
+    parse_locomo_text(file, &read(file)?)
+}
+
+/// [`parse_locomo`] over text already read; `file` names it in errors.
+pub fn parse_locomo_text(file: &Path, text: &str) -> Result<Vec<ConversationBatch>> {
+    let doc: Value = serde_json::from_str(text).map_err(|e| {
         import_err(
             file,
             format!("line {}, column {}", e.line(), e.column()),
@@ -142,7 +146,12 @@ pub fn parse_locomo(file: &Path) -> Result<Vec<ConversationBatch>> {
 /// `timestamp` RFC 3339 or Unix seconds/milliseconds. Lines without `conversation` belong
 /// to one named after the file. Blank lines are skipped.
 pub fn parse_chat_jsonl(file: &Path) -> Result<Vec<ConversationBatch>> {
-    let text = read(file)?;
+    parse_chat_jsonl_text(file, &read(file)?)
+}
+
+/// [`parse_chat_jsonl`] over text already read; `file` names it in errors and is the
+/// default conversation.
+pub fn parse_chat_jsonl_text(file: &Path, text: &str) -> Result<Vec<ConversationBatch>> {
     let default_conv = file
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
@@ -338,5 +347,72 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("UTF-8"));
+    }
+}
+
+/// The file formats [`crate::Somna::import_text`] reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ImportFormat {
+    /// LoCoMo JSON.
+    Locomo,
+    /// One OpenAI-style message per line.
+    ChatJsonl,
+    /// A Somna export.
+    Json,
+}
+
+/// What an import stored: conversations go through ingestion; an export restores memories.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(untagged)]
+pub enum ImportOutcome {
+    Conversations(super::AddReport),
+    Export { memories: usize },
+}
+
+impl crate::Somna {
+    /// Imports `text` in `format`; `name` (a file name or path) names it in errors and, for
+    /// chat JSONL, is the default conversation. A malformed input imports nothing.
+    pub fn import_text(
+        &self,
+        name: &str,
+        format: ImportFormat,
+        text: &str,
+        job: &crate::Job,
+    ) -> Result<ImportOutcome> {
+        let file = Path::new(name);
+        let batches = match format {
+            ImportFormat::Json => {
+                let doc: super::ExportDoc = serde_json::from_str(text).map_err(|e| {
+                    import_err(
+                        file,
+                        format!("line {}, column {}", e.line(), e.column()),
+                        e.to_string(),
+                    )
+                })?;
+                let memories = self.import_export(&doc, job)?;
+                return Ok(ImportOutcome::Export { memories });
+            }
+            ImportFormat::Locomo => parse_locomo_text(file, text)?,
+            ImportFormat::ChatJsonl => parse_chat_jsonl_text(file, text)?,
+        };
+        let opts = super::AddOptions {
+            actor: "import".into(),
+            ..Default::default()
+        };
+        Ok(ImportOutcome::Conversations(
+            self.import(&batches, &opts, job)?,
+        ))
+    }
+
+    /// [`crate::Somna::import_text`] on a file's content.
+    pub fn import_file(
+        &self,
+        file: &Path,
+        format: ImportFormat,
+        job: &crate::Job,
+    ) -> Result<ImportOutcome> {
+        let text = read(file)?;
+        self.import_text(&file.display().to_string(), format, &text, job)
     }
 }

@@ -9,7 +9,10 @@ mod reconcile;
 
 pub use export::{ExportDoc, ExportedMemory, ExportedMessage, EXPORT_FORMAT};
 pub use extract::{extract_facts, find_location, human_time, importance, w5h1_for_turn};
-pub use import::{parse_chat_jsonl, parse_locomo, parse_locomo_time, ConversationBatch};
+pub use import::{
+    parse_chat_jsonl, parse_chat_jsonl_text, parse_locomo, parse_locomo_text, parse_locomo_time,
+    ConversationBatch, ImportFormat, ImportOutcome,
+};
 pub use reconcile::{reconcile, FactAction};
 
 use crate::embed::dot;
