@@ -93,6 +93,8 @@ test("open a memory, edit it, and see the change and its history", { timeout: 60
   await s.type('[data-testid="edit-text"]', "Yes, the logbook says the lamp ran 415 hours in September because of the fog.");
   await s.click('[data-testid="save"]');
   await s.waitFor('[data-testid="detail-text"]', { pred: (t) => t.includes("415 hours") });
+  // The list shows the edited text too (its rows are refilled, not reused as they were).
+  await s.until(`[...document.querySelectorAll('[data-testid="memory-list"] .mrow .text')].some((e) => e.textContent.includes("415 hours"))`, 15000);
   const detail = await s.text('[data-testid="detail"]');
   assert.match(detail, /update/);
   assert.match(detail, /412 hours/, "history shows the old text");

@@ -161,6 +161,7 @@ export class Browser {
     this.searchRows = null;
     this.generation++;
     this.pages.clear();
+    this.invalidateRows();
     this.listEl.scrollTop = 0;
     void this.fetch(0);
   }
@@ -173,10 +174,17 @@ export class Browser {
       return;
     }
     this.searchRows = r.hits.map((hit) => hit.memory);
+    this.invalidateRows();
     this.total = this.searchRows.length;
     this.countEl.textContent = `${r.hits.length} results`;
     this.listEl.scrollTop = 0;
     this.render();
+  }
+
+  /// Row elements skip re-filling when they show the same memory; after new data they must
+  /// be filled again (an edited memory keeps its id).
+  private invalidateRows(): void {
+    for (const r of this.rowPool) r.dataset.id = "";
   }
 
   private async fetch(page: number): Promise<void> {
