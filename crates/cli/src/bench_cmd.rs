@@ -7,7 +7,7 @@ use anyhow::{bail, Context};
 use clap::Args;
 use serde::Serialize;
 use somna_engine::bench::{self, AnnResult, EmbedResult};
-use somna_engine::embed::{BertEmbedder, ModelDir};
+use somna_engine::embed::{BertEmbedder, EncoderKind, ModelDir};
 use somna_engine::index::IndexParams;
 use somna_engine::ingest::ConversationBatch;
 use somna_engine::{AddOptions, Config, Job, Message, Route, SearchQuery, Somna};
@@ -73,7 +73,8 @@ pub struct BenchArgs {
 #[derive(Serialize, Default)]
 struct Report {
     machine: String,
-    embed: Option<(EmbedResult, Option<serde_json::Value>)>,
+    /// Somna's encoder, candle-transformers' BertModel, and the sentence-transformers peer.
+    embed: Option<(EmbedResult, EmbedResult, Option<serde_json::Value>)>,
     ingest: Option<IngestResult>,
     search: Vec<SearchResult>,
     ann: Vec<(AnnResult, Option<serde_json::Value>)>,
@@ -98,6 +99,15 @@ struct SearchResult {
     /// Excluding the query embedding.
     p50_ms_no_embed: f64,
     p99_ms_no_embed: f64,
+    /// p50 and p99 of each phase the engine times (embed, vector, lexical, score, pack).
+    phases: Vec<PhaseLatency>,
+}
+
+#[derive(Serialize)]
+struct PhaseLatency {
+    phase: &'static str,
+    p50_ms: f64,
+    p99_ms: f64,
 }
 
 fn machine() -> String {
@@ -147,6 +157,12 @@ pub fn run(args: BenchArgs, model_dir: &Path, json: bool) -> anyhow::Result<()> 
             "embed: {:.1} sentences/s, single query p50 {:.1} ms",
             ours.sentences_per_sec, ours.single_query_ms_p50
         );
+        let candle_bert = BertEmbedder::load_with(
+            &ModelDir(model_dir.to_path_buf()),
+            EncoderKind::CandleTransformers,
+        )?;
+        let reference = bench::bench_embed(&candle_bert, &sentences)?;
+        drop(candle_bert);
         let peer = match (&args.peer_python, &args.peer_model_dir) {
             (Some(py), Some(md)) => {
                 let input = tmp.path().join("sentences.json");
@@ -166,7 +182,7 @@ pub fn run(args: BenchArgs, model_dir: &Path, json: bool) -> anyhow::Result<()> 
             }
             _ => None,
         };
-        report.embed = Some((ours, peer));
+        report.embed = Some((ours, reference, peer));
     }
 
     if has("ingest") {
@@ -217,6 +233,7 @@ pub fn run(args: BenchArgs, model_dir: &Path, json: bool) -> anyhow::Result<()> 
             for route in [Some(Route::Direct), None] {
                 let mut total = Vec::new();
                 let mut no_embed = Vec::new();
+                let mut phases: [Vec<f64>; 5] = Default::default();
                 for q in &queries {
                     let mut sq = SearchQuery::new(q);
                     sq.route = route;
@@ -225,7 +242,26 @@ pub fn run(args: BenchArgs, model_dir: &Path, json: bool) -> anyhow::Result<()> 
                     let ms = t.elapsed().as_secs_f64() * 1000.0;
                     total.push(ms);
                     no_embed.push(ms - r.timings.embed_ms);
+                    let t = &r.timings;
+                    for (v, x) in phases.iter_mut().zip([
+                        t.embed_ms,
+                        t.vector_ms,
+                        t.lexical_ms,
+                        t.score_ms,
+                        t.pack_ms,
+                    ]) {
+                        v.push(x);
+                    }
                 }
+                let phases = ["embed", "vector", "lexical", "score", "pack"]
+                    .into_iter()
+                    .zip(phases)
+                    .map(|(phase, mut v)| PhaseLatency {
+                        phase,
+                        p50_ms: bench::percentile(&mut v.clone(), 0.5),
+                        p99_ms: bench::percentile(&mut v, 0.99),
+                    })
+                    .collect();
                 let result = SearchResult {
                     memories,
                     route: route.map_or("auto (hybrid/pattern)".into(), |r| {
@@ -236,6 +272,7 @@ pub fn run(args: BenchArgs, model_dir: &Path, json: bool) -> anyhow::Result<()> 
                     p99_ms: bench::percentile(&mut total, 0.99),
                     p50_ms_no_embed: bench::percentile(&mut no_embed.clone(), 0.5),
                     p99_ms_no_embed: bench::percentile(&mut no_embed, 0.99),
+                    phases,
                 };
                 eprintln!(
                     "search {} @ {}: p50 {:.2} ms, p99 {:.2} ms",
@@ -424,19 +461,26 @@ fn print_report(r: &Report) {
     if let Some(b) = &r.sleep {
         crate::sleep_cmd::print_bench(b);
     }
-    if let Some((e, peer)) = &r.embed {
+    if let Some((e, reference, peer)) = &r.embed {
         out!("\nembedding (all-MiniLM-L6-v2, {} sentences)", e.sentences);
-        out!(
-            "  somna (candle)         {:>8.1} sentences/s   single query p50 {:>6.1} ms",
-            e.sentences_per_sec,
-            e.single_query_ms_p50
-        );
+        for (name, x) in [
+            ("somna encoder (candle)", e),
+            ("candle-transformers   ", reference),
+        ] {
+            out!(
+                "  {name} {:>8.1} sentences/s   single query p50 {:>6.1} ms  p99 {:>6.1} ms",
+                x.sentences_per_sec,
+                x.single_query_ms_p50,
+                x.single_query_ms_p99
+            );
+        }
         if let Some(p) = peer {
             let ps = p["sentences_per_sec"].as_f64().unwrap_or(0.0);
             out!(
-                "  sentence-transformers  {:>8.1} sentences/s   single query p50 {:>6.1} ms   (1 torch thread)",
+                "  sentence-transformers  {:>8.1} sentences/s   single query p50 {:>6.1} ms  p99 {:>6.1} ms   (1 torch thread)",
                 ps,
-                p["single_query_ms_p50"].as_f64().unwrap_or(0.0)
+                p["single_query_ms_p50"].as_f64().unwrap_or(0.0),
+                p["single_query_ms_p99"].as_f64().unwrap_or(0.0)
             );
             out!(
                 "  ratio somna/peer       {:>8.2}×",
@@ -460,6 +504,12 @@ fn print_report(r: &Report) {
                 s.p50_ms_no_embed,
                 s.p99_ms_no_embed
             );
+            let phases: Vec<String> = s
+                .phases
+                .iter()
+                .map(|p| format!("{} {:.2}/{:.2}", p.phase, p.p50_ms, p.p99_ms))
+                .collect();
+            out!("    phases p50/p99: {}", phases.join(", "));
         }
     }
     for (a, peer) in &r.ann {

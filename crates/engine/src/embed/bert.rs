@@ -1,6 +1,7 @@
 //! all-MiniLM-L6-v2 on candle: WordPiece tokens truncated at 256, BERT forward pass,
 //! attention-masked mean pooling, L2 normalisation (what sentence-transformers does).
 
+use super::encoder::Encoder;
 use super::model::ModelDir;
 use super::Embedder;
 use crate::{Error, Result};
@@ -15,8 +16,22 @@ pub const MAX_TOKENS: usize = 256;
 /// sequences have similar lengths and little padding.
 pub const BATCH_SIZE: usize = 32;
 
+/// Which implementation of the BERT forward pass runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EncoderKind {
+    /// Somna's encoder (weights stored for the matmul, fused QKV): the default.
+    Somna,
+    /// candle-transformers' `BertModel`, kept for the benchmark and the parity test.
+    CandleTransformers,
+}
+
+enum Forward {
+    Somna(Encoder),
+    CandleTransformers(Box<BertModel>),
+}
+
 pub struct BertEmbedder {
-    model: BertModel,
+    model: Forward,
     /// Truncates at MAX_TOKENS, never pads (batches are padded here, to their longest).
     tokenizer: Tokenizer,
     /// No truncation: counts the tokens a text costs in a context window.
@@ -28,6 +43,10 @@ pub struct BertEmbedder {
 impl BertEmbedder {
     /// Loads the model from `dir` after checking its files' hashes.
     pub fn load(dir: &ModelDir) -> Result<Self> {
+        Self::load_with(dir, EncoderKind::Somna)
+    }
+
+    pub fn load_with(dir: &ModelDir, kind: EncoderKind) -> Result<Self> {
         dir.verify()?;
         // candle's barrier pool spin-waits; on small machines one worker per process wins
         // (measured: 57 → ~90 sentences/s on 2 cores). Respect an explicit setting.
@@ -43,7 +62,12 @@ impl BertEmbedder {
         let weights_path = dir.file("model.safetensors");
         let weights = std::fs::read(&weights_path).map_err(|e| Error::io(&weights_path, e))?;
         let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &device)?;
-        let model = BertModel::load(vb, &config)?;
+        let model = match kind {
+            EncoderKind::Somna => Forward::Somna(Encoder::load(vb, &config)?),
+            EncoderKind::CandleTransformers => {
+                Forward::CandleTransformers(Box::new(BertModel::load(vb, &config)?))
+            }
+        };
 
         let tok_path = dir.file("tokenizer.json");
         let mut counter = Tokenizer::from_file(&tok_path)
@@ -80,8 +104,12 @@ impl BertEmbedder {
         }
         let ids = Tensor::from_vec(ids, (batch, len), &self.device)?;
         let mask = Tensor::from_vec(mask, (batch, len), &self.device)?;
-        let type_ids = ids.zeros_like()?;
-        let hidden = self.model.forward(&ids, &type_ids, Some(&mask))?; // (B, L, H)
+        let hidden = match &self.model {
+            Forward::Somna(encoder) => encoder.forward(&ids, &mask)?,
+            Forward::CandleTransformers(model) => {
+                model.forward(&ids, &ids.zeros_like()?, Some(&mask))?
+            }
+        }; // (B, L, H)
         let mask = mask.to_dtype(DType::F32)?.unsqueeze(2)?; // (B, L, 1)
         let summed = hidden.broadcast_mul(&mask)?.sum(1)?; // (B, H)
         let counts = mask.sum(1)?.clamp(1e-9, f64::MAX)?; // (B, 1)

@@ -2,11 +2,12 @@
 //! model files, and the batching queue.
 
 mod bert;
+mod encoder;
 mod hashing;
 pub mod model;
 mod queue;
 
-pub use bert::{BertEmbedder, BATCH_SIZE, MAX_TOKENS};
+pub use bert::{BertEmbedder, EncoderKind, BATCH_SIZE, MAX_TOKENS};
 pub use hashing::HashEmbedder;
 pub use model::ModelDir;
 pub use queue::EmbedQueue;

@@ -296,7 +296,13 @@ impl VectorIndex {
             self.current.get(&id) == Some(slot) && pass(id)
         };
         let ef = self.params.ef_search.max(2 * k);
-        let found = self.graph.search_filter(&scaled, k, ef, Some(&filter));
+        // Without stale slots (updated vectors) or a caller's filter, every slot is a hit.
+        let unfiltered = allowed.is_none() && self.slot_ids.len() == self.current.len();
+        let found = if unfiltered {
+            self.graph.search(&scaled, k, ef)
+        } else {
+            self.graph.search_filter(&scaled, k, ef, Some(&filter))
+        };
         let hits: Vec<(i64, f32)> = found
             .into_iter()
             .map(|n| {

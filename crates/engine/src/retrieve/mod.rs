@@ -319,22 +319,42 @@ pub fn search(ctx: &SearchCtx<'_>, q: &SearchQuery) -> Result<SearchResponse> {
     let now = q.as_of.unwrap_or_else(crate::store::now_ms);
     let read = ctx.store.read();
 
-    let t = Instant::now();
-    let qvec = ctx
-        .embedder
-        .embed(&[query.as_str()])?
+    // The query embedding (one core) and the lexical search (the other) are independent:
+    // run them at once. The store connection cannot leave this thread, the embedder can.
+    let pool = q.k.max(10) * 5;
+    let (embedded, lexical_hits, lexical_ms) = std::thread::scope(|s| {
+        let embedding = s.spawn(|| {
+            let t = Instant::now();
+            (ctx.embedder.embed(&[query.as_str()]), ms(t))
+        });
+        let t = Instant::now();
+        let lexical_hits = if route == Route::Direct {
+            Ok(Vec::new())
+        } else {
+            read.lexical_search(&query, &q.filter, pool)
+        };
+        let lexical_ms = ms(t);
+        let embedded = embedding
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (embedded, lexical_hits, lexical_ms)
+    });
+    let (qvec, embed_ms) = embedded;
+    let qvec = qvec?
         .pop()
         .ok_or_else(|| Error::Embedding("no query vector".into()))?;
-    let embed_ms = ms(t);
 
     // Candidate set.
     let t = Instant::now();
-    let pool = q.k.max(10) * 5;
     let (allowed, scope) = allowed_ids(&read, &q.filter)?;
     let allow = |id: i64| allowed.allows(id);
+    let index_filter: Option<&dyn Fn(i64) -> bool> = match allowed {
+        Allowed::All => None,
+        _ => Some(&allow),
+    };
     let (vector_hits, vector_path) = ctx
         .index
-        .search(&qvec, pool, Some(&allow), scope.as_deref());
+        .search(&qvec, pool, index_filter, scope.as_deref());
     let vector_ms = ms(t);
     let mut cands: HashMap<i64, Cand> = vector_hits
         .iter()
@@ -350,23 +370,18 @@ pub fn search(ctx: &SearchCtx<'_>, q: &SearchQuery) -> Result<SearchResponse> {
             )
         })
         .collect();
-
-    let t = Instant::now();
-    if route != Route::Direct {
-        for (id, bm25) in read.lexical_search(&query, &q.filter, pool)? {
-            let c = cands.entry(id).or_insert_with(|| Cand {
-                origin: Origin::Lexical,
-                semantic: ctx.index.similarity(&qvec, id).unwrap_or(0.0) as f64,
-                lexical_raw: 0.0,
-                graph: 0.0,
-            });
-            if c.origin == Origin::Vector {
-                c.origin = Origin::Both;
-            }
-            c.lexical_raw = bm25;
+    for (id, bm25) in lexical_hits? {
+        let c = cands.entry(id).or_insert_with(|| Cand {
+            origin: Origin::Lexical,
+            semantic: ctx.index.similarity(&qvec, id).unwrap_or(0.0) as f64,
+            lexical_raw: 0.0,
+            graph: 0.0,
+        });
+        if c.origin == Origin::Vector {
+            c.origin = Origin::Both;
         }
+        c.lexical_raw = bm25;
     }
-    let lexical_ms = ms(t);
 
     if route == Route::Causal {
         let seeds: Vec<i64> = vector_hits.iter().take(q.k).map(|h| h.0).collect();

@@ -3,7 +3,8 @@
 
 use crate::common::bert;
 use serde::Deserialize;
-use somna_engine::embed::{dot, Embedder, MAX_TOKENS};
+use somna_engine::embed::{dot, BertEmbedder, Embedder, EncoderKind, ModelDir, MAX_TOKENS};
+use somna_engine::paths;
 
 #[derive(Deserialize)]
 struct Reference {
@@ -122,4 +123,26 @@ fn token_counts_are_not_truncated() {
         cosine(&v[0], &v[1]) > 0.99999,
         "text past the 256th token changed the vector"
     );
+}
+
+#[test]
+fn somna_encoder_equals_candle_transformers_bert() {
+    // The default encoder is Somna's own (weights stored for the matmul); candle-transformers'
+    // BertModel computes the same function.
+    let r = reference();
+    let reference_model = BertEmbedder::load_with(
+        &ModelDir(paths::model_dir()),
+        EncoderKind::CandleTransformers,
+    )
+    .unwrap();
+    let ours = bert().embed(&texts(&r)).unwrap();
+    let theirs = reference_model.embed(&texts(&r)).unwrap();
+    for ((item, a), b) in r.items.iter().zip(&ours).zip(&theirs) {
+        let c = cosine(a, b);
+        assert!(
+            c >= 0.999999,
+            "encoders differ on {:?}: cosine {c}",
+            item.text
+        );
+    }
 }

@@ -1,0 +1,162 @@
+//! The BERT encoder of all-MiniLM-L6-v2 on candle ops, with its weights laid out for the
+//! CPU matmul.
+//!
+//! candle-transformers' `BertModel` computes every linear layer as `x · Wᵀ` with `W` stored
+//! (out, in), so the `gemm` crate repacks the transposed weight on every call: for a
+//! 12-token query that repacking is most of the work (a 12×384 by 384×1536 product takes
+//! 1.9 ms against 0.6 ms with the weight stored (in, out); see `somna bench --only query`).
+//! This encoder stores every weight transposed once at load time and fuses the query, key
+//! and value projections into one product. The arithmetic is the same as `BertModel`'s;
+//! the parity test against sentence-transformers guards it.
+
+use crate::Result;
+use candle_core::{DType, Module, Tensor};
+use candle_nn::{LayerNorm, VarBuilder};
+use candle_transformers::models::bert::{Config, HiddenAct};
+
+/// A linear layer `x · W + b` with `W` stored (in, out), contiguous.
+struct Dense {
+    weight: Tensor,
+    bias: Tensor,
+}
+
+impl Dense {
+    fn load(vb: &VarBuilder, inputs: usize, outputs: usize) -> Result<Self> {
+        let weight = vb.get((outputs, inputs), "weight")?.t()?.contiguous()?;
+        Ok(Self {
+            weight,
+            bias: vb.get(outputs, "bias")?,
+        })
+    }
+
+    /// Several layers with the same input as one: their weights side by side.
+    fn fused(parts: &[Dense]) -> Result<Self> {
+        let weights: Vec<&Tensor> = parts.iter().map(|d| &d.weight).collect();
+        let biases: Vec<&Tensor> = parts.iter().map(|d| &d.bias).collect();
+        Ok(Self {
+            weight: Tensor::cat(&weights, 1)?.contiguous()?,
+            bias: Tensor::cat(&biases, 0)?,
+        })
+    }
+
+    /// `x` is (rows, in); the result (rows, out).
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        Ok(x.matmul(&self.weight)?.broadcast_add(&self.bias)?)
+    }
+}
+
+struct Layer {
+    qkv: Dense,
+    attention_out: Dense,
+    attention_norm: LayerNorm,
+    intermediate: Dense,
+    output: Dense,
+    output_norm: LayerNorm,
+}
+
+pub struct Encoder {
+    word: Tensor,
+    position: Tensor,
+    token_type: Tensor,
+    embedding_norm: LayerNorm,
+    layers: Vec<Layer>,
+    heads: usize,
+    hidden: usize,
+}
+
+impl Encoder {
+    pub fn load(vb: VarBuilder, config: &Config) -> Result<Self> {
+        if config.hidden_act != HiddenAct::Gelu {
+            return Err(crate::Error::Embedding(format!(
+                "unsupported activation {:?} (all-MiniLM-L6-v2 uses gelu)",
+                config.hidden_act
+            )));
+        }
+        let h = config.hidden_size;
+        let eps = config.layer_norm_eps;
+        let e = vb.pp("embeddings");
+        let layers = (0..config.num_hidden_layers)
+            .map(|i| {
+                let l = vb.pp(format!("encoder.layer.{i}"));
+                let a = l.pp("attention");
+                let qkv = ["query", "key", "value"]
+                    .iter()
+                    .map(|n| Dense::load(&a.pp("self").pp(n), h, h))
+                    .collect::<Result<Vec<_>>>()?;
+                Ok(Layer {
+                    qkv: Dense::fused(&qkv)?,
+                    attention_out: Dense::load(&a.pp("output.dense"), h, h)?,
+                    attention_norm: candle_nn::layer_norm(h, eps, a.pp("output.LayerNorm"))?,
+                    intermediate: Dense::load(
+                        &l.pp("intermediate.dense"),
+                        h,
+                        config.intermediate_size,
+                    )?,
+                    output: Dense::load(&l.pp("output.dense"), config.intermediate_size, h)?,
+                    output_norm: candle_nn::layer_norm(h, eps, l.pp("output.LayerNorm"))?,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Self {
+            word: e.get((config.vocab_size, h), "word_embeddings.weight")?,
+            position: e.get(
+                (config.max_position_embeddings, h),
+                "position_embeddings.weight",
+            )?,
+            token_type: e.get((config.type_vocab_size, h), "token_type_embeddings.weight")?,
+            embedding_norm: candle_nn::layer_norm(h, eps, e.pp("LayerNorm"))?,
+            layers,
+            heads: config.num_attention_heads,
+            hidden: h,
+        })
+    }
+
+    /// Token ids and attention mask, both (batch, len); token type 0 throughout. Returns the
+    /// last hidden state, (batch, len, hidden).
+    pub fn forward(&self, ids: &Tensor, mask: &Tensor) -> Result<Tensor> {
+        let (batch, len) = ids.dims2()?;
+        let (h, heads) = (self.hidden, self.heads);
+        let head_dim = h / heads;
+        let words = self.word.index_select(&ids.flatten_all()?, 0)?; // (B·L, H)
+        let positions = self.position.narrow(0, 0, len)?; // (L, H)
+        let type0 = self.token_type.narrow(0, 0, 1)?; // (1, H)
+        let x = words
+            .reshape((batch, len, h))?
+            .broadcast_add(&positions)?
+            .broadcast_add(&type0)?;
+        let mut x = self.embedding_norm.forward(&x)?.reshape((batch * len, h))?;
+        // Padding keys get the most negative score (what transformers adds), per sequence.
+        let bias = ((mask.to_dtype(DType::F32)? - 1.0)? * f64::from(f32::MAX))?
+            .reshape((batch, 1, 1, len))?;
+        let scale = 1.0 / (head_dim as f64).sqrt();
+        for layer in &self.layers {
+            let qkv = layer
+                .qkv
+                .forward(&x)?
+                .reshape((batch, len, 3, heads, head_dim))?;
+            let part = |i: usize| -> Result<Tensor> {
+                Ok(qkv
+                    .narrow(2, i, 1)?
+                    .squeeze(2)?
+                    .transpose(1, 2)?
+                    .contiguous()?)
+            };
+            let (q, k, v) = (part(0)?, part(1)?, part(2)?); // (B, heads, L, d)
+            let scores = (q.matmul(&k.t()?)? * scale)?.broadcast_add(&bias)?;
+            let probs = candle_nn::ops::softmax_last_dim(&scores)?;
+            let context = probs
+                .matmul(&v)?
+                .transpose(1, 2)?
+                .contiguous()?
+                .reshape((batch * len, h))?;
+            let attended = layer
+                .attention_norm
+                .forward(&(layer.attention_out.forward(&context)? + &x)?)?;
+            let inner = layer.intermediate.forward(&attended)?.gelu_erf()?;
+            x = layer
+                .output_norm
+                .forward(&(layer.output.forward(&inner)? + &attended)?)?;
+        }
+        Ok(x.reshape((batch, len, h))?)
+    }
+}
