@@ -154,12 +154,13 @@ export class ClusterPanel {
   private onStep(s: Record<string, unknown>): void {
     const moved = Array.isArray(s.moved) ? s.moved.length : 0;
     const merged = Array.isArray(s.merged) ? s.merged.length : 0;
-    this.stepLog.prepend(h("li", { "data-testid": "liquid-step-row" }, `step ${s.step}: ${moved} moved, ${merged} merged`,
+    const relabelled = Array.isArray(s.relabelled) ? s.relabelled.length : 0;
+    this.stepLog.prepend(h("li", { "data-testid": "liquid-step-row" }, `step ${s.step}: ${moved} moved, ${merged} merged${relabelled ? `, ${relabelled} relabelled` : ""}`,
       typeof s.millis === "number" ? h("span", { class: "muted" }, ` · ${fmtNum(s.millis as number, 1)} ms`) : null));
     while (this.stepLog.children.length > 30) this.stepLog.lastChild?.remove();
     clear(this.liquidEl);
-    this.liquidEl.append(kvTable(s, ["moved", "merged"]));
-    if (moved || merged) void this.refreshSoon();
+    this.liquidEl.append(kvTable(s, ["moved", "merged", "relabelled"]));
+    if (moved || merged || relabelled) void this.refreshSoon();
   }
 
   private pending = false;

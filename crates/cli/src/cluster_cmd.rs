@@ -148,6 +148,9 @@ pub fn liquid(engine: &Somna, args: LiquidArgs, job: &Job, json: bool) -> anyhow
                     m.similarity
                 );
             }
+            for r in &s.relabelled {
+                out!("    relabelled #{}: {}", r.cluster_id, r.label);
+            }
         }
         steps.push(s);
     }

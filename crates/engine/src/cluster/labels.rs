@@ -22,49 +22,68 @@ pub fn terms(text: &str) -> impl Iterator<Item = String> + '_ {
         })
 }
 
-/// A label for each group of texts (`groups[c]` = member texts of cluster c). Terms in
-/// `skip` (such as the speakers' names, which say who talked rather than about what) are
-/// left out.
-pub fn labels(groups: &[Vec<&str>], max_terms: usize, skip: &HashSet<String>) -> Vec<String> {
-    let mut df: HashMap<String, usize> = HashMap::new();
-    let mut docs = 0usize;
-    let mut tfs: Vec<HashMap<String, (usize, usize)>> = Vec::with_capacity(groups.len());
-    for texts in groups {
-        let mut tf: HashMap<String, (usize, usize)> = HashMap::new();
+/// Document frequencies of terms over a corpus of member texts (the IDF of labels).
+#[derive(Debug, Default, Clone)]
+pub struct DocFreq {
+    df: HashMap<String, usize>,
+    docs: usize,
+}
+
+impl DocFreq {
+    pub fn new<'a>(texts: impl IntoIterator<Item = &'a str>) -> Self {
+        let mut out = Self::default();
         for t in texts {
-            docs += 1;
-            let unique: HashSet<String> = terms(t).collect();
-            for term in terms(t) {
-                tf.entry(term).or_default().0 += 1;
-            }
-            for term in unique {
-                tf.entry(term.clone()).or_default().1 += 1;
-                *df.entry(term).or_default() += 1;
+            out.docs += 1;
+            for term in terms(t).collect::<HashSet<_>>() {
+                *out.df.entry(term).or_default() += 1;
             }
         }
-        tfs.push(tf);
+        out
     }
-    tfs.into_iter()
-        .zip(groups)
-        .map(|(tf, texts)| {
-            let min_members = if texts.len() > 3 { 2 } else { 1 };
-            let mut scored: Vec<(f64, String)> = tf
-                .into_iter()
-                .filter(|(term, (_, members))| *members >= min_members && !skip.contains(term))
-                .map(|(term, (count, _))| {
-                    let idf = ((1 + docs) as f64 / (1 + df[&term]) as f64).ln() + 1.0;
-                    (count as f64 * idf, term)
-                })
-                .collect();
-            scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-            scored
-                .into_iter()
-                .take(max_terms)
-                .map(|(_, t)| t)
-                .collect::<Vec<_>>()
-                .join(" · ")
-        })
+
+    fn idf(&self, term: &str) -> f64 {
+        let df = self.df.get(term).copied().unwrap_or(0);
+        ((1 + self.docs) as f64 / (1 + df) as f64).ln() + 1.0
+    }
+}
+
+/// A label for each group of texts (`groups[c]` = member texts of cluster c), with IDF
+/// over all the groups' texts. Terms in `skip` (such as the speakers' names, which say
+/// who talked rather than about what) are left out.
+pub fn labels(groups: &[Vec<&str>], max_terms: usize, skip: &HashSet<String>) -> Vec<String> {
+    let df = DocFreq::new(groups.iter().flatten().copied());
+    groups
+        .iter()
+        .map(|texts| label(texts, &df, max_terms, skip))
         .collect()
+}
+
+/// The label of one group of texts: its `max_terms` terms of highest count × IDF.
+pub fn label(texts: &[&str], df: &DocFreq, max_terms: usize, skip: &HashSet<String>) -> String {
+    // term → (occurrences, members containing it)
+    let mut tf: HashMap<String, (usize, usize)> = HashMap::new();
+    for t in texts {
+        let all: Vec<String> = terms(t).collect();
+        for term in all.iter().collect::<HashSet<_>>() {
+            tf.entry(term.clone()).or_default().1 += 1;
+        }
+        for term in all {
+            tf.entry(term).or_default().0 += 1;
+        }
+    }
+    let min_members = if texts.len() > 3 { 2 } else { 1 };
+    let mut scored: Vec<(f64, String)> = tf
+        .into_iter()
+        .filter(|(term, (_, members))| *members >= min_members && !skip.contains(term))
+        .map(|(term, (count, _))| (count as f64 * df.idf(&term), term))
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    scored
+        .into_iter()
+        .take(max_terms)
+        .map(|(_, t)| t)
+        .collect::<Vec<_>>()
+        .join(" · ")
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@
 //! the first step, extended for new memories); the store lock is taken only to read what
 //! changed and to write the step's results, the index read lock only in short chunks.
 
-use super::{confidence, ClusterMerge};
+use super::{confidence, labels, ClusterMerge};
 use crate::events::Job;
 use crate::project::knn::nearest_by_dot;
 use crate::store::{EnergyRow, MemoryFilter};
@@ -156,7 +156,21 @@ pub struct LiquidStep {
     pub millis: u64,
     /// Time spent building or extending the neighbour cache (0 on a warm step).
     pub prepare_millis: u64,
+    /// Clusters whose membership changed enough that their label was recomputed.
+    #[serde(default)]
+    pub relabelled: Vec<Relabelled>,
 }
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Relabelled {
+    pub cluster_id: i64,
+    pub label: String,
+}
+
+/// A cluster is relabelled once this share of its members has moved in or out since its
+/// label was computed (and at least RELABEL_MIN_MOVES), or when another merged into it.
+const RELABEL_SHARE: f64 = 0.1;
+const RELABEL_MIN_MOVES: usize = 3;
 
 /// The energy stored in `e`, decayed to `step`.
 pub fn decayed(e: &EnergyRow, step: i64, decay: f32) -> f32 {
@@ -178,6 +192,8 @@ struct ClusterState {
     sum: Vec<f32>,
     count: usize,
     live: bool,
+    /// Members moved in or out since the label was computed.
+    churn: usize,
 }
 
 /// Cached state of the liquid loop between steps.
@@ -197,6 +213,9 @@ pub(crate) struct LiquidCache {
     index_len: usize,
     neighbours: usize,
     temporal_scale_ms: f64,
+    /// Term document frequencies over the memories and the speakers' names (for labels),
+    /// built at the first relabelling.
+    label_corpus: Option<(labels::DocFreq, HashSet<String>)>,
 }
 
 fn co_value(count: i64) -> f32 {
@@ -294,6 +313,7 @@ impl Somna {
                 sum: vec![0.0; d],
                 count: 0,
                 live: c.merged_into.is_none(),
+                churn: 0,
             })
             .collect();
         let time_of: HashMap<i64, (i64, i64)> =
@@ -337,6 +357,7 @@ impl Somna {
             index_len,
             neighbours: params.neighbours,
             temporal_scale_ms: params.temporal_scale_hours * 3_600_000.0,
+            label_corpus: None,
             ids,
         };
         for e in &energies {
@@ -686,6 +707,8 @@ impl Somna {
                     .zip(v)
                     .for_each(|(s, x)| *s += x);
                 cache.cluster[i] = to;
+                cache.clusters[src].churn += 1;
+                cache.clusters[dst].churn += 1;
                 touched.insert(from);
                 touched.insert(to);
                 moved.push(Moved {
@@ -726,6 +749,7 @@ impl Somna {
                 .zip(&moved_sum)
                 .for_each(|(s, x)| *s += x);
             cache.clusters[f].sum = vec![0.0; d];
+            cache.clusters[t].churn += cache.clusters[f].count.max(RELABEL_MIN_MOVES);
             cache.clusters[t].count += cache.clusters[f].count;
             cache.clusters[f].count = 0;
             cache.clusters[f].live = false;
@@ -733,6 +757,7 @@ impl Somna {
             touched.remove(&from);
             merged_pairs.push((cache.clusters[f].id, cache.clusters[t].id, sim));
         }
+        let relabelled = self.relabel(cache, &touched)?;
         let live = cache.clusters.iter().filter(|c| c.live).count();
         let energy_rows: Vec<EnergyRow> = dirty
             .iter()
@@ -788,7 +813,58 @@ impl Somna {
             memories: alive.len(),
             millis: 0,
             prepare_millis: 0,
+            relabelled,
         })
+    }
+
+    /// Recomputes the labels of touched clusters whose membership changed enough.
+    fn relabel(&self, cache: &mut LiquidCache, touched: &HashSet<u32>) -> Result<Vec<Relabelled>> {
+        let due: Vec<u32> = touched
+            .iter()
+            .copied()
+            .filter(|&c| {
+                let st = &cache.clusters[c as usize];
+                st.live
+                    && st.churn >= RELABEL_MIN_MOVES
+                    && st.churn as f64 >= RELABEL_SHARE * st.count as f64
+            })
+            .collect();
+        if due.is_empty() {
+            return Ok(Vec::new());
+        }
+        if cache.label_corpus.is_none() {
+            let store = self.store();
+            let read = store.read();
+            let texts = read.texts_and_accesses()?;
+            let skip: HashSet<String> = read
+                .actors()?
+                .iter()
+                .flat_map(|a| labels::terms(a).collect::<Vec<_>>())
+                .collect();
+            let df = labels::DocFreq::new(texts.iter().map(|t| t.1.as_str()));
+            cache.label_corpus = Some((df, skip));
+        }
+        let mut out = Vec::with_capacity(due.len());
+        for c in due {
+            let members: Vec<i64> = (0..cache.ids.len())
+                .filter(|&r| cache.alive[r] && cache.cluster[r] == c)
+                .map(|r| cache.ids[r])
+                .collect();
+            let texts = self.store().read().texts_of(&members)?;
+            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+            let (df, skip) = cache.label_corpus.as_ref().expect("built above");
+            let label = labels::label(&refs, df, 3, skip);
+            let st = &mut cache.clusters[c as usize];
+            st.churn = 0;
+            if label != st.label {
+                st.label = label.clone();
+                out.push(Relabelled {
+                    cluster_id: st.id,
+                    label,
+                });
+            }
+        }
+        Ok(out)
     }
 }
 

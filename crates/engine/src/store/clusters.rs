@@ -2,7 +2,7 @@
 
 use super::{blob_to_vec, vec_to_blob, Tx};
 use crate::{Error, Result};
-use rusqlite::params;
+use rusqlite::{params, OptionalExtension};
 use serde::{Deserialize, Serialize};
 
 /// A cluster as stored.
@@ -257,6 +257,20 @@ impl Tx<'_> {
         )?;
         let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// The texts of `ids` (missing ones are skipped).
+    pub fn texts_of(&self, ids: &[i64]) -> Result<Vec<String>> {
+        let mut out = Vec::with_capacity(ids.len());
+        let mut stmt = self
+            .conn()
+            .prepare_cached("SELECT text FROM memories WHERE id = ?1")?;
+        for id in ids {
+            if let Some(t) = stmt.query_row([id], |r| r.get::<_, String>(0)).optional()? {
+                out.push(t);
+            }
+        }
+        Ok(out)
     }
 
     /// (id, occurred_at or else created_at, access_count) of every visible memory.

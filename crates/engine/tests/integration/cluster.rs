@@ -299,3 +299,66 @@ fn liquid_loop_steps_starts_and_pauses_from_another_thread() {
     assert!(!lp.is_running());
     lp.stop();
 }
+
+#[test]
+fn liquid_moves_relabel_the_clusters_they_change() {
+    let f = topical_store(20);
+    let e = &f.engine;
+    e.cluster(Some(3), &Job::default()).unwrap();
+    let assignments = e.cluster_assignments().unwrap();
+    let hiking: Vec<(i64, i64)> = assignments
+        .iter()
+        .filter(|a| topic_of(&text(e, a.0)) == 0)
+        .map(|a| (a.0, a.1))
+        .collect();
+    let home = hiking[0].1;
+    let away = e
+        .clusters()
+        .unwrap()
+        .into_iter()
+        .find(|c| c.id != home)
+        .unwrap()
+        .id;
+    // Three strays (15% of the cluster) sit in the wrong cluster, and both labels are stale.
+    e.with_store(|s| {
+        for (id, _) in hiking.iter().take(3) {
+            s.conn().execute(
+                "UPDATE cluster_members SET cluster_id = ?2 WHERE memory_id = ?1",
+                [*id, away],
+            )?;
+        }
+        s.conn()
+            .execute("UPDATE clusters SET label = 'stale'", [])
+            .map(|_| ())
+            .map_err(Into::into)
+    })
+    .unwrap();
+    let step = e
+        .liquid_step(&somna_engine::LiquidParams::default())
+        .unwrap();
+    assert_eq!(step.moved.len(), 3, "{:?}", step.moved);
+    let mut relabelled: Vec<i64> = step.relabelled.iter().map(|r| r.cluster_id).collect();
+    relabelled.sort_unstable();
+    let mut expected = vec![home, away];
+    expected.sort_unstable();
+    assert_eq!(relabelled, expected);
+    for c in e.clusters().unwrap() {
+        if c.id == home {
+            assert!(
+                c.label.split(" · ").all(|t| TOPICS[0].contains(&t)),
+                "{}",
+                c.label
+            );
+        } else if c.id == away {
+            assert_ne!(c.label, "stale");
+        } else {
+            // Untouched clusters keep their (stale) label: relabelling is per changed cluster.
+            assert_eq!(c.label, "stale");
+        }
+    }
+    // A step without moves relabels nothing.
+    let quiet = e
+        .liquid_step(&somna_engine::LiquidParams::default())
+        .unwrap();
+    assert!(quiet.moved.is_empty() && quiet.relabelled.is_empty());
+}
