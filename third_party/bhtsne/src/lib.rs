@@ -98,7 +98,9 @@ pub fn run<T>(
         + std::ops::SubAssign
         + std::ops::MulAssign
         + std::ops::DivAssign
-        + std::iter::Sum,
+        + std::iter::Sum
+        + Send
+        + Sync,
 {
     run_with_progress(
         x,
@@ -143,7 +145,9 @@ where
         + std::ops::SubAssign
         + std::ops::MulAssign
         + std::ops::DivAssign
-        + std::iter::Sum,
+        + std::iter::Sum
+        + Send
+        + Sync,
 {
     // Determine whether we are using the exact algorithm.
     if n - 1 < 3 * perplexity.as_() {

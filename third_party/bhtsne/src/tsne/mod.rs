@@ -2,6 +2,7 @@ mod sptree;
 mod vptree;
 
 use super::{Float, NumCast};
+use rayon::prelude::*;
 use sptree::SPTree;
 use vptree::{DataPoint, VPTree};
 
@@ -70,18 +71,28 @@ pub fn compute_gradient_approx<T>(
         + std::ops::AddAssign
         + std::ops::MulAssign
         + std::ops::DivAssign
-        + NumCast,
+        + NumCast
+        + Send
+        + Sync,
 {
     // Construct space partitioning tree on current map.
-    let mut tree: SPTree<T> = SPTree::new(d, y, n);
-    // Compute all terms required for t-SNE gradient.
-    let mut sum_q: T = T::zero();
+    let tree: SPTree<T> = SPTree::new(d, y, n);
+    // Compute all terms required for t-SNE gradient. (Somna patch: both force terms are
+    // computed per point in parallel; the normalisation sum is added up in point order so
+    // the result does not depend on the thread count.)
     let mut pos_f: Vec<T> = vec![T::zero(); n * d];
     let mut neg_f: Vec<T> = vec![T::zero(); n * d];
 
     tree.compute_edge_forces(inp_row_p, inp_col_p, inp_val_p, n, &mut pos_f);
-    for _n in 0..n {
-        tree.compute_non_edge_forces(_n, theta, &mut neg_f[_n * d.._n * d + d], &mut sum_q)
+    let mut q_parts: Vec<T> = vec![T::zero(); n];
+    neg_f
+        .par_chunks_mut(d)
+        .zip(q_parts.par_iter_mut())
+        .enumerate()
+        .for_each(|(i, (f, q))| tree.compute_non_edge_forces(i, theta, f, q));
+    let mut sum_q: T = T::zero();
+    for q in q_parts {
+        sum_q += q;
     }
     // Compute final t-SNE gradient.
     for i in 0..(n * d) {
@@ -145,7 +156,7 @@ where
         + NumCast,
 {
     // Get estimate of normalization term.
-    let mut tree: SPTree<T> = SPTree::new(d, y, n);
+    let tree: SPTree<T> = SPTree::new(d, y, n);
     let mut buff: Vec<T> = vec![T::zero(); d];
     let mut sum_q: T = T::zero();
     for _n in 0..n {

@@ -52,8 +52,6 @@ pub struct SPTree<'a, T>
 where
     T: Float,
 {
-    // A buffer we use when doing force computations.
-    buff: Vec<T>,
     // Properties of this node in the tree
     dimension: usize,
     is_leaf: bool,
@@ -155,9 +153,7 @@ where
         let _boundary: Cell<T> = Cell::new(inp_dim, inp_corner, inp_width);
         let _children: Vec<SPTree<T>> = Vec::new();
         let _center_of_mass: Vec<T> = vec![T::zero(); inp_dim];
-        let _buff: Vec<T> = vec![T::zero(); inp_dim];
         SPTree {
-            buff: _buff,
             children: _children,
             center_of_mass: _center_of_mass,
             boundary: _boundary,
@@ -350,7 +346,7 @@ where
     /// * `neg_f` - negative forces.
     /// * `sum_q` - cumulative sum for the multiplicative factors.
     pub fn compute_non_edge_forces(
-        &mut self,
+        &self,
         point_index: usize,
         theta: T,
         neg_f: &mut [T],
@@ -361,26 +357,21 @@ where
             return;
         }
 
-        // Compute distance between point and center-of-mass.
-        let mut distance: T = T::zero();
+        // Compute distance between point and center-of-mass. (Somna patch: no shared
+        // buffer, so points can be processed in parallel over `&self`.)
         let ind: usize = point_index * self.dimension;
-
-        for d in 0..self.dimension {
-            self.buff[d] = self.data[ind + d] - self.center_of_mass[d];
-        }
-        for d in 0..self.dimension {
-            distance += self.buff[d] * self.buff[d];
+        let point = &self.data[ind..ind + self.dimension];
+        let mut distance: T = T::zero();
+        for (p, c) in point.iter().zip(&self.center_of_mass) {
+            let b = *p - *c;
+            distance += b * b;
         }
 
         // Check whether we can use this node as a summary.
         let mut max_width: T = T::zero();
-        let mut cur_width: T;
-        for d in 0..self.dimension {
-            cur_width = self.boundary.width[d];
-            max_width = if max_width > cur_width {
-                max_width
-            } else {
-                cur_width
+        for &cur_width in &self.boundary.width {
+            if cur_width > max_width {
+                max_width = cur_width;
             }
         }
 
@@ -391,13 +382,13 @@ where
             *sum_q += mult;
             mult *= distance;
 
-            for (i, el) in neg_f.iter_mut().enumerate() {
-                *el += mult * self.buff[i];
+            for ((el, p), c) in neg_f.iter_mut().zip(point).zip(&self.center_of_mass) {
+                *el += mult * (*p - *c);
             }
         } else {
             // Recursively apply Barnes-Hut to children.
-            for i in 0..self.no_children {
-                self.children[i].compute_non_edge_forces(point_index, theta, neg_f, sum_q)
+            for child in &self.children[..self.no_children] {
+                child.compute_non_edge_forces(point_index, theta, neg_f, sum_q)
             }
         }
     }
@@ -412,37 +403,37 @@ where
     /// * `num` - number of points.
     /// * `pos_f` - positive forces.
     pub fn compute_edge_forces(
-        &mut self,
-        row_p: &mut [usize],
-        col_p: &mut [usize],
-        val_p: &mut [T],
-        num: usize,
+        &self,
+        row_p: &[usize],
+        col_p: &[usize],
+        val_p: &[T],
+        _num: usize,
         pos_f: &mut [T],
-    ) {
-        // Loop over all edges in the graph.
-        let mut ind1: usize = 0;
-        let mut ind2: usize;
-        let mut distance: T;
-
-        for n in 0..num {
-            for i in row_p[n]..row_p[n + 1] {
-                // Compute pairwise distance and Q-value.
-                distance = T::one();
-                ind2 = col_p[i] * self.dimension;
-
-                for d in 0..self.dimension {
-                    self.buff[d] = self.data[ind1 + d] - self.data[ind2 + d];
+    ) where
+        T: Send + Sync,
+    {
+        use rayon::prelude::*;
+        let dim = self.dimension;
+        // Loop over all edges in the graph, one point's row per task (Somna patch).
+        pos_f
+            .par_chunks_mut(dim)
+            .enumerate()
+            .for_each(|(n, out)| {
+                let a = &self.data[n * dim..(n + 1) * dim];
+                for i in row_p[n]..row_p[n + 1] {
+                    // Compute pairwise distance and Q-value.
+                    let b = &self.data[col_p[i] * dim..(col_p[i] + 1) * dim];
+                    let mut distance: T = T::one();
+                    for (x, y) in a.iter().zip(b) {
+                        let d = *x - *y;
+                        distance += d * d;
+                    }
+                    let q = val_p[i] / distance;
+                    // Sum positive force.
+                    for ((el, x), y) in out.iter_mut().zip(a).zip(b) {
+                        *el += q * (*x - *y);
+                    }
                 }
-                for d in 0..self.dimension {
-                    distance += self.buff[d] * self.buff[d];
-                }
-                distance = val_p[i] / distance;
-                // Sum positive force.
-                for d in 0..self.dimension {
-                    pos_f[ind1 + d] += distance * self.buff[d];
-                }
-            }
-            ind1 += self.dimension;
-        }
+            });
     }
 }
