@@ -15,7 +15,9 @@ use tauri::{AppHandle, Manager, State};
 const DEMO_JSONL: &str = include_str!("../../assets/demo/demo.jsonl");
 
 #[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct Status {
+    #[cfg_attr(test, ts(type = "\"opening\" | \"ready\" | \"failed\""))]
     pub state: &'static str,
     pub error: Option<ApiError>,
     pub db_path: String,

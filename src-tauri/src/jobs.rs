@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 use tauri::{AppHandle, Emitter};
 
 #[derive(Debug, Clone, Serialize)]
-struct ProgressPayload {
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub(crate) struct ProgressPayload {
     job: u64,
     kind: &'static str,
     stage: &'static str,
@@ -21,7 +22,9 @@ struct ProgressPayload {
 }
 
 #[derive(Debug, Clone, Serialize)]
-struct DonePayload {
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(test, ts(rename = "JobDone"))]
+pub(crate) struct DonePayload {
     job: u64,
     kind: &'static str,
     ok: bool,

@@ -225,6 +225,7 @@ pub fn sleep_config() -> SleepConfig {
 
 /// The LLM endpoint as the UI may see it: everything but the key.
 #[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct LlmSettings {
     pub base_url: String,
     pub model: String,

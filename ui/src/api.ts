@@ -3,11 +3,9 @@
 import { invoke } from "@tauri-apps/api/core";
 import { listen, type UnlistenFn } from "@tauri-apps/api/event";
 import type {
-  ApiError, JobDone, ListQuery, Memory, MemoryDetail, MemoryUpdate, Page, ProgressPayload,
-  SearchQuery, SearchResponse, Stats, Status, HistoryEntry,
+  ApiError, ClusterInfo, ClusterMerge, JobDone, ListQuery, Memory, MemoryDetail, MemoryUpdate, Neighbourhood, Page,
+  ProgressPayload, SearchRequest, SearchResponse, Stats, Status, HistoryEntry,
 } from "./types";
-import type { Neighbourhood } from "./graph";
-import type { ClusterInfo, ClusterMerge } from "./clusters";
 import type { SleepReport } from "./sleep";
 import type { LlmSettings, MemorySleepEvent } from "./types";
 
@@ -31,7 +29,7 @@ export const api = {
   status: () => call<Status>("status"),
   stats: () => call<Stats>("stats"),
   list: (query: ListQuery) => call<Page>("list_memories", { query }),
-  search: (query: SearchQuery) => call<SearchResponse>("search", { query }),
+  search: (query: SearchRequest) => call<SearchResponse>("search", { query }),
   get: (id: number) => call<MemoryDetail>("get_memory", { id }),
   history: (id: number) => call<HistoryEntry[]>("memory_history", { id }),
   update: (id: number, update: MemoryUpdate) => call<Memory>("update_memory", { id, update }),

@@ -7,9 +7,8 @@ import { h, clear, fmtTime, fmtNum, toast } from "./dom";
 import { categorical, cssColor } from "./colors";
 import { kvTable, settingsForm } from "./kv";
 import { bus, select, state } from "./store";
+import type { ClusterInfo, ClusterMerge } from "./types";
 
-export interface ClusterInfo { id: number; label: string; size: number; energy: number; merged_into: number | null; created_at: number; updated_at: number }
-export interface ClusterMerge { from_id: number; into_id: number; similarity: number; merged_at: number; [k: string]: unknown }
 
 export class ClusterPanel {
   readonly el: HTMLElement;

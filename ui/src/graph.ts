@@ -6,12 +6,9 @@ import { api } from "./api";
 import { KIND_COLORS, cssColor } from "./colors";
 import { h, clear, toast } from "./dom";
 import { bus, select, state } from "./store";
-import type { Kind, LinkKind } from "./types";
+import type { GraphNode, Kind, LinkKind, Neighbourhood } from "./types";
 import { KINDS } from "./types";
 
-export interface GraphNode { id: number; kind: Kind; who: string | null; label: string; importance: number; depth: number }
-export interface GraphEdge { src: number; dst: number; kind: LinkKind; score: number }
-export interface Neighbourhood { nodes: GraphNode[]; edges: GraphEdge[]; truncated: boolean }
 
 const EDGE_COLORS: Record<LinkKind, string> = {
   similar: "rgba(148,163,184,0.45)", derived_from: "rgba(74,222,128,0.7)", causal: "rgba(248,113,113,0.8)", co_access: "rgba(250,204,21,0.55)",

@@ -48,6 +48,7 @@ pub struct OpenReport {
 
 /// A memory with everything around it, for a detail view.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct MemoryDetail {
     pub memory: Memory,
     pub links: Vec<Link>,
@@ -57,6 +58,7 @@ pub struct MemoryDetail {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Page {
     pub total: u64,
     pub offset: usize,
@@ -64,6 +66,7 @@ pub struct Page {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Stats {
     pub db_path: String,
     pub memories: u64,

@@ -6,6 +6,7 @@ macro_rules! string_enum {
     ($(#[$m:meta])* $name:ident { $($variant:ident = $text:literal),+ $(,)? }) => {
         $(#[$m])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
         #[serde(rename_all = "snake_case")]
         pub enum $name { $($variant),+ }
 
@@ -93,6 +94,7 @@ pub fn l_score(source: Source, parent_scores: &[f64]) -> f64 {
 
 /// The six journalistic fields (seed 003).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct W5H1 {
     pub who: Option<String>,
     pub what: Option<String>,
@@ -105,6 +107,7 @@ pub struct W5H1 {
 
 /// Kind-specific fields of summaries and schemas (SPEC data model).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Details {
     #[default]
@@ -128,6 +131,7 @@ pub enum Details {
 
 /// One memory as stored. Times are Unix milliseconds (UTC).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Memory {
     pub id: i64,
     pub kind: Kind,

@@ -77,6 +77,7 @@ pub fn attributes(store: &crate::store::Store) -> Result<PointAttributes> {
 
 /// A node of the bubble graph: enough to draw and label it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct GraphNode {
     pub id: i64,
     pub kind: Kind,
@@ -89,6 +90,7 @@ pub struct GraphNode {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct GraphEdge {
     pub src: i64,
     pub dst: i64,
@@ -97,6 +99,7 @@ pub struct GraphEdge {
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Neighbourhood {
     pub nodes: Vec<GraphNode>,
     pub edges: Vec<GraphEdge>,
@@ -240,6 +243,7 @@ impl Somna {
 
 /// What one sleep cycle did to one memory.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct MemorySleepEvent {
     pub cycle: i64,
     pub started_at: i64,
@@ -247,6 +251,10 @@ pub struct MemorySleepEvent {
     pub status: String,
     /// `changed` (a field), `forgotten`, or `consolidated` (a summary or schema was made
     /// from it).
+    #[cfg_attr(
+        feature = "ts",
+        ts(type = "\"changed\" | \"forgotten\" | \"consolidated\"")
+    )]
     pub event: String,
     pub field: Option<String>,
     pub old: Option<serde_json::Value>,

@@ -33,6 +33,7 @@ pub fn confidence(distance: f32) -> f32 {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ClusterInfo {
     pub id: i64,
     pub label: String,

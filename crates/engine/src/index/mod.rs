@@ -51,6 +51,7 @@ impl Default for IndexParams {
 
 /// How a search found its candidates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum SearchPath {
     Exact,

@@ -30,6 +30,7 @@ const CONNECTED_FROM: usize = 5;
 const MAX_QUERY_CHARS: usize = 4_000;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum ScoreMode {
     /// similarity × importance × recency (seed 004).
@@ -54,6 +55,7 @@ impl std::str::FromStr for ScoreMode {
 
 /// Fusion weights (seed 003 defaults); they must sum to 1.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Weights {
     pub semantic: f64,
     pub lexical: f64,
@@ -115,6 +117,7 @@ impl Weights {
 
 /// Context window accounting (seed 003): budget = window − system − output − conversation.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Budget {
     pub window: usize,
     pub system_reserve: usize,
@@ -144,6 +147,7 @@ impl Budget {
 
 /// Everything a search can be told.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct SearchQuery {
     pub query: String,
     #[serde(default = "default_k")]
@@ -203,6 +207,7 @@ impl SearchQuery {
 
 /// Each signal of a candidate, in [0, 1].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Signals {
     pub semantic: f64,
     pub lexical: f64,
@@ -218,6 +223,7 @@ pub struct Signals {
 
 /// How a candidate entered the candidate set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum Origin {
     Vector,
@@ -230,6 +236,7 @@ pub enum Origin {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Hit {
     pub memory: Memory,
     /// 1-based rank by score; connected bubbles have none.
@@ -247,6 +254,7 @@ pub struct Hit {
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Timings {
     pub embed_ms: f64,
     pub vector_ms: f64,
@@ -257,6 +265,7 @@ pub struct Timings {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct SearchResponse {
     pub query: String,
     pub route: Route,

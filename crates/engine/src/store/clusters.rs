@@ -19,6 +19,7 @@ pub struct ClusterRow {
 
 /// One merge of two clusters: `from_id` was absorbed into `into_id`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ClusterMerge {
     pub id: i64,
     pub from_id: i64,

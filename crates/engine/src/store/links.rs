@@ -7,6 +7,7 @@ use rusqlite::params;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Link {
     pub src: i64,
     pub dst: i64,

@@ -14,6 +14,7 @@ const COLUMNS: &str =
 
 /// Which memories a listing or search considers.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct MemoryFilter {
     /// Empty: every kind.
     #[serde(default)]
@@ -124,6 +125,7 @@ impl MemoryFilter {
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum SortKey {
     #[default]
@@ -152,6 +154,7 @@ impl SortKey {
 
 /// A page of a filtered, sorted listing.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ListQuery {
     #[serde(default)]
     pub filter: MemoryFilter,
@@ -168,6 +171,7 @@ pub struct ListQuery {
 
 /// Fields a user may change; `None` leaves a field as it is.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(optional_fields))]
 pub struct MemoryUpdate {
     pub text: Option<String>,
     pub who: Option<String>,

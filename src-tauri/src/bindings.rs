@@ -1,0 +1,94 @@
+//! TypeScript declarations of every type that crosses the IPC boundary, generated from the
+//! Rust types by ts-rs into `ui/src/bindings.ts`. The test fails when that file is stale;
+//! `SOMNA_WRITE_BINDINGS=1 cargo test -p somna-app bindings` rewrites it. Integers are
+//! `number` (ids and millisecond times stay far below 2^53).
+
+use crate::commands::Status;
+use crate::error::ApiError;
+use crate::jobs::{DonePayload, ProgressPayload};
+use crate::views::LlmSettings;
+use somna_engine::cluster::ClusterInfo;
+use somna_engine::index::SearchPath;
+use somna_engine::memory::{Details, Kind, LinkKind, Memory, Source, State, W5H1};
+use somna_engine::points::{GraphEdge, GraphNode, MemorySleepEvent, Neighbourhood};
+use somna_engine::retrieve::{
+    Budget, Hit, Origin, Route, ScoreMode, SearchQuery, SearchResponse, Signals, Timings, Weights,
+};
+use somna_engine::store::{
+    ClusterMerge, HistoryEntry, Link, ListQuery, MemoryFilter, MemoryUpdate, SortKey,
+};
+use somna_engine::{MemoryDetail, Page, Stats};
+use ts_rs::{Config, TS};
+
+const PATH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../ui/src/bindings.ts");
+
+fn render() -> String {
+    let cfg = Config::new().with_large_int("number");
+    let mut out = String::from(
+        "// Generated from the Rust types by ts-rs (src-tauri/src/bindings.rs); do not edit.\n\
+         // Regenerate: SOMNA_WRITE_BINDINGS=1 cargo test -p somna-app bindings\n\n",
+    );
+    macro_rules! declare {
+        ($($t:ty),* $(,)?) => {
+            $( out.push_str(&format!("export {}\n\n", <$t as TS>::decl(&cfg))); )*
+        };
+    }
+    declare!(
+        serde_json::Value,
+        Kind,
+        State,
+        Source,
+        LinkKind,
+        W5H1,
+        Details,
+        Memory,
+        Link,
+        HistoryEntry,
+        MemoryDetail,
+        MemoryFilter,
+        SortKey,
+        ListQuery,
+        Page,
+        MemoryUpdate,
+        Stats,
+        Route,
+        ScoreMode,
+        Weights,
+        Budget,
+        Signals,
+        Origin,
+        Hit,
+        Timings,
+        SearchPath,
+        SearchQuery,
+        SearchResponse,
+        ClusterInfo,
+        ClusterMerge,
+        GraphNode,
+        GraphEdge,
+        Neighbourhood,
+        MemorySleepEvent,
+        ApiError,
+        Status,
+        ProgressPayload,
+        DonePayload,
+        LlmSettings,
+    );
+    out.truncate(out.trim_end().len());
+    out.push('\n');
+    out
+}
+
+#[test]
+fn typescript_bindings_are_current() {
+    let fresh = render();
+    if std::env::var_os("SOMNA_WRITE_BINDINGS").is_some() {
+        std::fs::write(PATH, &fresh).expect("write ui/src/bindings.ts");
+        return;
+    }
+    let committed = std::fs::read_to_string(PATH).unwrap_or_default();
+    assert!(
+        committed == fresh,
+        "ui/src/bindings.ts is stale: run `SOMNA_WRITE_BINDINGS=1 cargo test -p somna-app bindings`"
+    );
+}
