@@ -46,7 +46,7 @@ impl AppState {
             demo_if_empty: false,
             liquid: Mutex::new(None),
             early: Mutex::new(None),
-            llm: Mutex::new(somna_engine::sleep::chat::ChatConfig::from_env()),
+            llm: Mutex::new(saved_llm()),
             layouts: Mutex::default(),
         }
     }
@@ -92,4 +92,14 @@ impl AppState {
             .get(&(method, dims))
             .cloned()
     }
+}
+
+/// The LLM endpoint from the environment or the one saved in the data directory. A saved
+/// file that cannot be read is reported and ignored (the settings dialog can replace it).
+fn saved_llm() -> Option<somna_engine::sleep::chat::ChatConfig> {
+    let dir = somna_engine::paths::data_dir();
+    somna_engine::sleep::endpoint::configured(&dir).unwrap_or_else(|e| {
+        eprintln!("somna-app: ignoring the saved LLM endpoint: {e}");
+        None
+    })
 }

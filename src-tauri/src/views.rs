@@ -244,8 +244,8 @@ pub fn llm_settings(state: State<'_, AppState>) -> Option<LlmSettings> {
     })
 }
 
-/// Sets (or, with an empty base URL, clears) the endpoint for this session. An empty
-/// `api_key` keeps the current key.
+/// Sets (or, with an empty base URL, clears) the endpoint, and saves it in the data
+/// directory (`llm.json`, owner-only). An empty `api_key` keeps the current key.
 #[tauri::command]
 pub fn set_llm_settings(
     state: State<'_, AppState>,
@@ -256,7 +256,9 @@ pub fn set_llm_settings(
 ) -> ApiResult<()> {
     let mut llm = state.llm.lock().unwrap_or_else(|p| p.into_inner());
     let base_url = base_url.trim().trim_end_matches('/').to_string();
+    let data_dir = somna_engine::paths::data_dir();
     if base_url.is_empty() {
+        somna_engine::sleep::endpoint::save(&data_dir, None)?;
         *llm = None;
         return Ok(());
     }
@@ -272,12 +274,14 @@ pub fn set_llm_settings(
     let key = api_key
         .filter(|k| !k.is_empty())
         .or_else(|| llm.as_ref().and_then(|c| c.api_key.clone()));
-    *llm = Some(somna_engine::sleep::chat::ChatConfig {
+    let config = somna_engine::sleep::chat::ChatConfig {
         base_url,
         model: model.trim().into(),
         api_key: key,
         timeout_secs: timeout_secs.clamp(1, 600),
-    });
+    };
+    somna_engine::sleep::endpoint::save(&data_dir, Some(&config))?;
+    *llm = Some(config);
     Ok(())
 }
 

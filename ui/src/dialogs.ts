@@ -96,7 +96,7 @@ export function openSettingsDialog(): void {
   const open = h("button", { class: "primary" }, "Open this store");
   const llmUrl = h("input", { type: "text", placeholder: "http://localhost:11434/v1", "aria-label": "LLM base URL" });
   const llmModel = h("input", { type: "text", placeholder: "model name, e.g. llama3.2", "aria-label": "LLM model" });
-  const llmKey = h("input", { type: "password", placeholder: "API key (optional; kept for this session only)", "aria-label": "LLM API key", autocomplete: "off" });
+  const llmKey = h("input", { type: "password", placeholder: "API key (optional; saved in the data directory, readable only by you)", "aria-label": "LLM API key", autocomplete: "off" });
   const llmTimeout = h("input", { type: "number", min: "1", max: "600", value: "60", "aria-label": "LLM timeout" });
   const llmStatus = h("div", { class: "muted" });
   const llmSave = h("button", null, "Use this endpoint");

@@ -7,6 +7,7 @@ mod api;
 pub mod auto;
 pub mod chat;
 pub mod compress;
+pub mod endpoint;
 mod plan;
 pub mod text;
 
