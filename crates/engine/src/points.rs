@@ -267,8 +267,9 @@ impl Somna {
     /// What the last `cycles` sleep cycles did to memory `id`, newest cycle first.
     pub fn memory_sleep_history(&self, id: i64, cycles: usize) -> Result<Vec<MemorySleepEvent>> {
         let mut out = Vec::new();
-        for r in self.sleep_history(cycles)? {
-            let Some(cycle) = r.id else { continue };
+        let touching = self.store().read().cycles_touching(id, cycles)?;
+        for cycle in touching {
+            let r = self.sleep_report(cycle)?;
             let ev = |event: &str| MemorySleepEvent {
                 cycle,
                 started_at: r.started_at,

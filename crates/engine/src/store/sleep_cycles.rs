@@ -190,4 +190,23 @@ impl Tx<'_> {
             .conn()
             .execute("DELETE FROM history WHERE actor = ?1", [actor])?)
     }
+
+    /// Ids of the latest `limit` cycles that changed, forgot or consolidated memory `id`,
+    /// newest first. The reports' JSON is searched by SQLite, so only those cycles need
+    /// to be read in full.
+    pub fn cycles_touching(&self, id: i64, limit: usize) -> Result<Vec<i64>> {
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT c.id FROM (SELECT id, changed, created_ids, forgotten_ids FROM sleep_cycles
+                                ORDER BY id DESC LIMIT ?2) c
+             WHERE EXISTS (SELECT 1 FROM json_each(c.forgotten_ids) WHERE value = ?1)
+                OR EXISTS (SELECT 1 FROM json_each(c.changed)
+                           WHERE json_extract(value, '$.memory_id') = ?1)
+                OR EXISTS (SELECT 1 FROM links l
+                           WHERE l.dst = ?1 AND l.kind = 'derived_from'
+                             AND l.src IN (SELECT value FROM json_each(c.created_ids)))
+             ORDER BY c.id DESC",
+        )?;
+        let rows = stmt.query_map(params![id, limit as i64], |r| r.get(0))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
 }

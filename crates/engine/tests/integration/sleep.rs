@@ -61,7 +61,7 @@ fn conversation(engine: &Somna) {
     engine.add("ann-bob", &messages, &opts).unwrap();
 }
 
-fn options() -> SleepOptions {
+pub(crate) fn options() -> SleepOptions {
     SleepOptions {
         dry_run: false,
         trigger: "test".into(),
@@ -73,7 +73,7 @@ fn options() -> SleepOptions {
     }
 }
 
-fn fixture() -> Fixture {
+pub(crate) fn fixture() -> Fixture {
     let f = Fixture::hash();
     conversation(&f.engine);
     f
