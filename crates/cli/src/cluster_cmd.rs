@@ -135,7 +135,10 @@ pub fn liquid(engine: &Somna, args: LiquidArgs, job: &Job, json: bool) -> anyhow
                 s.memories,
                 s.millis,
                 if s.prepare_millis > 0 {
-                    format!(" (+{} ms building the neighbour cache)", s.prepare_millis)
+                    format!(
+                        " (+{} ms building the neighbour cache, {} lists from the saved file)",
+                        s.prepare_millis, s.reused_neighbour_lists
+                    )
                 } else {
                     String::new()
                 }

@@ -15,7 +15,7 @@
 //! the first step, extended for new memories); the store lock is taken only to read what
 //! changed and to write the step's results, the index read lock only in short chunks.
 
-use super::{confidence, labels, ClusterMerge};
+use super::{confidence, labels, neighbour_file, ClusterMerge};
 use crate::events::Job;
 use crate::project::knn::nearest_by_dot;
 use crate::store::{EnergyRow, MemoryFilter};
@@ -159,6 +159,10 @@ pub struct LiquidStep {
     /// Clusters whose membership changed enough that their label was recomputed.
     #[serde(default)]
     pub relabelled: Vec<Relabelled>,
+    /// On a step that built the neighbour cache: how many lists came from the file saved
+    /// beside the store (the rest were searched).
+    #[serde(default)]
+    pub reused_neighbour_lists: usize,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -216,6 +220,8 @@ pub(crate) struct LiquidCache {
     /// Term document frequencies over the memories and the speakers' names (for labels),
     /// built at the first relabelling.
     label_corpus: Option<(labels::DocFreq, HashSet<String>)>,
+    /// Neighbour lists taken from the saved file when the cache was built.
+    reused_lists: usize,
 }
 
 fn co_value(count: i64) -> f32 {
@@ -274,6 +280,9 @@ impl Somna {
         let mut out = self.run_step(cache, params)?;
         out.millis = started.elapsed().as_millis() as u64;
         out.prepare_millis = prepare_millis;
+        if stale {
+            out.reused_neighbour_lists = cache.reused_lists;
+        }
         Ok(out)
     }
 
@@ -358,6 +367,7 @@ impl Somna {
             neighbours: params.neighbours,
             temporal_scale_ms: params.temporal_scale_hours * 3_600_000.0,
             label_corpus: None,
+            reused_lists: 0,
             ids,
         };
         for e in &energies {
@@ -390,26 +400,50 @@ impl Somna {
                 st.sum.iter_mut().zip(row).for_each(|(s, v)| *s += v);
             }
         }
-        // Neighbour lists: exact by matrix products when small; above that, exact within
-        // each cluster and its nearest clusters (an inverted-file search over the clusters).
+        // Neighbour lists: saved beside the store by an earlier build when still valid;
+        // otherwise exact by matrix products when small, and above that exact within each
+        // cluster and its nearest clusters (an inverted-file search over the clusters).
         let k = params.neighbours;
-        let lists: Vec<Vec<(u32, f32)>> = if n <= EXACT_NEIGHBOURS {
-            nearest_by_dot(&x, &x, d, k, true, job, "neighbours")?
+        let file = neighbour_file::path_for(self.store().path());
+        let saved = match file.as_deref().and_then(|p| neighbour_file::load(p, k)) {
+            Some((seq, lists)) => self.reuse_neighbours(&cache, &lists, seq, k, job)?,
+            None => None,
+        };
+        let lists: Vec<Vec<(u32, f32)>> = match saved {
+            Some((lists, reused)) => {
+                cache.reused_lists = reused;
+                lists
+            }
+            None if n <= EXACT_NEIGHBOURS => nearest_by_dot(&x, &x, d, k, true, job, "neighbours")?
                 .into_iter()
                 .map(|l| l.into_iter().map(|(r, s)| (r as u32, s)).collect())
-                .collect()
-        } else {
-            let centroids: Vec<Vec<f32>> = cache
-                .clusters
-                .iter()
-                .map(|c| {
-                    let mut v = c.sum.clone();
-                    crate::embed::normalize(&mut v);
-                    v
-                })
-                .collect();
-            ivf_neighbours(&x, d, &cache.cluster, &centroids, k, IVF_PROBES, job)?
+                .collect(),
+            None => {
+                let centroids: Vec<Vec<f32>> = cache
+                    .clusters
+                    .iter()
+                    .map(|c| {
+                        let mut v = c.sum.clone();
+                        crate::embed::normalize(&mut v);
+                        v
+                    })
+                    .collect();
+                ivf_neighbours(&x, d, &cache.cluster, &centroids, k, IVF_PROBES, job)?
+            }
         };
+        if let Some(path) = &file {
+            let by_id: Vec<Vec<(i64, f32)>> = lists
+                .iter()
+                .map(|l| l.iter().map(|&(j, s)| (cache.ids[j as usize], s)).collect())
+                .collect();
+            let entries = cache
+                .ids
+                .iter()
+                .copied()
+                .zip(by_id.iter().map(Vec::as_slice));
+            // A cache: a store in a read-only directory just rebuilds next time.
+            let _ = neighbour_file::save(path, k, cache.index_seq, entries);
+        }
         cache.nbrs = lists
             .into_iter()
             .enumerate()
@@ -426,6 +460,54 @@ impl Somna {
             .collect();
         self.add_co_access(&mut cache, &co_pairs)?;
         Ok(cache)
+    }
+
+    /// Neighbour lists from a saved file: reused for memories whose embedding has not
+    /// changed since it was written, searched afresh (HNSW) for the others. `None` when
+    /// more than a fifth would need a search: a full build is then as quick.
+    fn reuse_neighbours(
+        &self,
+        cache: &LiquidCache,
+        saved: &neighbour_file::Lists,
+        seq: i64,
+        k: usize,
+        job: &Job,
+    ) -> Result<Option<(Vec<Vec<(u32, f32)>>, usize)>> {
+        if seq > cache.index_seq {
+            return Ok(None);
+        }
+        let changed: HashSet<i64> = self
+            .store()
+            .read()
+            .embeddings_since(seq)?
+            .into_iter()
+            .map(|e| e.0)
+            .collect();
+        let mut lists = Vec::with_capacity(cache.ids.len());
+        let mut missing = Vec::new();
+        for (r, id) in cache.ids.iter().enumerate() {
+            match saved.get(id).filter(|_| !changed.contains(id)) {
+                Some(l) => lists.push(
+                    l.iter()
+                        .filter_map(|(j, s)| cache.row_of.get(j).map(|&row| (row, *s)))
+                        .collect(),
+                ),
+                None => {
+                    missing.push((r, *id));
+                    lists.push(Vec::new());
+                }
+            }
+        }
+        if missing.len() * 5 > cache.ids.len() {
+            return Ok(None);
+        }
+        let ids: Vec<i64> = missing.iter().map(|m| m.1).collect();
+        let found = self.hnsw_neighbours(&ids, &cache.row_of, k, job)?;
+        let reused = cache.ids.len() - missing.len();
+        for ((r, _), list) in missing.into_iter().zip(found) {
+            lists[r] = list;
+        }
+        Ok(Some((lists, reused)))
     }
 
     /// k nearest neighbours (rows of `ids`) of each of `queries` by HNSW search, the
@@ -814,6 +896,7 @@ impl Somna {
             millis: 0,
             prepare_millis: 0,
             relabelled,
+            reused_neighbour_lists: 0,
         })
     }
 

@@ -6,6 +6,7 @@
 pub mod kmeans;
 pub mod labels;
 pub mod liquid;
+pub mod neighbour_file;
 
 use crate::events::Job;
 use crate::store::EnergyRow;

@@ -1,7 +1,7 @@
 //! Projection, concept clusters and the liquid loop through the engine's API, on the
 //! hashing embedder (texts that share words get similar vectors).
 
-use crate::common::{msg, Fixture};
+use crate::common::{msg, open_hash, Fixture};
 use somna_engine::project::align::median_movement;
 use somna_engine::{AddOptions, Job, Layout, ProjectionMethod, ProjectionParams, Somna};
 
@@ -361,4 +361,52 @@ fn liquid_moves_relabel_the_clusters_they_change() {
         .liquid_step(&somna_engine::LiquidParams::default())
         .unwrap();
     assert!(quiet.moved.is_empty() && quiet.relabelled.is_empty());
+}
+
+#[test]
+fn liquid_neighbour_lists_are_saved_beside_the_store_and_reused_after_a_restart() {
+    let f = topical_store(20);
+    let n = visible(&f.engine);
+    f.engine.cluster(Some(3), &Job::default()).unwrap();
+    let params = somna_engine::LiquidParams::default();
+    assert_eq!(
+        f.engine
+            .liquid_step(&params)
+            .unwrap()
+            .reused_neighbour_lists,
+        0
+    );
+    let file = f.cfg.db_path.with_file_name("somna.db.liquid");
+    assert!(file.exists());
+    let crate::common::Fixture {
+        engine,
+        cfg,
+        dir: _dir,
+    } = f;
+    drop(engine);
+
+    // A restart reads them back.
+    let e = open_hash(&cfg);
+    assert_eq!(e.liquid_step(&params).unwrap().reused_neighbour_lists, n);
+    drop(e);
+
+    // Memories added since are searched for; the others are reused.
+    let e = open_hash(&cfg);
+    add_topical(&e, 2, 900);
+    let step = e.liquid_step(&params).unwrap();
+    assert_eq!(step.reused_neighbour_lists, n);
+    assert_eq!(step.memories, n + 6);
+    drop(e);
+
+    // Lists made with another k, or a damaged file, are rebuilt.
+    let e = open_hash(&cfg);
+    let other = somna_engine::LiquidParams {
+        neighbours: 5,
+        ..params.clone()
+    };
+    assert_eq!(e.liquid_step(&other).unwrap().reused_neighbour_lists, 0);
+    drop(e);
+    std::fs::write(&file, b"damaged").unwrap();
+    let e = open_hash(&cfg);
+    assert_eq!(e.liquid_step(&params).unwrap().reused_neighbour_lists, 0);
 }
