@@ -224,6 +224,9 @@ pub(crate) struct LiquidCache {
     reused_lists: usize,
 }
 
+/// Each memory's neighbours as (row, cosine similarity).
+type RowLists = Vec<Vec<(u32, f32)>>;
+
 fn co_value(count: i64) -> f32 {
     1.0 - (-(count as f32) / 3.0).exp()
 }
@@ -409,7 +412,7 @@ impl Somna {
             Some((seq, lists)) => self.reuse_neighbours(&cache, &lists, seq, k, job)?,
             None => None,
         };
-        let lists: Vec<Vec<(u32, f32)>> = match saved {
+        let lists: RowLists = match saved {
             Some((lists, reused)) => {
                 cache.reused_lists = reused;
                 lists
@@ -472,7 +475,7 @@ impl Somna {
         seq: i64,
         k: usize,
         job: &Job,
-    ) -> Result<Option<(Vec<Vec<(u32, f32)>>, usize)>> {
+    ) -> Result<Option<(RowLists, usize)>> {
         if seq > cache.index_seq {
             return Ok(None);
         }
