@@ -5,6 +5,7 @@ mod output;
 mod bench_cluster;
 mod bench_cmd;
 mod cluster_cmd;
+mod eval_cmd;
 mod sleep_cmd;
 
 use anyhow::{bail, Context};
@@ -200,6 +201,8 @@ enum EvalWhat {
         #[arg(long)]
         store: Option<PathBuf>,
     },
+    /// Seed 000's five memory methods: Table 1 (task) and Table 2 (probes around a sleep cycle).
+    Memory(eval_cmd::MemoryArgs),
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -654,6 +657,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         } => {
             eval_locomo(&data, out, store, &model_dir, json)?;
         }
+        Command::Eval {
+            what: EvalWhat::Memory(args),
+        } => eval_cmd::run_memory(args, &model_dir, json)?,
     }
     Ok(())
 }
