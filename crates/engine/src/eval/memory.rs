@@ -1176,7 +1176,7 @@ mod tests {
     fn cues_and_sessions() {
         assert_eq!(
             cue("When did Caroline go to the LGBTQ support group?"),
-            "caroline lgbtq support group"
+            "caroline go lgbtq support group"
         );
         assert_eq!(session_of("D12:3"), Some(12));
         let q = EvalQuestion {

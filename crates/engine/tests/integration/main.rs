@@ -6,6 +6,7 @@
 mod cluster;
 mod common;
 mod crud;
+mod eval_memory;
 mod parity;
 mod reconcile;
 mod retrieval;
