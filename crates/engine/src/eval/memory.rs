@@ -824,7 +824,18 @@ impl Evaluator<'_> {
             self.usage.cached += 1;
             return Ok(a.clone());
         }
+        let started = std::time::Instant::now();
         let reply = chat::complete(cfg, system, user)?;
+        let tokens = reply.prompt_tokens.unwrap_or(0) + reply.completion_tokens.unwrap_or(0);
+        self.engine.record(
+            "llm",
+            started,
+            crate::ledger::Cost {
+                items: 1,
+                llm_calls: 1,
+                tokens,
+            },
+        );
         self.usage.calls += 1;
         self.usage.prompt_tokens += reply.prompt_tokens.unwrap_or(0);
         self.usage.completion_tokens += reply.completion_tokens.unwrap_or(0);
