@@ -5,6 +5,7 @@ mod output;
 mod bench_cluster;
 mod bench_cmd;
 mod cluster_cmd;
+mod eval_cmd;
 mod sleep_cmd;
 
 use anyhow::{bail, Context};
@@ -166,6 +167,10 @@ enum Command {
     Liquid(cluster_cmd::LiquidArgs),
     /// Project the memories to 2D or 3D (PCA or t-SNE) and cache the layout.
     Project(cluster_cmd::ProjectArgs),
+    /// The retrieval regression suite: saved queries and the memories they should find.
+    Golden(eval_cmd::GoldenArgs),
+    /// Time, items, LLM calls and tokens of engine operations, by operation or period.
+    Ledger(eval_cmd::LedgerArgs),
     /// Evaluations.
     Eval {
         #[command(subcommand)]
@@ -200,6 +205,8 @@ enum EvalWhat {
         #[arg(long)]
         store: Option<PathBuf>,
     },
+    /// Seed 000's five memory methods: Table 1 (task) and Table 2 (probes around a sleep cycle).
+    Memory(eval_cmd::MemoryArgs),
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -654,6 +661,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         } => {
             eval_locomo(&data, out, store, &model_dir, json)?;
         }
+        Command::Golden(args) => eval_cmd::golden(&open()?, args, json)?,
+        Command::Ledger(args) => eval_cmd::ledger(&open()?, args, json)?,
+        Command::Eval {
+            what: EvalWhat::Memory(args),
+        } => eval_cmd::run_memory(args, &model_dir, json)?,
     }
     Ok(())
 }

@@ -5,6 +5,7 @@ use crate::embed::{BertEmbedder, EmbedQueue, Embedder, ModelDir};
 use crate::events::Job;
 use crate::index::{IndexParams, VectorIndex};
 use crate::ingest::{self, AddOptions, AddReport, ConversationBatch, ExportDoc, ExportedMemory};
+use crate::ledger::Cost;
 use crate::memory::{embedding_text, Kind, LinkKind, Memory, State};
 use crate::retrieve::{self, SearchCtx, SearchQuery, SearchResponse};
 use crate::store::{HistoryEntry, Link, ListQuery, MemoryFilter, MemoryUpdate, Message, Store};
@@ -93,6 +94,8 @@ pub struct Somna {
     open_report: OpenReport,
     /// The liquid clustering loop's cached neighbour lists and state (cluster/liquid.rs).
     pub(crate) liquid: Mutex<Option<crate::cluster::liquid::LiquidCache>>,
+    /// Buffered cost and latency entries (ledger.rs).
+    pub(crate) ledger: crate::ledger::Ledger,
 }
 
 impl Somna {
@@ -134,6 +137,7 @@ impl Somna {
                 index_rebuilt: rebuilt,
             },
             liquid: Mutex::new(None),
+            ledger: Default::default(),
         })
     }
 
@@ -147,6 +151,15 @@ impl Somna {
 
     pub(crate) fn store(&self) -> MutexGuard<'_, Store> {
         self.store.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The store if no one holds it (for work that may be skipped, like a ledger flush).
+    pub(crate) fn try_store(&self) -> Option<MutexGuard<'_, Store>> {
+        match self.store.try_lock() {
+            Ok(g) => Some(g),
+            Err(std::sync::TryLockError::Poisoned(p)) => Some(p.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) => None,
+        }
     }
 
     pub(crate) fn index_read(&self) -> RwLockReadGuard<'_, VectorIndex> {
@@ -175,7 +188,13 @@ impl Somna {
         messages: &[Message],
         opts: &AddOptions,
     ) -> Result<AddReport> {
-        let embed = |texts: Vec<String>| self.queue.embed(texts);
+        let started = std::time::Instant::now();
+        let embed = |texts: Vec<String>| {
+            let (t, n) = (std::time::Instant::now(), texts.len());
+            let out = self.queue.embed(texts);
+            self.record("embed", t, Cost::items(n));
+            out
+        };
         let count = |text: &str| self.embedder.count_tokens(text);
         let report = ingest::add_batch(
             &self.store,
@@ -187,6 +206,7 @@ impl Somna {
             opts,
         )?;
         self.refresh_actors(&self.store())?;
+        self.record("add", started, Cost::items(messages.len()));
         Ok(report)
     }
 
@@ -209,9 +229,13 @@ impl Somna {
                 })?;
             }
         }
+        let started = std::time::Instant::now();
         let embed = |texts: Vec<String>| {
+            let t = std::time::Instant::now();
             let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-            self.embedder.embed(&refs)
+            let out = self.embedder.embed(&refs);
+            self.record("embed", t, Cost::items(refs.len()));
+            out
         };
         let count = |text: &str| self.embedder.count_tokens(text);
         let mut report = AddReport::default();
@@ -236,6 +260,8 @@ impl Somna {
         let store = self.store();
         self.refresh_actors(&store)?;
         self.index_write().save()?;
+        drop(store);
+        self.record("import", started, Cost::items(total));
         Ok(report)
     }
 
@@ -255,6 +281,13 @@ impl Somna {
 
     /// A search that records nothing (for evaluations that must not perturb the store).
     pub fn search_readonly(&self, q: &SearchQuery) -> Result<SearchResponse> {
+        let started = std::time::Instant::now();
+        let response = self.search_unrecorded(q)?;
+        self.record("search", started, Cost::items(response.hits.len()));
+        Ok(response)
+    }
+
+    fn search_unrecorded(&self, q: &SearchQuery) -> Result<SearchResponse> {
         let store = self.store();
         let index = self.index_read();
         let actors = self.actors.read().unwrap_or_else(|p| p.into_inner());
@@ -608,6 +641,7 @@ impl Somna {
 impl Drop for Somna {
     fn drop(&mut self) {
         let _ = self.index_write().save();
+        let _ = self.flush_ledger();
     }
 }
 

@@ -1,4 +1,7 @@
-//! Evaluation: ranking metrics and the LoCoMo retrieval evaluation.
+//! Evaluation: ranking metrics, the LoCoMo retrieval evaluation, seed 000's memory methods
+//! and tables, and the golden-query regression suite.
 
+pub mod golden;
 pub mod locomo;
+pub mod memory;
 pub mod metrics;

@@ -175,6 +175,7 @@ impl Somna {
     /// same method and dimensions, and caches it. Cancellable; reports progress.
     pub fn project(&self, params: &ProjectionParams, job: &Job) -> Result<Layout> {
         params.validate()?;
+        let started = std::time::Instant::now();
         let (ids, x) = self.visible_vectors()?;
         let d = self.embedder().dim();
         let (mut coords, model) = compute(params, &x, d, job)?;
@@ -197,6 +198,11 @@ impl Somna {
         };
         let stored = layout.to_stored(model)?;
         self.store().transaction(|tx| tx.put_layout(&stored))?;
+        self.record(
+            "project",
+            started,
+            crate::ledger::Cost::items(layout.ids.len()),
+        );
         Ok(layout)
     }
 

@@ -99,6 +99,7 @@ impl Somna {
             forgotten: Vec::new(),
             notes: Vec::new(),
             config: cfg.clone(),
+            golden: Vec::new(),
         };
         let snap = {
             let mut store = self.store();
@@ -129,11 +130,22 @@ impl Somna {
                 last_decay_at: read.last_decay_at()?,
             }
         };
-        let outcome = self.run_phases(&snap, compressor, &mut rep, job);
+        if let Some(id) = rep.id {
+            self.golden_around_sleep("before_sleep", id, &mut rep.notes);
+        }
+        let counting = crate::ledger::Counting::new(compressor);
+        let outcome = self.run_phases(&snap, &counting, &mut rep, job);
         rep.ended_at = Some(now_ms());
         match outcome {
             // A real run's completion was recorded by the forget phase's transaction.
-            Ok(()) => Ok(rep),
+            Ok(()) => {
+                if let Some(id) = rep.id {
+                    self.golden_around_sleep("after_sleep", id, &mut rep.notes);
+                    rep.golden = self.golden_runs_for_cycle(id).unwrap_or_default();
+                    self.record_sleep(&rep, &counting);
+                }
+                Ok(rep)
+            }
             Err(e) => {
                 if rep.id.is_some() {
                     rep.status = match e {
@@ -725,5 +737,6 @@ fn report_from_row(read: &Tx<'_>, row: &CycleRow) -> Result<SleepReport> {
         forgotten: row.forgotten_ids.clone(),
         notes: serde_json::from_value(get("notes")).unwrap_or_default(),
         config: serde_json::from_value(get("config")).unwrap_or_default(),
+        golden: crate::eval::golden::runs_for_cycle(read, row.id)?,
     })
 }

@@ -300,6 +300,50 @@ fn dechunk(mut data: &[u8]) -> Result<Vec<u8>> {
     }
 }
 
+/// A chat reply's text and, when the server reported `usage`, its token counts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChatReply {
+    pub content: String,
+    pub prompt_tokens: Option<u64>,
+    pub completion_tokens: Option<u64>,
+}
+
+/// One plain-text chat completion (temperature 0) over [`post_json`], for callers other
+/// than compression (the memory evaluation's answers and judgements).
+pub(crate) fn complete(config: &ChatConfig, system: &str, user: &str) -> Result<ChatReply> {
+    let body = serde_json::json!({
+        "model": config.model,
+        "temperature": 0,
+        "messages": [
+            {"role": "system", "content": system},
+            {"role": "user", "content": user},
+        ],
+    });
+    let url = format!("{}/chat/completions", config.base_url.trim_end_matches('/'));
+    let (status, text) = post_json(
+        &url,
+        config.api_key.as_deref(),
+        &body.to_string(),
+        Duration::from_secs(config.timeout_secs.max(1)),
+    )?;
+    if status != 200 {
+        return Err(chat_error(format!(
+            "HTTP {status}: {}",
+            text.chars().take(200).collect::<String>()
+        )));
+    }
+    let v: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| chat_error(format!("response is not JSON: {e}")))?;
+    let content = v["choices"][0]["message"]["content"]
+        .as_str()
+        .ok_or_else(|| chat_error("no choices[0].message.content in the response".into()))?;
+    Ok(ChatReply {
+        content: content.to_string(),
+        prompt_tokens: v["usage"]["prompt_tokens"].as_u64(),
+        completion_tokens: v["usage"]["completion_tokens"].as_u64(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -205,6 +205,9 @@ pub struct SleepReport {
     /// Fallbacks, skipped batches, recovered cycles, errors.
     pub notes: Vec<String>,
     pub config: SleepConfig,
+    /// The golden-query runs before and after the cycle (when golden queries exist).
+    #[serde(default)]
+    pub golden: Vec<crate::eval::golden::GoldenRun>,
 }
 
 impl SleepReport {

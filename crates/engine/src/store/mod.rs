@@ -4,8 +4,10 @@
 mod clusters;
 mod co_access;
 mod fts;
+mod golden;
 mod history;
 mod layouts;
+mod ledger;
 mod links;
 mod memories;
 mod messages;
@@ -14,8 +16,10 @@ mod sleep_cycles;
 pub use clusters::{ClusterMerge, ClusterRow, EnergyRow};
 pub use co_access::CoAccess;
 pub use fts::{fts_query, query_tokens};
+pub use golden::{GoldenQuery, GoldenResultRow, GoldenRunRow};
 pub use history::HistoryEntry;
 pub use layouts::StoredLayout;
+pub use ledger::{LedgerEntry, LedgerSummary};
 pub use links::Link;
 pub use memories::{ListQuery, MemoryFilter, MemoryUpdate, SortKey};
 pub use messages::Message;
@@ -31,6 +35,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0002_links_kind.sql"),
     include_str!("migrations/0003_tokens.sql"),
     include_str!("migrations/0004_cluster_layouts.sql"),
+    include_str!("migrations/0005_golden_ledger.sql"),
 ];
 
 /// The store's schema version after all migrations.

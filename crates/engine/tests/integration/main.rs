@@ -6,6 +6,8 @@
 mod cluster;
 mod common;
 mod crud;
+mod eval_memory;
+mod golden;
 mod parity;
 mod reconcile;
 mod retrieval;

@@ -1,0 +1,188 @@
+//! Queries on `golden_queries`, `golden_runs` and `golden_results`: the retrieval regression
+//! suite's saved queries and their runs.
+
+use super::Tx;
+use crate::Result;
+use rusqlite::{params, OptionalExtension};
+use serde::{Deserialize, Serialize};
+
+/// A saved query and the memories it should find in its top `k`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GoldenQuery {
+    pub id: i64,
+    pub query: String,
+    pub expected: Vec<i64>,
+    pub k: usize,
+    /// Search options as JSON (`filter`, `mode`, `route`), `{}` for the defaults.
+    pub options: serde_json::Value,
+    pub created_at: i64,
+}
+
+/// One query's outcome in one run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GoldenResultRow {
+    pub query_id: i64,
+    pub recall: f64,
+    pub ndcg: f64,
+    pub ranked: Vec<i64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GoldenRunRow {
+    pub id: i64,
+    pub run_at: i64,
+    pub stage: String,
+    pub cycle_id: Option<i64>,
+}
+
+fn json_ids(s: String) -> Vec<i64> {
+    serde_json::from_str(&s).unwrap_or_default()
+}
+
+fn query_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<GoldenQuery> {
+    Ok(GoldenQuery {
+        id: r.get(0)?,
+        query: r.get(1)?,
+        expected: json_ids(r.get(2)?),
+        k: r.get::<_, i64>(3)? as usize,
+        options: serde_json::from_str(&r.get::<_, String>(4)?).unwrap_or_default(),
+        created_at: r.get(5)?,
+    })
+}
+
+impl Tx<'_> {
+    pub fn insert_golden(
+        &self,
+        query: &str,
+        expected: &[i64],
+        k: usize,
+        options: &serde_json::Value,
+        now: i64,
+    ) -> Result<i64> {
+        self.conn().execute(
+            "INSERT INTO golden_queries (query, expected, k, options, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![
+                query,
+                serde_json::to_string(expected)?,
+                k as i64,
+                options.to_string(),
+                now
+            ],
+        )?;
+        Ok(self.conn().last_insert_rowid())
+    }
+
+    pub fn golden_queries(&self) -> Result<Vec<GoldenQuery>> {
+        let mut stmt = self.conn().prepare(
+            "SELECT id, query, expected, k, options, created_at FROM golden_queries ORDER BY id",
+        )?;
+        let rows = stmt.query_map([], query_row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    pub fn get_golden(&self, id: i64) -> Result<Option<GoldenQuery>> {
+        Ok(self
+            .conn()
+            .query_row(
+                "SELECT id, query, expected, k, options, created_at FROM golden_queries
+                 WHERE id = ?1",
+                [id],
+                query_row,
+            )
+            .optional()?)
+    }
+
+    /// Removes a saved query and its past results; false when there was none.
+    pub fn delete_golden(&self, id: i64) -> Result<bool> {
+        Ok(self
+            .conn()
+            .execute("DELETE FROM golden_queries WHERE id = ?1", [id])?
+            > 0)
+    }
+
+    /// Records a run and its per-query results; returns the run's id.
+    pub fn insert_golden_run(
+        &self,
+        run_at: i64,
+        stage: &str,
+        cycle_id: Option<i64>,
+        results: &[GoldenResultRow],
+    ) -> Result<i64> {
+        self.conn().execute(
+            "INSERT INTO golden_runs (run_at, stage, cycle_id) VALUES (?1, ?2, ?3)",
+            params![run_at, stage, cycle_id],
+        )?;
+        let run = self.conn().last_insert_rowid();
+        let mut stmt = self.conn().prepare_cached(
+            "INSERT INTO golden_results (run_id, query_id, recall, ndcg, ranked)
+             VALUES (?1, ?2, ?3, ?4, ?5)",
+        )?;
+        for r in results {
+            stmt.execute(params![
+                run,
+                r.query_id,
+                r.recall,
+                r.ndcg,
+                serde_json::to_string(&r.ranked)?
+            ])?;
+        }
+        Ok(run)
+    }
+
+    /// A query's latest result before run `before` (any earlier run), if any.
+    pub fn previous_golden_result(
+        &self,
+        query_id: i64,
+        before: i64,
+    ) -> Result<Option<GoldenResultRow>> {
+        Ok(self
+            .conn()
+            .query_row(
+                "SELECT query_id, recall, ndcg, ranked FROM golden_results
+                 WHERE query_id = ?1 AND run_id < ?2 ORDER BY run_id DESC LIMIT 1",
+                params![query_id, before],
+                |r| {
+                    Ok(GoldenResultRow {
+                        query_id: r.get(0)?,
+                        recall: r.get(1)?,
+                        ndcg: r.get(2)?,
+                        ranked: json_ids(r.get(3)?),
+                    })
+                },
+            )
+            .optional()?)
+    }
+
+    pub fn golden_results(&self, run: i64) -> Result<Vec<GoldenResultRow>> {
+        let mut stmt = self.conn().prepare(
+            "SELECT query_id, recall, ndcg, ranked FROM golden_results WHERE run_id = ?1
+             ORDER BY query_id",
+        )?;
+        let rows = stmt.query_map([run], |r| {
+            Ok(GoldenResultRow {
+                query_id: r.get(0)?,
+                recall: r.get(1)?,
+                ndcg: r.get(2)?,
+                ranked: json_ids(r.get(3)?),
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Runs around a sleep cycle, oldest first.
+    pub fn golden_runs_for_cycle(&self, cycle_id: i64) -> Result<Vec<GoldenRunRow>> {
+        let mut stmt = self.conn().prepare(
+            "SELECT id, run_at, stage, cycle_id FROM golden_runs WHERE cycle_id = ?1 ORDER BY id",
+        )?;
+        let rows = stmt.query_map([cycle_id], |r| {
+            Ok(GoldenRunRow {
+                id: r.get(0)?,
+                run_at: r.get(1)?,
+                stage: r.get(2)?,
+                cycle_id: r.get(3)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+}

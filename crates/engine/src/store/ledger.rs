@@ -1,0 +1,88 @@
+//! Queries on `ledger`: one row per engine operation (wall time, items, LLM calls, tokens),
+//! summarised by operation and period.
+
+use super::Tx;
+use crate::Result;
+use rusqlite::params;
+use serde::{Deserialize, Serialize};
+
+/// One operation as recorded.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LedgerEntry {
+    pub at: i64,
+    pub op: String,
+    pub millis: f64,
+    pub items: u64,
+    pub llm_calls: u64,
+    pub tokens: u64,
+}
+
+/// Totals of one group (an operation, a period, or both).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LedgerSummary {
+    /// The operation, or `None` when grouping by period only.
+    pub op: Option<String>,
+    /// Start of the period (Unix ms), or `None` when grouping by operation only.
+    pub period_start: Option<i64>,
+    pub count: u64,
+    pub total_ms: f64,
+    pub mean_ms: f64,
+    pub max_ms: f64,
+    pub items: u64,
+    pub llm_calls: u64,
+    pub tokens: u64,
+}
+
+impl Tx<'_> {
+    pub fn insert_ledger(&self, entries: &[LedgerEntry]) -> Result<()> {
+        let mut stmt = self.conn().prepare_cached(
+            "INSERT INTO ledger (at, op, millis, items, llm_calls, tokens)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        )?;
+        for e in entries {
+            stmt.execute(params![
+                e.at,
+                e.op,
+                e.millis,
+                e.items as i64,
+                e.llm_calls as i64,
+                e.tokens as i64
+            ])?;
+        }
+        Ok(())
+    }
+
+    /// Totals since `since` (Unix ms), grouped by operation when `by_op`, and by periods of
+    /// `period_ms` when given; largest total time first within a period.
+    pub fn ledger_summary(
+        &self,
+        since: i64,
+        by_op: bool,
+        period_ms: Option<i64>,
+    ) -> Result<Vec<LedgerSummary>> {
+        let period = period_ms.map_or("NULL".to_string(), |p| format!("(at / {p}) * {p}"));
+        let op = if by_op { "op" } else { "NULL" };
+        let sql = format!(
+            "SELECT {op}, {period}, COUNT(*), SUM(millis), MAX(millis), SUM(items),
+                    SUM(llm_calls), SUM(tokens)
+             FROM ledger WHERE at >= ?1 GROUP BY 1, 2 ORDER BY 2, 4 DESC"
+        );
+        let mut stmt = self.conn().prepare(&sql)?;
+        let rows = stmt.query_map([since], |r| {
+            let count: i64 = r.get(2)?;
+            let total: f64 = r.get(3)?;
+            Ok(LedgerSummary {
+                op: r.get(0)?,
+                period_start: r.get(1)?,
+                count: count as u64,
+                total_ms: total,
+                mean_ms: if count > 0 { total / count as f64 } else { 0.0 },
+                max_ms: r.get(4)?,
+                items: r.get::<_, i64>(5)? as u64,
+                llm_calls: r.get::<_, i64>(6)? as u64,
+                tokens: r.get::<_, i64>(7)? as u64,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+}
