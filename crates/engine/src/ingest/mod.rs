@@ -2,11 +2,13 @@
 //! and novelty, similarity connections, provenance scores, history. One batch is one
 //! transaction; embedding happens before it so the write lock is short.
 
+mod causal;
 mod export;
 mod extract;
 mod import;
 mod reconcile;
 
+pub use causal::{find_cue, CausalCue};
 pub use export::{ExportDoc, ExportedMemory, ExportedMessage, EXPORT_FORMAT};
 pub use extract::{extract_facts, find_location, human_time, importance, w5h1_for_turn};
 pub use import::{
@@ -36,6 +38,11 @@ pub const MAX_CONNECTIONS: usize = 5;
 pub const FACT_DUPLICATE: f32 = 0.92;
 /// Importance given to extracted facts (seed 004).
 pub const FACT_IMPORTANCE: f64 = 0.7;
+/// An earlier bubble this similar to a turn's cause clause is taken as that cause.
+pub const CAUSE_MATCH: f32 = 0.55;
+/// Score of a causal link to the preceding turn when the cause is only referred to
+/// ("As a result, …", "So I quit").
+pub const CAUSE_BY_REFERENCE: f64 = 0.5;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct AddOptions {
@@ -82,6 +89,9 @@ pub struct AddReport {
     #[serde(default)]
     pub facts_deleted: Vec<i64>,
     pub links_created: usize,
+    /// Causal links from a turn's bubble to the earlier memory holding its cause.
+    #[serde(default)]
+    pub causal_links: usize,
 }
 
 impl AddReport {
@@ -94,6 +104,7 @@ impl AddReport {
         self.facts_updated.extend(other.facts_updated);
         self.facts_deleted.extend(other.facts_deleted);
         self.links_created += other.links_created;
+        self.causal_links += other.causal_links;
     }
 }
 
@@ -122,6 +133,16 @@ struct Planned {
     message: usize,
     memory: NewMemory,
     embed_text: String,
+    /// Where an episode's cause is, when its text has a causal cue.
+    cause: Option<CauseRef>,
+}
+
+/// The cause of a turn with a causal cue.
+enum CauseRef {
+    /// The clause with this index among the batch's cause clauses (embedded with the batch).
+    Clause(usize),
+    /// The turn just before.
+    Previous,
 }
 
 /// Adds one batch of messages of `conversation` in one transaction, then brings the index
@@ -185,6 +206,7 @@ pub fn add_batch(
         return Ok(report);
     }
     let mut planned = Vec::new();
+    let mut clauses: Vec<String> = Vec::new();
     for (i, m) in fresh.iter().enumerate() {
         let speaker = m.speaker.clone().unwrap_or_else(|| m.role.clone());
         let facts = if opts.extract_facts {
@@ -210,10 +232,18 @@ pub fn add_batch(
         if bubble.metadata.is_null() {
             bubble.metadata = serde_json::json!({});
         }
+        let cause = find_cue(&m.text).map(|c| match c.cause {
+            Some(clause) => {
+                clauses.push(clause);
+                CauseRef::Clause(clauses.len() - 1)
+            }
+            None => CauseRef::Previous,
+        });
         planned.push(Planned {
             message: i,
             embed_text: embedding_text(Kind::Episode, &bubble.text, &bubble.w5h1),
             memory: bubble,
+            cause,
         });
         for fact in facts {
             let mut f = NewMemory::new(Kind::Fact, fact.clone());
@@ -230,10 +260,18 @@ pub fn add_batch(
                 message: i,
                 embed_text: fact,
                 memory: f,
+                cause: None,
             });
         }
     }
-    let vectors = embed(planned.iter().map(|p| p.embed_text.clone()).collect())?;
+    let mut vectors = embed(
+        planned
+            .iter()
+            .map(|p| p.embed_text.clone())
+            .chain(clauses.iter().cloned())
+            .collect(),
+    )?;
+    let clause_vectors = vectors.split_off(planned.len());
 
     let mut store = lock();
     // Memories of this conversation already indexed (for novelty, connections, duplicates).
@@ -252,6 +290,19 @@ pub fn add_batch(
             .into_iter()
             .collect();
         (scope, facts)
+    };
+    let scope_episodes: HashSet<i64> = if clauses.is_empty() {
+        HashSet::new()
+    } else {
+        store
+            .read()
+            .filter_ids(&MemoryFilter {
+                conversation: Some(conversation.to_string()),
+                kinds: vec![Kind::Episode],
+                ..Default::default()
+            })?
+            .into_iter()
+            .collect()
     };
     let scope_set: HashSet<i64> = scope.iter().copied().collect();
 
@@ -389,6 +440,32 @@ pub fn add_batch(
                     tx.link_message(message_ids[p.message], id)?;
                     bubble_of_message[p.message] = Some(id);
                     report.episodes.push(id);
+                    let cause = match &p.cause {
+                        Some(CauseRef::Clause(k)) => {
+                            let cv = &clause_vectors[*k];
+                            let in_episodes = |id: i64| scope_episodes.contains(&id);
+                            idx.search(cv, 1, Some(&in_episodes), Some(&scope))
+                                .0
+                                .into_iter()
+                                .chain(
+                                    created
+                                        .iter()
+                                        .filter(|c| c.3 == Kind::Episode)
+                                        .map(|c| (c.0, dot(cv, c.1))),
+                                )
+                                .filter(|c| c.1 >= CAUSE_MATCH)
+                                .max_by(|a, b| a.1.total_cmp(&b.1))
+                                .map(|c| (c.0, c.1 as f64))
+                        }
+                        Some(CauseRef::Previous) => tx
+                            .previous_episode(conversation, id)?
+                            .map(|prev| (prev, CAUSE_BY_REFERENCE)),
+                        None => None,
+                    };
+                    if let Some((cause, score)) = cause {
+                        tx.upsert_link(id, cause, LinkKind::Causal, score, now)?;
+                        report.causal_links += 1;
+                    }
                 }
                 Kind::Fact => {
                     if let Some(b) = parent_bubble {

@@ -3,6 +3,7 @@
 //! `paths::model_dir()` (SOMNA_MODEL_DIR or ~/.local/share/somna/model) once per run;
 //! the others use the fast hashing embedder.
 
+mod causal;
 mod cluster;
 mod common;
 mod crud;
