@@ -38,6 +38,10 @@ struct Cli {
     /// Print machine-readable JSON (stable; see README "JSON output").
     #[arg(long, global = true)]
     json: bool,
+    /// Ingest policies (TOML; see README "Ingest policies"). Default: <data dir>/policies.toml
+    /// if it exists, else the built-in defaults.
+    #[arg(long, global = true, env = "SOMNA_POLICIES")]
+    policies: Option<PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
@@ -328,9 +332,15 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     let model_dir = cli.model_dir.clone().unwrap_or_else(paths::model_dir);
     let config = Config::new(&db, &model_dir);
     let json = cli.json;
+    let policies_file = cli.policies.clone();
     let open = || -> anyhow::Result<Somna> {
+        let policies = match &policies_file {
+            Some(f) => somna_engine::ingest::Policies::load(f)?,
+            None => somna_engine::ingest::Policies::load_from_dir(&paths::data_dir())?,
+        };
         let (job, bar) = job_with_bar("index", json);
         let engine = Somna::open(&config, &job)?;
+        engine.set_policies(policies);
         bar.finish();
         if let (Some(reason), false) = (&engine.open_report().index_rebuilt, json) {
             if !reason.contains("no saved index") {

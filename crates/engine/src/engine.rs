@@ -90,6 +90,9 @@ pub struct Somna {
     open_report: OpenReport,
     /// The liquid clustering loop's cached neighbour lists and state (cluster/liquid.rs).
     pub(crate) liquid: Mutex<Option<crate::cluster::liquid::LiquidCache>>,
+    /// Ingest policies applied by `add` and `import` (see [`ingest::Policies`]);
+    /// [`ingest::Policies::none`] until set.
+    policies: RwLock<Arc<ingest::Policies>>,
 }
 
 impl Somna {
@@ -131,6 +134,7 @@ impl Somna {
                 index_rebuilt: rebuilt,
             },
             liquid: Mutex::new(None),
+            policies: RwLock::new(Arc::new(ingest::Policies::none())),
         })
     }
 
@@ -164,6 +168,19 @@ impl Somna {
         Ok(())
     }
 
+    /// The ingest policies in force.
+    pub fn policies(&self) -> Arc<ingest::Policies> {
+        self.policies
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Replaces the ingest policies (e.g. with [`ingest::Policies::load`]).
+    pub fn set_policies(&self, policies: ingest::Policies) {
+        *self.policies.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(policies);
+    }
+
     /// `add(messages, conversation)`: stores the messages and what they yield. Embeddings go
     /// through the shared queue, so concurrent callers are batched together.
     pub fn add(
@@ -182,6 +199,7 @@ impl Somna {
             conversation,
             messages,
             opts,
+            &self.policies(),
         )?;
         self.refresh_actors(&self.store())?;
         Ok(report)
@@ -212,6 +230,7 @@ impl Somna {
         };
         let count = |text: &str| self.embedder.count_tokens(text);
         let mut report = AddReport::default();
+        let policies = self.policies();
         let mut done = 0;
         job.report("import", 0, total as u64);
         for b in batches {
@@ -225,6 +244,7 @@ impl Somna {
                     &b.conversation,
                     chunk,
                     opts,
+                    &policies,
                 )?);
                 done += chunk.len();
                 job.report("import", done as u64, total as u64);

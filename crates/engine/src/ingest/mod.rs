@@ -6,7 +6,9 @@ mod causal;
 mod export;
 mod extract;
 mod import;
+mod policy;
 mod reconcile;
+pub mod summary;
 
 pub use causal::{find_cue, CausalCue};
 pub use export::{ExportDoc, ExportedMemory, ExportedMessage, EXPORT_FORMAT};
@@ -15,6 +17,7 @@ pub use import::{
     parse_chat_jsonl, parse_chat_jsonl_text, parse_locomo, parse_locomo_text, parse_locomo_time,
     ConversationBatch, ImportFormat, ImportOutcome,
 };
+pub use policy::{Decision, Policies, Rule, Style, Update, POLICIES_FILE};
 pub use reconcile::{reconcile, FactAction};
 
 use crate::embed::dot;
@@ -92,6 +95,15 @@ pub struct AddReport {
     /// Causal links from a turn's bubble to the earlier memory holding its cause.
     #[serde(default)]
     pub causal_links: usize,
+    /// Messages an ingest policy said to skip (stored raw, no memory made).
+    #[serde(default)]
+    pub messages_ignored: usize,
+    /// Raw messages dropped from the log by the FIFO history cap (their bubbles stay).
+    #[serde(default)]
+    pub messages_pruned: usize,
+    /// Conversation summaries written (created or rewritten).
+    #[serde(default)]
+    pub summaries: Vec<i64>,
 }
 
 impl AddReport {
@@ -105,6 +117,9 @@ impl AddReport {
         self.facts_deleted.extend(other.facts_deleted);
         self.links_created += other.links_created;
         self.causal_links += other.causal_links;
+        self.messages_ignored += other.messages_ignored;
+        self.messages_pruned += other.messages_pruned;
+        self.summaries.extend(other.summaries);
     }
 }
 
@@ -147,7 +162,10 @@ enum CauseRef {
 
 /// Adds one batch of messages of `conversation` in one transaction, then brings the index
 /// up to date. `embed` turns texts into vectors (the engine passes its queue); it runs
-/// without the store lock, so concurrent callers share embedding batches.
+/// without the store lock, so concurrent callers share embedding batches. `policies`
+/// decide each message's event type, text, importance and fact extraction, the history
+/// cap and the conversation summaries.
+#[allow(clippy::too_many_arguments)]
 pub fn add_batch(
     store: &Mutex<Store>,
     index: &std::sync::RwLock<VectorIndex>,
@@ -156,7 +174,9 @@ pub fn add_batch(
     conversation: &str,
     messages: &[Message],
     opts: &AddOptions,
+    policies: &Policies,
 ) -> Result<AddReport> {
+    let store_mutex = store;
     if conversation.trim().is_empty() {
         return Err(Error::InvalidInput("the conversation name is empty".into()));
     }
@@ -207,17 +227,39 @@ pub fn add_batch(
     }
     let mut planned = Vec::new();
     let mut clauses: Vec<String> = Vec::new();
+    let mut complex_update = false;
     for (i, m) in fresh.iter().enumerate() {
         let speaker = m.speaker.clone().unwrap_or_else(|| m.role.clone());
-        let facts = if opts.extract_facts {
+        let given_event = m
+            .metadata
+            .get("event")
+            .and_then(|e| e.as_str())
+            .map(str::to_string);
+        let decision = policies.decide(
+            conversation,
+            &m.role,
+            &speaker,
+            &m.text,
+            given_event.as_deref(),
+        );
+        if decision.skip {
+            report.messages_ignored += 1;
+            continue;
+        }
+        complex_update |= decision.update == Update::Complex;
+        let body = policies.truncated(&m.text, &decision.event);
+        let facts = if decision.extract_facts.unwrap_or(opts.extract_facts) {
             extract_facts(&speaker, &m.text)
         } else {
             Vec::new()
         };
-        let mut bubble = NewMemory::new(Kind::Episode, m.text.clone());
+        let mut bubble = NewMemory::new(
+            Kind::Episode,
+            policies.format(&speaker, &body, &decision.event),
+        );
         bubble.w5h1 = w5h1_for_turn(
             &speaker,
-            &m.text,
+            &body,
             m.occurred_at,
             conversation,
             m.session.as_deref(),
@@ -225,14 +267,22 @@ pub fn add_batch(
         bubble.conversation = Some(conversation.to_string());
         bubble.session = m.session.clone();
         bubble.occurred_at = m.occurred_at;
-        bubble.importance = importance(&m.text, !facts.is_empty());
+        let base = importance(&body, !facts.is_empty()) + decision.importance_boost;
+        bubble.importance = base
+            .max(decision.importance_min.unwrap_or(0.0))
+            .clamp(0.0, 1.0);
         bubble.source = opts.source;
         bubble.parents = opts.parents.clone();
         bubble.metadata = m.metadata.clone();
         if bubble.metadata.is_null() {
             bubble.metadata = serde_json::json!({});
         }
-        let cause = find_cue(&m.text).map(|c| match c.cause {
+        if given_event.is_none() && decision.event != "statement" {
+            if let Some(o) = bubble.metadata.as_object_mut() {
+                o.insert("event".into(), decision.event.clone().into());
+            }
+        }
+        let cause = find_cue(&body).map(|c| match c.cause {
             Some(clause) => {
                 clauses.push(clause);
                 CauseRef::Clause(clauses.len() - 1)
@@ -320,6 +370,9 @@ pub fn add_batch(
             message_ids.push(id);
         }
         report.messages_stored = fresh.len();
+        if let Some(cap) = policies.history_max_chars {
+            report.messages_pruned = tx.prune_messages(conversation, cap)?;
+        }
         // (id, vector, speaker, kind) of what this batch created so far.
         let mut created: Vec<(i64, &[f32], Option<&str>, Kind)> = Vec::new();
         let mut bubble_of_message: Vec<Option<i64>> = vec![None; fresh.len()];
@@ -499,5 +552,17 @@ pub fn add_batch(
         idx.remove(*id);
     }
     idx.catch_up(&store, &crate::events::Job::default())?;
+    drop(idx);
+    drop(store);
+    let mut report = report;
+    report.summaries = summary::refresh(
+        store_mutex,
+        index,
+        embed,
+        count_tokens,
+        conversation,
+        policies.summary_every,
+        complex_update,
+    )?;
     Ok(report)
 }

@@ -134,11 +134,13 @@ impl Tx<'_> {
         )?)
     }
 
-    /// Memories that a live (not soft-deleted) memory of `kind` derives from.
+    /// Memories that a live (not soft-deleted) memory of `kind` derives from. Rolling
+    /// conversation summaries (ingest) do not count: a sleep cycle still consolidates.
     pub fn derived_targets(&self, kind: crate::memory::Kind) -> Result<HashSet<i64>> {
         let mut stmt = self.conn().prepare(
             "SELECT DISTINCT l.dst FROM links l JOIN memories s ON s.id = l.src
-             WHERE l.kind = 'derived_from' AND s.kind = ?1 AND s.deleted_at IS NULL",
+             WHERE l.kind = 'derived_from' AND s.kind = ?1 AND s.deleted_at IS NULL
+               AND json_extract(s.metadata, '$.conversation_window') IS NULL",
         )?;
         let rows = stmt.query_map([kind.as_str()], |r| r.get(0))?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
@@ -177,7 +179,8 @@ impl Tx<'_> {
              WHERE e.kind = 'episode' AND e.deleted_at IS NULL AND e.state != 'forgotten'
                AND NOT EXISTS (SELECT 1 FROM links l JOIN memories s ON s.id = l.src
                    WHERE l.dst = e.id AND l.kind = 'derived_from' AND s.kind = 'summary'
-                     AND s.deleted_at IS NULL)",
+                     AND s.deleted_at IS NULL
+                     AND json_extract(s.metadata, '$.conversation_window') IS NULL)",
             [],
             |r| r.get(0),
         )?;

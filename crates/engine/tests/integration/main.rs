@@ -8,6 +8,7 @@ mod cluster;
 mod common;
 mod crud;
 mod parity;
+mod policies;
 mod reconcile;
 mod retrieval;
 mod robustness;
