@@ -244,6 +244,13 @@ export interface MemorySleepEvent {
   created: number | null;
 }
 
+/** The store's auto-sleep setting (engine `AutoSleepSettings`). */
+export interface AutoSleepSettings {
+  enabled: boolean;
+  every: number;
+  poll_secs: number;
+}
+
 export interface LlmSettings {
   base_url: string;
   model: string;

@@ -632,7 +632,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             }
         }
         Command::Bench(args) => bench_cmd::run(args, &model_dir, json)?,
-        Command::Sleep(args) => sleep_cmd::run(&open()?, args, json)?,
+        Command::Sleep(args) => sleep_cmd::run(open()?, args, json)?,
         Command::Facts {
             conversation,
             limit,

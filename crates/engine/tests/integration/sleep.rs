@@ -738,3 +738,51 @@ fn auto_sleep_runs_in_the_background_after_enough_new_episodes() {
     drop(engine);
     drop(f.dir);
 }
+
+#[test]
+fn the_auto_sleep_setting_survives_a_reopen_and_starts_auto_sleep_only_when_enabled() {
+    use somna_engine::sleep::auto::{AutoSleep, AutoSleepSettings};
+    let f = Fixture::hash();
+    assert_eq!(
+        f.engine.auto_sleep_settings().unwrap(),
+        AutoSleepSettings::default()
+    );
+    assert!(!AutoSleepSettings::default().enabled);
+    let bad = AutoSleepSettings {
+        every: 0,
+        ..Default::default()
+    };
+    assert_eq!(
+        crate::common::err_code(f.engine.set_auto_sleep_settings(&bad)),
+        "invalid_input"
+    );
+    let on = AutoSleepSettings {
+        enabled: true,
+        every: 30,
+        poll_secs: 0.02,
+    };
+    f.engine.set_auto_sleep_settings(&on).unwrap();
+    let Fixture { engine, cfg, dir } = f;
+    drop(engine);
+    let engine = Arc::new(open_hash(&cfg));
+    assert_eq!(engine.auto_sleep_settings().unwrap(), on);
+    let auto = AutoSleep::from_settings(engine.clone())
+        .unwrap()
+        .expect("enabled: started");
+    conversation(&engine);
+    let start = std::time::Instant::now();
+    while auto.cycles() == 0 {
+        assert!(start.elapsed().as_secs() < 30, "no cycle started");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    auto.stop();
+    engine
+        .set_auto_sleep_settings(&AutoSleepSettings {
+            enabled: false,
+            ..on
+        })
+        .unwrap();
+    assert!(AutoSleep::from_settings(engine.clone()).unwrap().is_none());
+    drop(engine);
+    drop(dir);
+}
