@@ -42,8 +42,14 @@ pub struct SleepArgs {
 
 #[derive(Subcommand)]
 enum SleepAction {
-    /// Revert a committed cycle exactly.
-    Undo { id: i64 },
+    /// Revert a committed cycle exactly. A cycle that later live cycles touched is refused
+    /// (error `undo_blocked`, naming them) unless --cascade, which undoes those first,
+    /// newest first.
+    Undo {
+        id: i64,
+        #[arg(long)]
+        cascade: bool,
+    },
     /// The latest cycles.
     History {
         #[arg(long, default_value_t = 20)]
@@ -162,19 +168,24 @@ pub fn run(engine: Somna, args: SleepArgs, json: bool) -> anyhow::Result<()> {
                 );
             }
         }
-        Some(SleepAction::Undo { id }) => {
+        Some(SleepAction::Undo { id, cascade }) => {
             let (job, bars) = job(json);
-            let r = engine.sleep_undo(id, &job)?;
+            let reports = engine.sleep_undo_cascade(id, cascade, &job)?;
             bars.finish();
-            if json {
-                print_json(&r)?;
+            if json && cascade {
+                print_json(&reports)?;
+            } else if json {
+                print_json(&reports[0])?;
             } else {
-                out!(
-                    "undid sleep cycle {id}: {} memories removed, {} field changes reverted, {} memories no longer forgotten",
-                    r.created.len(),
-                    r.changed.len(),
-                    r.forgotten.len()
-                );
+                for r in &reports {
+                    out!(
+                        "undid sleep cycle {}: {} memories removed, {} field changes reverted, {} memories no longer forgotten",
+                        r.id.unwrap_or_default(),
+                        r.created.len(),
+                        r.changed.len(),
+                        r.forgotten.len()
+                    );
+                }
             }
         }
         Some(SleepAction::History { limit }) => {

@@ -112,16 +112,13 @@ impl Tx<'_> {
         Ok(ids)
     }
 
-    /// The first cycle after `id` that is not undone, if any.
-    pub fn later_live_cycle(&self, id: i64) -> Result<Option<i64>> {
-        Ok(self
-            .conn()
-            .query_row(
-                "SELECT id FROM sleep_cycles WHERE id > ?1 AND status != 'undone' ORDER BY id LIMIT 1",
-                [id],
-                |r| r.get(0),
-            )
-            .optional()?)
+    /// The cycles after `id` that are not undone, oldest first.
+    pub fn later_live_cycles(&self, id: i64) -> Result<Vec<CycleRow>> {
+        let mut stmt = self.conn().prepare(&format!(
+            "SELECT {CYCLE_COLUMNS} FROM sleep_cycles WHERE id > ?1 AND status != 'undone' ORDER BY id"
+        ))?;
+        let rows = stmt.query_map([id], row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
     /// When the last committed forget phase started (its cycle's start).
