@@ -14,7 +14,7 @@ fn turn(i: usize) -> Message {
         "chess club",
     ];
     msg_at(
-        if i % 2 == 0 { "Ada" } else { "Bo" },
+        if i.is_multiple_of(2) { "Ada" } else { "Bo" },
         &format!(
             "Turn {i}: we talked about {} and what to do next weekend.",
             topics[i % 5]
