@@ -82,6 +82,13 @@ impl AppState {
             EngineSlot::Ready(e) => Some(e.clone()),
             _ => None,
         };
+        if let Some(e) = &engine {
+            // The same ingest policies as the CLI: <data dir>/policies.toml or the defaults.
+            match somna_engine::ingest::Policies::load_from_dir(&somna_engine::paths::data_dir()) {
+                Ok(p) => e.set_policies(p),
+                Err(err) => eprintln!("ingest policies not applied: {err}"),
+            }
+        }
         *self.engine.write().unwrap_or_else(|p| p.into_inner()) = slot;
         if let Err(e) = self.restart_auto_sleep(engine) {
             eprintln!("auto-sleep not started: {e}");
