@@ -134,6 +134,12 @@ fn accepts(cue: &str, next: Option<&str>, wi: usize, lower: &str, start: usize) 
                     "they were",
                     "the day",
                     "the time",
+                    "we last",
+                    "i last",
+                    "you last",
+                    "we spoke",
+                    "we talked",
+                    "we chatted",
                 ]
                 .iter()
                 .any(|t| rest.starts_with(t))
@@ -251,6 +257,10 @@ mod tests {
         assert_eq!(cue("Thanks so much, that means a lot"), None);
         assert_eq!(cue("I've lived here since 2019."), None);
         assert_eq!(cue("I've painted since I was a kid."), None);
+        assert_eq!(
+            cue("A lot's happened since we last chatted - I joined a group."),
+            None
+        );
         assert_eq!(cue("What a lovely day at the beach."), None);
     }
 }
