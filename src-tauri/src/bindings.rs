@@ -11,6 +11,7 @@ use somna_engine::cluster::ClusterInfo;
 use somna_engine::index::SearchPath;
 use somna_engine::memory::{Details, Kind, LinkKind, Memory, Source, State, W5H1};
 use somna_engine::points::{GraphEdge, GraphNode, MemorySleepEvent, Neighbourhood};
+use somna_engine::sleep::auto::AutoSleepSettings;
 use somna_engine::retrieve::{
     Budget, Hit, Origin, Route, ScoreMode, SearchQuery, SearchResponse, Signals, Timings, Weights,
 };
@@ -73,6 +74,7 @@ fn render() -> String {
         ProgressPayload,
         DonePayload,
         LlmSettings,
+        AutoSleepSettings,
     );
     out.truncate(out.trim_end().len());
     out.push('\n');

@@ -71,6 +71,8 @@ fn main() {
             views::sleep_run,
             views::sleep_history,
             views::sleep_undo,
+            views::auto_sleep_settings,
+            views::set_auto_sleep,
         ])
         .run(tauri::generate_context!("../tauri.conf.json"))
         .expect("error while running Somna");

@@ -34,6 +34,8 @@ pub struct AppState {
     /// set in Settings for this session; the key is never sent back to the UI).
     pub llm: Mutex<Option<somna_engine::sleep::chat::ChatConfig>>,
     layouts: Mutex<HashMap<(ProjectionMethod, usize), Arc<Layout>>>,
+    /// Auto-sleep of the open store, running while its stored setting is enabled.
+    auto_sleep: Mutex<Option<somna_engine::sleep::auto::AutoSleep>>,
 }
 
 impl AppState {
@@ -48,6 +50,7 @@ impl AppState {
             early: Mutex::new(None),
             llm: Mutex::new(saved_llm()),
             layouts: Mutex::default(),
+            auto_sleep: Mutex::new(None),
         }
     }
 
@@ -75,7 +78,31 @@ impl AppState {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clear();
+        let engine = match &slot {
+            EngineSlot::Ready(e) => Some(e.clone()),
+            _ => None,
+        };
+        if let Some(e) = &engine {
+            // The same ingest policies as the CLI: <data dir>/policies.toml or the defaults.
+            match somna_engine::ingest::Policies::load_from_dir(&somna_engine::paths::data_dir()) {
+                Ok(p) => e.set_policies(p),
+                Err(err) => eprintln!("ingest policies not applied: {err}"),
+            }
+        }
         *self.engine.write().unwrap_or_else(|p| p.into_inner()) = slot;
+        if let Err(e) = self.restart_auto_sleep(engine) {
+            eprintln!("auto-sleep not started: {e}");
+        }
+    }
+
+    /// Stops auto-sleep, then starts it again on `engine` if its stored setting is enabled.
+    pub fn restart_auto_sleep(&self, engine: Option<Arc<Somna>>) -> somna_engine::Result<()> {
+        let mut slot = self.auto_sleep.lock().unwrap_or_else(|p| p.into_inner());
+        slot.take();
+        if let Some(e) = engine {
+            *slot = somna_engine::sleep::auto::AutoSleep::from_settings(e)?;
+        }
+        Ok(())
     }
 
     pub fn put_layout(&self, method: ProjectionMethod, dims: usize, layout: Arc<Layout>) {

@@ -347,3 +347,22 @@ pub fn sleep_undo(app: AppHandle, state: State<'_, AppState>, id: i64) -> ApiRes
         Ok(engine.sleep_undo(id, job)?)
     }))
 }
+
+/// The store's auto-sleep setting.
+#[tauri::command]
+pub fn auto_sleep_settings(
+    state: State<'_, AppState>,
+) -> ApiResult<somna_engine::sleep::auto::AutoSleepSettings> {
+    Ok(state.engine()?.auto_sleep_settings()?)
+}
+
+/// Saves the auto-sleep setting in the store and starts or stops auto-sleep to match.
+#[tauri::command]
+pub fn set_auto_sleep(
+    state: State<'_, AppState>,
+    settings: somna_engine::sleep::auto::AutoSleepSettings,
+) -> ApiResult<()> {
+    let engine = state.engine()?;
+    engine.set_auto_sleep_settings(&settings)?;
+    Ok(state.restart_auto_sleep(Some(engine))?)
+}

@@ -7,7 +7,7 @@ import type {
   ProgressPayload, SearchRequest, SearchResponse, Stats, Status, HistoryEntry,
 } from "./types";
 import type { SleepReport } from "./sleep";
-import type { LlmSettings, MemorySleepEvent } from "./types";
+import type { AutoSleepSettings, LlmSettings, MemorySleepEvent } from "./types";
 
 export class CommandError extends Error {
   constructor(public code: string, message: string) {
@@ -66,6 +66,8 @@ export const api = {
     call<void>("set_llm_settings", { baseUrl, model, apiKey, timeoutSecs }),
   sleepHistory: (limit: number) => call<SleepReport[]>("sleep_history", { limit }),
   sleepUndo: (id: number) => call<number>("sleep_undo", { id }),
+  autoSleepSettings: () => call<AutoSleepSettings>("auto_sleep_settings"),
+  setAutoSleep: (settings: AutoSleepSettings) => call<void>("set_auto_sleep", { settings }),
 };
 
 export function onProgress(f: (p: ProgressPayload) => void): Promise<UnlistenFn> {

@@ -213,3 +213,13 @@ export type ProgressPayload = { job: number, kind: string, stage: string, done: 
 export type JobDone = { job: number, kind: string, ok: boolean, result: JsonValue | null, error: ApiError | null, };
 
 export type LlmSettings = { base_url: string, model: string, has_key: boolean, timeout_secs: number, };
+
+export type AutoSleepSettings = { enabled: boolean, 
+/**
+ * A cycle starts once this many new episodes wait for consolidation.
+ */
+every: number, 
+/**
+ * How often the waiting count is checked (seconds).
+ */
+poll_secs: number, };

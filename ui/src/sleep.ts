@@ -5,6 +5,7 @@ import { api, onProgress, waitJob } from "./api";
 import { h, clear, fmtTime, toast } from "./dom";
 import { kvTable, settingsForm } from "./kv";
 import { bus, select } from "./store";
+import type { AutoSleepSettings } from "./types";
 
 export interface SleepReport {
   id: number | null;
@@ -63,7 +64,7 @@ export class SleepPanel {
       try {
         const cfg = await api.sleepConfig();
         this.form = settingsForm(cfg);
-        this.settingsEl.append(this.form.el);
+        this.settingsEl.append(this.autoSleepForm(await api.autoSleepSettings()), this.form.el);
       } catch (e) {
         this.settingsEl.append(h("p", { class: "muted" }, (e as Error).message));
       }
@@ -83,6 +84,20 @@ export class SleepPanel {
       clear(this.historyEl);
       this.historyEl.append(h("p", { class: "muted" }, (e as Error).message));
     }
+  }
+
+  /** Auto-sleep: on/off and the threshold, saved in the store (it survives restarts). */
+  private autoSleepForm(s: AutoSleepSettings): HTMLElement {
+    const on = h("input", { type: "checkbox", "data-testid": "auto-sleep-enabled" }) as HTMLInputElement;
+    on.checked = s.enabled;
+    const every = h("input", { type: "number", min: "1", value: String(s.every), "aria-label": "episodes per cycle" }) as HTMLInputElement;
+    const save = h("button", { class: "small", onclick: () => {
+      api.setAutoSleep({ ...s, enabled: on.checked, every: Math.max(1, Number(every.value) || s.every) })
+        .then(() => toast(on.checked ? "auto-sleep on" : "auto-sleep off"))
+        .catch((e) => toast((e as Error).message, "error"));
+    } }, "Save");
+    return h("div", { class: "auto-sleep" },
+      h("label", null, on, " Auto-sleep after "), every, h("span", null, " new episodes "), save);
   }
 
   private progress(stage: string, done: number, total: number): void {

@@ -39,6 +39,10 @@ struct Cli {
     /// Print machine-readable JSON (stable; see README "JSON output").
     #[arg(long, global = true)]
     json: bool,
+    /// Ingest policies (TOML; see README "Ingest policies"). Default: <data dir>/policies.toml
+    /// if it exists, else the built-in defaults.
+    #[arg(long, global = true, env = "SOMNA_POLICIES")]
+    policies: Option<PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
@@ -335,9 +339,15 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     let model_dir = cli.model_dir.clone().unwrap_or_else(paths::model_dir);
     let config = Config::new(&db, &model_dir);
     let json = cli.json;
+    let policies_file = cli.policies.clone();
     let open = || -> anyhow::Result<Somna> {
+        let policies = match &policies_file {
+            Some(f) => somna_engine::ingest::Policies::load(f)?,
+            None => somna_engine::ingest::Policies::load_from_dir(&paths::data_dir())?,
+        };
         let (job, bar) = job_with_bar("index", json);
         let engine = Somna::open(&config, &job)?;
+        engine.set_policies(policies);
         bar.finish();
         if let (Some(reason), false) = (&engine.open_report().index_rebuilt, json) {
             if !reason.contains("no saved index") {
@@ -629,7 +639,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             }
         }
         Command::Bench(args) => bench_cmd::run(args, &model_dir, json)?,
-        Command::Sleep(args) => sleep_cmd::run(&open()?, args, json)?,
+        Command::Sleep(args) => sleep_cmd::run(open()?, args, json)?,
         Command::Facts {
             conversation,
             limit,

@@ -31,12 +31,25 @@ pub struct SleepArgs {
     /// SOMNA_LLM_BASE_URL, SOMNA_LLM_MODEL, SOMNA_LLM_API_KEY (falls back per batch).
     #[arg(long, default_value = "extractive")]
     backend: String,
+    /// Run auto-sleep until Ctrl-C: a cycle starts whenever enough new episodes wait
+    /// (the store's auto-sleep setting, or --every).
+    #[arg(long)]
+    auto: bool,
+    /// With --auto: episodes that start a cycle (default: the stored setting).
+    #[arg(long)]
+    every: Option<usize>,
 }
 
 #[derive(Subcommand)]
 enum SleepAction {
-    /// Revert a committed cycle exactly.
-    Undo { id: i64 },
+    /// Revert a committed cycle exactly. A cycle that later live cycles touched is refused
+    /// (error `undo_blocked`, naming them) unless --cascade, which undoes those first,
+    /// newest first.
+    Undo {
+        id: i64,
+        #[arg(long)]
+        cascade: bool,
+    },
     /// The latest cycles.
     History {
         #[arg(long, default_value_t = 20)]
@@ -44,6 +57,20 @@ enum SleepAction {
     },
     /// One cycle's full report.
     Show { id: i64 },
+    /// Show or change the store's auto-sleep setting (the app starts auto-sleep when it is
+    /// enabled; `somna sleep --auto` uses its threshold).
+    AutoSetting {
+        #[arg(long, conflicts_with = "disable")]
+        enable: bool,
+        #[arg(long)]
+        disable: bool,
+        /// New episodes that start a cycle.
+        #[arg(long)]
+        every: Option<usize>,
+        /// Seconds between checks.
+        #[arg(long)]
+        poll_secs: Option<f64>,
+    },
 }
 
 /// One progress bar per phase; Ctrl-C cancels the job.
@@ -105,21 +132,60 @@ fn job(json: bool) -> (Job, Arc<PhaseBars>) {
     (job, bars)
 }
 
-pub fn run(engine: &Somna, args: SleepArgs, json: bool) -> anyhow::Result<()> {
+pub fn run(engine: Somna, args: SleepArgs, json: bool) -> anyhow::Result<()> {
+    if args.auto {
+        return run_auto(engine, args.every, json);
+    }
+    let engine = &engine;
     match args.action {
-        Some(SleepAction::Undo { id }) => {
-            let (job, bars) = job(json);
-            let r = engine.sleep_undo(id, &job)?;
-            bars.finish();
+        Some(SleepAction::AutoSetting {
+            enable,
+            disable,
+            every,
+            poll_secs,
+        }) => {
+            let mut s = engine.auto_sleep_settings()?;
+            if enable || disable {
+                s.enabled = enable;
+            }
+            if let Some(n) = every {
+                s.every = n;
+            }
+            if let Some(p) = poll_secs {
+                s.poll_secs = p;
+            }
+            if enable || disable || every.is_some() || poll_secs.is_some() {
+                engine.set_auto_sleep_settings(&s)?;
+            }
             if json {
-                print_json(&r)?;
+                print_json(&s)?;
             } else {
                 out!(
-                    "undid sleep cycle {id}: {} memories removed, {} field changes reverted, {} memories no longer forgotten",
-                    r.created.len(),
-                    r.changed.len(),
-                    r.forgotten.len()
+                    "auto-sleep {}: a cycle after {} new episodes, checked every {} s",
+                    if s.enabled { "enabled" } else { "disabled" },
+                    s.every,
+                    s.poll_secs
                 );
+            }
+        }
+        Some(SleepAction::Undo { id, cascade }) => {
+            let (job, bars) = job(json);
+            let reports = engine.sleep_undo_cascade(id, cascade, &job)?;
+            bars.finish();
+            if json && cascade {
+                print_json(&reports)?;
+            } else if json {
+                print_json(&reports[0])?;
+            } else {
+                for r in &reports {
+                    out!(
+                        "undid sleep cycle {}: {} memories removed, {} field changes reverted, {} memories no longer forgotten",
+                        r.id.unwrap_or_default(),
+                        r.created.len(),
+                        r.changed.len(),
+                        r.forgotten.len()
+                    );
+                }
             }
         }
         Some(SleepAction::History { limit }) => {
@@ -184,6 +250,58 @@ pub fn run(engine: &Somna, args: SleepArgs, json: bool) -> anyhow::Result<()> {
             }
         }
     }
+    Ok(())
+}
+
+/// `somna sleep --auto`: runs auto-sleep in the foreground until Ctrl-C, printing each
+/// cycle as it ends.
+fn run_auto(engine: Somna, every: Option<usize>, json: bool) -> anyhow::Result<()> {
+    let settings = engine.auto_sleep_settings()?;
+    let every = every.unwrap_or(settings.every);
+    let (job, _bar) = crate::job_with_bar("auto-sleep", true);
+    let engine = Arc::new(engine);
+    let opts = SleepOptions {
+        trigger: "auto".into(),
+        ..SleepOptions::default()
+    };
+    if !json {
+        eprintln!(
+            "auto-sleep: a cycle after every {every} new episodes (checked every {} s); Ctrl-C stops",
+            settings.poll_secs
+        );
+    }
+    let auto = somna_engine::sleep::auto::AutoSleep::spawn(engine, every, settings.poll(), opts);
+    let mut shown = 0;
+    loop {
+        let stop = job.cancel.is_cancelled();
+        if stop {
+            // Cancels a running cycle before its current phase commits, then joins.
+            let reports = auto.reports();
+            auto.stop();
+            print_new(&reports, &mut shown, json)?;
+            break;
+        }
+        if auto.cycles() > shown {
+            print_new(&auto.reports(), &mut shown, json)?;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    Ok(())
+}
+
+fn print_new(
+    reports: &[somna_engine::Result<SleepReport>],
+    shown: &mut usize,
+    json: bool,
+) -> anyhow::Result<()> {
+    for r in &reports[(*shown).min(reports.len())..] {
+        match r {
+            Ok(r) if json => print_json(r)?,
+            Ok(r) => out!("{}", cycle_line(r)),
+            Err(e) => eprintln!("auto-sleep: a cycle failed: {e}"),
+        }
+    }
+    *shown = reports.len();
     Ok(())
 }
 

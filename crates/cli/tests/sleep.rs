@@ -6,9 +6,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+/// `somna --db DB`, with ingest policies that write no conversation summaries: these
+/// tests count the summaries sleep cycles make.
 fn somna(db: &Path) -> Command {
+    let policies = db.with_file_name("policies.toml");
+    std::fs::write(&policies, "summary_every = 0\n").unwrap();
     let mut c = Command::new(env!("CARGO_BIN_EXE_somna"));
-    c.arg("--db").arg(db);
+    c.arg("--db").arg(db).env("SOMNA_POLICIES", &policies);
     c
 }
 

@@ -96,6 +96,9 @@ pub struct Somna {
     pub(crate) liquid: Mutex<Option<crate::cluster::liquid::LiquidCache>>,
     /// Buffered cost and latency entries (ledger.rs).
     pub(crate) ledger: crate::ledger::Ledger,
+    /// Ingest policies applied by `add` and `import` (see [`ingest::Policies`]);
+    /// [`ingest::Policies::none`] until set.
+    policies: RwLock<Arc<ingest::Policies>>,
 }
 
 impl Somna {
@@ -138,6 +141,7 @@ impl Somna {
             },
             liquid: Mutex::new(None),
             ledger: Default::default(),
+            policies: RwLock::new(Arc::new(ingest::Policies::none())),
         })
     }
 
@@ -180,6 +184,19 @@ impl Somna {
         Ok(())
     }
 
+    /// The ingest policies in force.
+    pub fn policies(&self) -> Arc<ingest::Policies> {
+        self.policies
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Replaces the ingest policies (e.g. with [`ingest::Policies::load`]).
+    pub fn set_policies(&self, policies: ingest::Policies) {
+        *self.policies.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(policies);
+    }
+
     /// `add(messages, conversation)`: stores the messages and what they yield. Embeddings go
     /// through the shared queue, so concurrent callers are batched together.
     pub fn add(
@@ -204,6 +221,7 @@ impl Somna {
             conversation,
             messages,
             opts,
+            &self.policies(),
         )?;
         self.refresh_actors(&self.store())?;
         self.record("add", started, Cost::items(messages.len()));
@@ -239,6 +257,7 @@ impl Somna {
         };
         let count = |text: &str| self.embedder.count_tokens(text);
         let mut report = AddReport::default();
+        let policies = self.policies();
         let mut done = 0;
         job.report("import", 0, total as u64);
         for b in batches {
@@ -252,6 +271,7 @@ impl Somna {
                     &b.conversation,
                     chunk,
                     opts,
+                    &policies,
                 )?);
                 done += chunk.len();
                 job.report("import", done as u64, total as u64);

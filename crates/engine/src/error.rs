@@ -66,6 +66,16 @@ pub enum Error {
         known: i64,
     },
 
+    #[error("{file}: line {line}: {problem}")]
+    Policy {
+        file: String,
+        line: usize,
+        problem: String,
+    },
+
+    #[error("sleep cycle {cycle} cannot be undone before the later cycles {later:?} that touched the same memories: undo those first, or cascade")]
+    UndoBlocked { cycle: i64, later: Vec<i64> },
+
     #[error("cancelled")]
     Cancelled,
 
@@ -89,6 +99,8 @@ impl Error {
             Error::ProvenanceBelowThreshold { .. } => "provenance_below_threshold",
             Error::Import { .. } => "import",
             Error::SchemaTooNew { .. } => "schema_too_new",
+            Error::Policy { .. } => "policy",
+            Error::UndoBlocked { .. } => "undo_blocked",
             Error::Cancelled => "cancelled",
             Error::Json(_) => "json",
         }

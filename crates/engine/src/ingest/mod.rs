@@ -2,17 +2,22 @@
 //! and novelty, similarity connections, provenance scores, history. One batch is one
 //! transaction; embedding happens before it so the write lock is short.
 
+mod causal;
 mod export;
 mod extract;
 mod import;
+mod policy;
 mod reconcile;
+pub mod summary;
 
+pub use causal::{find_cue, CausalCue};
 pub use export::{ExportDoc, ExportedMemory, ExportedMessage, EXPORT_FORMAT};
 pub use extract::{extract_facts, find_location, human_time, importance, w5h1_for_turn};
 pub use import::{
     parse_chat_jsonl, parse_chat_jsonl_text, parse_locomo, parse_locomo_text, parse_locomo_time,
     ConversationBatch, ImportFormat, ImportOutcome,
 };
+pub use policy::{Decision, Policies, Rule, Style, Update, POLICIES_FILE};
 pub use reconcile::{reconcile, FactAction};
 
 use crate::embed::dot;
@@ -36,6 +41,11 @@ pub const MAX_CONNECTIONS: usize = 5;
 pub const FACT_DUPLICATE: f32 = 0.92;
 /// Importance given to extracted facts (seed 004).
 pub const FACT_IMPORTANCE: f64 = 0.7;
+/// An earlier bubble this similar to a turn's cause clause is taken as that cause.
+pub const CAUSE_MATCH: f32 = 0.55;
+/// Score of a causal link to the preceding turn when the cause is only referred to
+/// ("As a result, …", "So I quit").
+pub const CAUSE_BY_REFERENCE: f64 = 0.5;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct AddOptions {
@@ -82,6 +92,18 @@ pub struct AddReport {
     #[serde(default)]
     pub facts_deleted: Vec<i64>,
     pub links_created: usize,
+    /// Causal links from a turn's bubble to the earlier memory holding its cause.
+    #[serde(default)]
+    pub causal_links: usize,
+    /// Messages an ingest policy said to skip (stored raw, no memory made).
+    #[serde(default)]
+    pub messages_ignored: usize,
+    /// Raw messages dropped from the log by the FIFO history cap (their bubbles stay).
+    #[serde(default)]
+    pub messages_pruned: usize,
+    /// Conversation summaries written (created or rewritten).
+    #[serde(default)]
+    pub summaries: Vec<i64>,
 }
 
 impl AddReport {
@@ -94,6 +116,10 @@ impl AddReport {
         self.facts_updated.extend(other.facts_updated);
         self.facts_deleted.extend(other.facts_deleted);
         self.links_created += other.links_created;
+        self.causal_links += other.causal_links;
+        self.messages_ignored += other.messages_ignored;
+        self.messages_pruned += other.messages_pruned;
+        self.summaries.extend(other.summaries);
     }
 }
 
@@ -122,11 +148,24 @@ struct Planned {
     message: usize,
     memory: NewMemory,
     embed_text: String,
+    /// Where an episode's cause is, when its text has a causal cue.
+    cause: Option<CauseRef>,
+}
+
+/// The cause of a turn with a causal cue.
+enum CauseRef {
+    /// The clause with this index among the batch's cause clauses (embedded with the batch).
+    Clause(usize),
+    /// The turn just before.
+    Previous,
 }
 
 /// Adds one batch of messages of `conversation` in one transaction, then brings the index
 /// up to date. `embed` turns texts into vectors (the engine passes its queue); it runs
-/// without the store lock, so concurrent callers share embedding batches.
+/// without the store lock, so concurrent callers share embedding batches. `policies`
+/// decide each message's event type, text, importance and fact extraction, the history
+/// cap and the conversation summaries.
+#[allow(clippy::too_many_arguments)]
 pub fn add_batch(
     store: &Mutex<Store>,
     index: &std::sync::RwLock<VectorIndex>,
@@ -135,7 +174,9 @@ pub fn add_batch(
     conversation: &str,
     messages: &[Message],
     opts: &AddOptions,
+    policies: &Policies,
 ) -> Result<AddReport> {
+    let store_mutex = store;
     if conversation.trim().is_empty() {
         return Err(Error::InvalidInput("the conversation name is empty".into()));
     }
@@ -185,17 +226,40 @@ pub fn add_batch(
         return Ok(report);
     }
     let mut planned = Vec::new();
+    let mut clauses: Vec<String> = Vec::new();
+    let mut complex_update = false;
     for (i, m) in fresh.iter().enumerate() {
         let speaker = m.speaker.clone().unwrap_or_else(|| m.role.clone());
-        let facts = if opts.extract_facts {
+        let given_event = m
+            .metadata
+            .get("event")
+            .and_then(|e| e.as_str())
+            .map(str::to_string);
+        let decision = policies.decide(
+            conversation,
+            &m.role,
+            &speaker,
+            &m.text,
+            given_event.as_deref(),
+        );
+        if decision.skip {
+            report.messages_ignored += 1;
+            continue;
+        }
+        complex_update |= decision.update == Update::Complex;
+        let body = policies.truncated(&m.text, &decision.event);
+        let facts = if decision.extract_facts.unwrap_or(opts.extract_facts) {
             extract_facts(&speaker, &m.text)
         } else {
             Vec::new()
         };
-        let mut bubble = NewMemory::new(Kind::Episode, m.text.clone());
+        let mut bubble = NewMemory::new(
+            Kind::Episode,
+            policies.format(&speaker, &body, &decision.event),
+        );
         bubble.w5h1 = w5h1_for_turn(
             &speaker,
-            &m.text,
+            &body,
             m.occurred_at,
             conversation,
             m.session.as_deref(),
@@ -203,17 +267,33 @@ pub fn add_batch(
         bubble.conversation = Some(conversation.to_string());
         bubble.session = m.session.clone();
         bubble.occurred_at = m.occurred_at;
-        bubble.importance = importance(&m.text, !facts.is_empty());
+        let base = importance(&body, !facts.is_empty()) + decision.importance_boost;
+        bubble.importance = base
+            .max(decision.importance_min.unwrap_or(0.0))
+            .clamp(0.0, 1.0);
         bubble.source = opts.source;
         bubble.parents = opts.parents.clone();
         bubble.metadata = m.metadata.clone();
         if bubble.metadata.is_null() {
             bubble.metadata = serde_json::json!({});
         }
+        if given_event.is_none() && decision.event != "statement" {
+            if let Some(o) = bubble.metadata.as_object_mut() {
+                o.insert("event".into(), decision.event.clone().into());
+            }
+        }
+        let cause = find_cue(&body).map(|c| match c.cause {
+            Some(clause) => {
+                clauses.push(clause);
+                CauseRef::Clause(clauses.len() - 1)
+            }
+            None => CauseRef::Previous,
+        });
         planned.push(Planned {
             message: i,
             embed_text: embedding_text(Kind::Episode, &bubble.text, &bubble.w5h1),
             memory: bubble,
+            cause,
         });
         for fact in facts {
             let mut f = NewMemory::new(Kind::Fact, fact.clone());
@@ -230,10 +310,18 @@ pub fn add_batch(
                 message: i,
                 embed_text: fact,
                 memory: f,
+                cause: None,
             });
         }
     }
-    let vectors = embed(planned.iter().map(|p| p.embed_text.clone()).collect())?;
+    let mut vectors = embed(
+        planned
+            .iter()
+            .map(|p| p.embed_text.clone())
+            .chain(clauses.iter().cloned())
+            .collect(),
+    )?;
+    let clause_vectors = vectors.split_off(planned.len());
 
     let mut store = lock();
     // Memories of this conversation already indexed (for novelty, connections, duplicates).
@@ -253,6 +341,19 @@ pub fn add_batch(
             .collect();
         (scope, facts)
     };
+    let scope_episodes: HashSet<i64> = if clauses.is_empty() {
+        HashSet::new()
+    } else {
+        store
+            .read()
+            .filter_ids(&MemoryFilter {
+                conversation: Some(conversation.to_string()),
+                kinds: vec![Kind::Episode],
+                ..Default::default()
+            })?
+            .into_iter()
+            .collect()
+    };
     let scope_set: HashSet<i64> = scope.iter().copied().collect();
 
     let now = crate::store::now_ms();
@@ -269,6 +370,9 @@ pub fn add_batch(
             message_ids.push(id);
         }
         report.messages_stored = fresh.len();
+        if let Some(cap) = policies.history_max_chars {
+            report.messages_pruned = tx.prune_messages(conversation, cap)?;
+        }
         // (id, vector, speaker, kind) of what this batch created so far.
         let mut created: Vec<(i64, &[f32], Option<&str>, Kind)> = Vec::new();
         let mut bubble_of_message: Vec<Option<i64>> = vec![None; fresh.len()];
@@ -389,6 +493,32 @@ pub fn add_batch(
                     tx.link_message(message_ids[p.message], id)?;
                     bubble_of_message[p.message] = Some(id);
                     report.episodes.push(id);
+                    let cause = match &p.cause {
+                        Some(CauseRef::Clause(k)) => {
+                            let cv = &clause_vectors[*k];
+                            let in_episodes = |id: i64| scope_episodes.contains(&id);
+                            idx.search(cv, 1, Some(&in_episodes), Some(&scope))
+                                .0
+                                .into_iter()
+                                .chain(
+                                    created
+                                        .iter()
+                                        .filter(|c| c.3 == Kind::Episode)
+                                        .map(|c| (c.0, dot(cv, c.1))),
+                                )
+                                .filter(|c| c.1 >= CAUSE_MATCH)
+                                .max_by(|a, b| a.1.total_cmp(&b.1))
+                                .map(|c| (c.0, c.1 as f64))
+                        }
+                        Some(CauseRef::Previous) => tx
+                            .previous_episode(conversation, id)?
+                            .map(|prev| (prev, CAUSE_BY_REFERENCE)),
+                        None => None,
+                    };
+                    if let Some((cause, score)) = cause {
+                        tx.upsert_link(id, cause, LinkKind::Causal, score, now)?;
+                        report.causal_links += 1;
+                    }
                 }
                 Kind::Fact => {
                     if let Some(b) = parent_bubble {
@@ -422,5 +552,17 @@ pub fn add_batch(
         idx.remove(*id);
     }
     idx.catch_up(&store, &crate::events::Job::default())?;
+    drop(idx);
+    drop(store);
+    let mut report = report;
+    report.summaries = summary::refresh(
+        store_mutex,
+        index,
+        embed,
+        count_tokens,
+        conversation,
+        policies.summary_every,
+        complex_update,
+    )?;
     Ok(report)
 }

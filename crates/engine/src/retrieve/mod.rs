@@ -3,6 +3,7 @@
 //! MMR and pack the context under a token budget. Every number that decided the outcome is
 //! in the response, so the retrieval debugger can show why.
 
+mod causal;
 mod pack;
 mod router;
 
@@ -393,8 +394,12 @@ pub fn search(ctx: &SearchCtx<'_>, q: &SearchQuery) -> Result<SearchResponse> {
     }
 
     if route == Route::Causal {
-        let seeds: Vec<i64> = vector_hits.iter().take(q.k).map(|h| h.0).collect();
-        for (id, depth) in traverse(&read, &seeds, 2)? {
+        let seeds: Vec<i64> = vector_hits
+            .iter()
+            .take(causal::CAUSAL_SEEDS)
+            .map(|h| h.0)
+            .collect();
+        for (id, depth) in causal::expand(&read, &seeds, causal::CAUSAL_DEPTH)? {
             if allow(id) {
                 let c = cands.entry(id).or_insert_with(|| Cand {
                     origin: Origin::Graph,
@@ -722,31 +727,6 @@ fn adjacent_turns(read: &Tx<'_>, m: &Memory) -> Result<[Option<i64>; 2]> {
         })
         .optional()?;
     Ok([p, n])
-}
-
-/// Breadth-first traversal along causal and derived links (both directions) from `seeds`,
-/// up to `max_depth`: (id, depth) of every memory reached.
-fn traverse(read: &Tx<'_>, seeds: &[i64], max_depth: usize) -> Result<Vec<(i64, usize)>> {
-    let mut seen: HashSet<i64> = seeds.iter().copied().collect();
-    let mut frontier: Vec<i64> = seeds.to_vec();
-    let mut out = Vec::new();
-    for depth in 1..=max_depth {
-        let mut next = Vec::new();
-        for id in frontier {
-            for l in read.links_of(id)? {
-                if !matches!(l.kind, LinkKind::Causal | LinkKind::DerivedFrom) {
-                    continue;
-                }
-                let other = if l.src == id { l.dst } else { l.src };
-                if seen.insert(other) {
-                    out.push((other, depth));
-                    next.push(other);
-                }
-            }
-        }
-        frontier = next;
-    }
-    Ok(out)
 }
 
 /// Actors the query is about: the caller's, else known speaker names found in the query.

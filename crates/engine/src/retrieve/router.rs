@@ -41,6 +41,10 @@ const CAUSAL_CUES: &[&str] = &[
     "consequence",
     "due to",
     "reason",
+    "how come",
+    "what made",
+    "what happened because",
+    "as a result",
 ];
 
 /// Picks a route for `query` and says why. `has_causal_links`: whether the store has any
@@ -90,6 +94,7 @@ mod tests {
     fn routes_follow_the_rules() {
         assert_eq!(classify("why did the build fail", true).0, Route::Causal);
         assert_eq!(classify("why did the build fail", false).0, Route::Hybrid);
+        assert_eq!(classify("how come Ada moved home", true).0, Route::Causal);
         assert_eq!(classify("error in parse_config", false).0, Route::Pattern);
         assert_eq!(classify("what does HnswIo do", false).0, Route::Pattern);
         assert_eq!(classify("kafka", false).0, Route::Pattern);

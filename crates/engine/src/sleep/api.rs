@@ -551,10 +551,53 @@ impl Somna {
         report_from_row(&read, &row)
     }
 
+    /// The later live cycles that touched what cycle `id` touched (changed, created or
+    /// forgot the same memories, or built on what it created): they must be undone first.
+    pub fn sleep_undo_blockers(&self, id: i64) -> Result<Vec<i64>> {
+        let store = self.store();
+        let read = store.read();
+        let row = read
+            .get_cycle(id)?
+            .ok_or_else(|| Error::InvalidInput(format!("there is no sleep cycle {id}")))?;
+        blockers(&read, &row)
+    }
+
+    /// Undoes cycle `id`; with `cascade`, first undoes the later cycles that block it
+    /// (and theirs), newest first. Returns the reports of every cycle undone, in order.
+    pub fn sleep_undo_cascade(
+        &self,
+        id: i64,
+        cascade: bool,
+        job: &Job,
+    ) -> Result<Vec<SleepReport>> {
+        if !cascade {
+            return Ok(vec![self.sleep_undo(id, job)?]);
+        }
+        let mut closure: HashSet<i64> = HashSet::from([id]);
+        let mut todo = vec![id];
+        while let Some(c) = todo.pop() {
+            for b in self.sleep_undo_blockers(c)? {
+                if closure.insert(b) {
+                    todo.push(b);
+                }
+            }
+        }
+        let mut order: Vec<i64> = closure.into_iter().collect();
+        order.sort_unstable_by(|a, b| b.cmp(a));
+        order
+            .into_iter()
+            .map(|c| {
+                job.cancel.check()?;
+                self.sleep_undo(c, job)
+            })
+            .collect()
+    }
+
     /// Reverts a cycle exactly, in one transaction: every changed field gets its old value
     /// back, forgotten memories return, created summaries and schemas (with their links
-    /// and history) are removed, and the history the cycle wrote is dropped. Only the
-    /// latest cycle that is not undone can be undone (later cycles may build on it).
+    /// and history) are removed, and the history the cycle wrote is dropped. Any cycle can
+    /// be undone unless a later live cycle touched the same memories
+    /// ([`Error::UndoBlocked`] names them; [`Self::sleep_undo_cascade`] undoes them first).
     pub fn sleep_undo(&self, id: i64, job: &Job) -> Result<SleepReport> {
         let _running = RUNNING
             .try_lock()
@@ -569,10 +612,9 @@ impl Somna {
                 "sleep cycle {id} is already undone"
             )));
         }
-        if let Some(later) = store.read().later_live_cycle(id)? {
-            return Err(Error::InvalidInput(format!(
-                "sleep cycle {later} came after {id}: undo it first"
-            )));
+        let later = blockers(&store.read(), &row)?;
+        if !later.is_empty() {
+            return Err(Error::UndoBlocked { cycle: id, later });
         }
         let changes: Vec<Change> = serde_json::from_value(row.changed.clone())?;
         job.report("undo", 0, (changes.len() + row.created_ids.len()) as u64);
@@ -614,6 +656,38 @@ impl Somna {
         );
         report_from_row(&store.read(), &undone)
     }
+}
+
+/// Memories a cycle touched: changed, created or forgotten.
+fn touched(row: &CycleRow) -> Result<HashSet<i64>> {
+    let changes: Vec<Change> = serde_json::from_value(row.changed.clone())?;
+    Ok(changes
+        .iter()
+        .map(|c| c.memory_id)
+        .chain(row.created_ids.iter().copied())
+        .chain(row.forgotten_ids.iter().copied())
+        .collect())
+}
+
+/// Later live cycles whose changes meet `row`'s: they changed, created or forgot a memory
+/// `row` touched, or created a memory derived from one `row` created.
+fn blockers(read: &Tx<'_>, row: &CycleRow) -> Result<Vec<i64>> {
+    let mine = touched(row)?;
+    let mut out = Vec::new();
+    for later in read.later_live_cycles(row.id)? {
+        let mut theirs = touched(&later)?;
+        for c in &later.created_ids {
+            theirs.extend(
+                read.neighbours(*c, &[LinkKind::DerivedFrom])?
+                    .into_iter()
+                    .map(|n| n.0),
+            );
+        }
+        if !theirs.is_disjoint(&mine) {
+            out.push(later.id);
+        }
+    }
+    Ok(out)
 }
 
 fn count(phase: &mut PhaseReport, key: &str, n: usize) {

@@ -5,9 +5,61 @@
 use super::{SleepOptions, SleepReport};
 use crate::events::{CancelToken, Job};
 use crate::Somna;
+use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
+
+/// The store's auto-sleep setting (kept in its `meta` table, so it survives restarts).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(default)]
+pub struct AutoSleepSettings {
+    pub enabled: bool,
+    /// A cycle starts once this many new episodes wait for consolidation.
+    pub every: usize,
+    /// How often the waiting count is checked (seconds).
+    pub poll_secs: f64,
+}
+
+impl Default for AutoSleepSettings {
+    fn default() -> Self {
+        Self {
+            enabled: false,
+            every: 200,
+            poll_secs: 5.0,
+        }
+    }
+}
+
+impl AutoSleepSettings {
+    pub fn poll(&self) -> Duration {
+        Duration::from_secs_f64(self.poll_secs)
+    }
+}
+
+const SETTINGS_KEY: &str = "auto_sleep";
+
+impl Somna {
+    /// The stored auto-sleep setting (the defaults, disabled, if none was saved).
+    pub fn auto_sleep_settings(&self) -> crate::Result<AutoSleepSettings> {
+        self.with_store(|s| match s.get_meta(SETTINGS_KEY)? {
+            Some(json) => Ok(serde_json::from_str(&json)?),
+            None => Ok(AutoSleepSettings::default()),
+        })
+    }
+
+    /// Saves the auto-sleep setting in the store.
+    pub fn set_auto_sleep_settings(&self, settings: &AutoSleepSettings) -> crate::Result<()> {
+        if settings.every == 0 || !(settings.poll_secs.is_finite() && settings.poll_secs > 0.0) {
+            return Err(crate::Error::InvalidInput(
+                "auto-sleep needs every ≥ 1 and a positive poll interval".into(),
+            ));
+        }
+        let json = serde_json::to_string(settings)?;
+        self.with_store(|s| s.set_meta(SETTINGS_KEY, &json))
+    }
+}
 
 /// Runs until dropped (or [`AutoSleep::stop`]); the reports of the cycles it ran are kept.
 pub struct AutoSleep {
@@ -52,6 +104,18 @@ impl AutoSleep {
             handle: Some(handle),
             reports,
         }
+    }
+
+    /// Starts with the store's saved setting when it is enabled (`None` otherwise).
+    pub fn from_settings(engine: Arc<Somna>) -> crate::Result<Option<Self>> {
+        let s = engine.auto_sleep_settings()?;
+        Ok(s.enabled
+            .then(|| Self::spawn(engine, s.every, s.poll(), SleepOptions::default())))
+    }
+
+    /// How many cycles it has run.
+    pub fn cycles(&self) -> usize {
+        self.reports.lock().unwrap_or_else(|p| p.into_inner()).len()
     }
 
     /// What the cycles it ran returned, oldest first.

@@ -409,6 +409,19 @@ impl Tx<'_> {
         Ok(n as u64)
     }
 
+    /// The latest live episode of `conversation` stored before `id`.
+    pub fn previous_episode(&self, conversation: &str, id: i64) -> Result<Option<i64>> {
+        use rusqlite::OptionalExtension;
+        Ok(self
+            .conn()
+            .prepare_cached(
+                "SELECT id FROM memories WHERE conversation = ?1 AND kind = 'episode'
+                   AND id < ?2 AND deleted_at IS NULL ORDER BY id DESC LIMIT 1",
+            )?
+            .query_row(rusqlite::params![conversation, id], |r| r.get(0))
+            .optional()?)
+    }
+
     /// Ids of the memories passing `filter`.
     pub fn filter_ids(&self, filter: &MemoryFilter) -> Result<Vec<i64>> {
         let (cond, params) = filter.to_sql();

@@ -23,6 +23,20 @@ pub struct Message {
 }
 
 impl Tx<'_> {
+    /// FIFO cap (seed 002): drops the oldest messages of `conversation` from the log until
+    /// their texts total at most `max_chars`. Returns how many were dropped. The memories
+    /// made from them stay.
+    pub fn prune_messages(&self, conversation: &str, max_chars: usize) -> Result<usize> {
+        Ok(self.conn().execute(
+            "DELETE FROM messages WHERE id IN (
+                SELECT id FROM (
+                    SELECT id, SUM(length(text)) OVER (ORDER BY id DESC) AS kept
+                    FROM messages WHERE conversation = ?1)
+                WHERE kept > ?2)",
+            params![conversation, max_chars as i64],
+        )?)
+    }
+
     /// Stores a message; returns `None` if a message with the same external id exists.
     pub fn insert_message(&self, conversation: &str, m: &Message, now: i64) -> Result<Option<i64>> {
         if let Some(ext) = &m.external_id {

@@ -112,16 +112,13 @@ impl Tx<'_> {
         Ok(ids)
     }
 
-    /// The first cycle after `id` that is not undone, if any.
-    pub fn later_live_cycle(&self, id: i64) -> Result<Option<i64>> {
-        Ok(self
-            .conn()
-            .query_row(
-                "SELECT id FROM sleep_cycles WHERE id > ?1 AND status != 'undone' ORDER BY id LIMIT 1",
-                [id],
-                |r| r.get(0),
-            )
-            .optional()?)
+    /// The cycles after `id` that are not undone, oldest first.
+    pub fn later_live_cycles(&self, id: i64) -> Result<Vec<CycleRow>> {
+        let mut stmt = self.conn().prepare(&format!(
+            "SELECT {CYCLE_COLUMNS} FROM sleep_cycles WHERE id > ?1 AND status != 'undone' ORDER BY id"
+        ))?;
+        let rows = stmt.query_map([id], row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
     /// When the last committed forget phase started (its cycle's start).
@@ -134,11 +131,13 @@ impl Tx<'_> {
         )?)
     }
 
-    /// Memories that a live (not soft-deleted) memory of `kind` derives from.
+    /// Memories that a live (not soft-deleted) memory of `kind` derives from. Rolling
+    /// conversation summaries (ingest) do not count: a sleep cycle still consolidates.
     pub fn derived_targets(&self, kind: crate::memory::Kind) -> Result<HashSet<i64>> {
         let mut stmt = self.conn().prepare(
             "SELECT DISTINCT l.dst FROM links l JOIN memories s ON s.id = l.src
-             WHERE l.kind = 'derived_from' AND s.kind = ?1 AND s.deleted_at IS NULL",
+             WHERE l.kind = 'derived_from' AND s.kind = ?1 AND s.deleted_at IS NULL
+               AND json_extract(s.metadata, '$.conversation_window') IS NULL",
         )?;
         let rows = stmt.query_map([kind.as_str()], |r| r.get(0))?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
@@ -177,7 +176,8 @@ impl Tx<'_> {
              WHERE e.kind = 'episode' AND e.deleted_at IS NULL AND e.state != 'forgotten'
                AND NOT EXISTS (SELECT 1 FROM links l JOIN memories s ON s.id = l.src
                    WHERE l.dst = e.id AND l.kind = 'derived_from' AND s.kind = 'summary'
-                     AND s.deleted_at IS NULL)",
+                     AND s.deleted_at IS NULL
+                     AND json_extract(s.metadata, '$.conversation_window') IS NULL)",
             [],
             |r| r.get(0),
         )?;

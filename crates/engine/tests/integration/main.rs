@@ -3,12 +3,14 @@
 //! `paths::model_dir()` (SOMNA_MODEL_DIR or ~/.local/share/somna/model) once per run;
 //! the others use the fast hashing embedder.
 
+mod causal;
 mod cluster;
 mod common;
 mod crud;
 mod eval_memory;
 mod golden;
 mod parity;
+mod policies;
 mod reconcile;
 mod retrieval;
 mod robustness;

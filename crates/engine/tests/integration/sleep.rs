@@ -14,6 +14,13 @@ const NOW: i64 = 1_735_689_600_000; // 2025-01-01
 
 /// Six sessions of two friends, each about one of three hobbies, with short filler turns.
 fn conversation(engine: &Somna) {
+    conversation_in(engine, "ann-bob", |session| {
+        ts(2023, 3 + session as u32, 10, 18, 0)
+    })
+}
+
+/// The same conversation under `name`, session `n` starting at `day(n)`.
+fn conversation_in(engine: &Somna, name: &str, day: impl Fn(usize) -> i64) {
     let topics = [
         (
             "pottery",
@@ -31,7 +38,7 @@ fn conversation(engine: &Somna) {
     let mut messages = Vec::new();
     for session in 0..6 {
         let (topic, line) = topics[session % 3];
-        let day = ts(2023, 3 + session as u32, 10, 18, 0);
+        let day = day(session);
         let s = format!("session_{session}");
         let turns = [
             ("Ann", line.to_string()),
@@ -58,7 +65,7 @@ fn conversation(engine: &Somna) {
         extract_facts: false,
         ..Default::default()
     };
-    engine.add("ann-bob", &messages, &opts).unwrap();
+    engine.add(name, &messages, &opts).unwrap();
 }
 
 pub(crate) fn options() -> SleepOptions {
@@ -358,26 +365,141 @@ fn undo_restores_every_touched_row_exactly() {
     assert_eq!(consolidation_counts(&f.engine), (0, 0));
 }
 
+/// Rows of memories, links and history about memories with ids in `lo..=hi`, per table,
+/// each row as its columns' text.
+fn rows_in(engine: &Somna, lo: i64, hi: i64) -> [Vec<Vec<String>>; 3] {
+    engine
+        .with_store(|s| {
+            let mut out: [Vec<Vec<String>>; 3] = Default::default();
+            for (t, sql) in [
+                "SELECT * FROM memories WHERE id BETWEEN ?1 AND ?2 ORDER BY id",
+                "SELECT * FROM links WHERE src BETWEEN ?1 AND ?2 OR dst BETWEEN ?1 AND ?2
+                 ORDER BY src, dst, kind",
+                "SELECT * FROM history WHERE memory_id BETWEEN ?1 AND ?2 ORDER BY id",
+            ]
+            .into_iter()
+            .enumerate()
+            {
+                let mut stmt = s.conn().prepare(sql)?;
+                let n = stmt.column_count();
+                let rows = stmt.query_map([lo, hi], |r| {
+                    Ok((0..n)
+                        .map(|i| format!("{:?}", r.get_ref(i).unwrap()))
+                        .collect::<Vec<String>>())
+                })?;
+                for row in rows {
+                    out[t].push(row?);
+                }
+            }
+            Ok(out)
+        })
+        .unwrap()
+}
+
+fn max_id(engine: &Somna) -> i64 {
+    engine
+        .with_store(|s| {
+            Ok(s.conn()
+                .query_row("SELECT MAX(id) FROM memories", [], |r| r.get(0))?)
+        })
+        .unwrap()
+}
+
 #[test]
-fn only_the_latest_live_cycle_can_be_undone() {
-    let f = fixture();
-    let first = f.engine.sleep(&options(), &Job::default()).unwrap();
-    conversation(&f.engine); // the same turns again, in new memories
-    let second = f.engine.sleep(&options(), &Job::default()).unwrap();
-    assert!(!second.created.is_empty());
-    let err = f
+fn an_earlier_cycle_that_later_cycles_did_not_touch_is_undone_exactly() {
+    let f = Fixture::hash();
+    let mut opts = options();
+    opts.config.schema_min_support = 2;
+    // Three cycles, each over its own conversation of the week before: they touch
+    // disjoint memories (everything stays active, so no later cycle changes a lifecycle).
+    let week = |session: usize| NOW - 6 * 86_400_000 + session as i64 * 86_400_000;
+    conversation_in(&f.engine, "a", week);
+    let a_end = max_id(&f.engine);
+    let before_a = rows_in(&f.engine, 0, a_end);
+    let c1 = f.engine.sleep(&opts, &Job::default()).unwrap();
+    assert!(!c1.created.is_empty() && !c1.changed.is_empty());
+    conversation_in(&f.engine, "b", week);
+    let c2 = f.engine.sleep(&opts, &Job::default()).unwrap();
+    conversation_in(&f.engine, "c", week);
+    let c3 = f.engine.sleep(&opts, &Job::default()).unwrap();
+    assert!(!c2.created.is_empty() && !c3.created.is_empty());
+    let later_before = rows_in(&f.engine, a_end + 1, i64::MAX);
+    let indexed_before = f.engine.stats().unwrap().indexed;
+
+    let id1 = c1.id.unwrap();
+    assert!(f.engine.sleep_undo_blockers(id1).unwrap().is_empty());
+    let undone = f.engine.sleep_undo(id1, &Job::default()).unwrap();
+    assert_eq!(undone.status, "undone");
+    // Conversation a is back exactly as it was before cycle 1…
+    assert_eq!(rows_in(&f.engine, 0, a_end), before_a);
+    // …and what cycles 2 and 3 made, apart from cycle 1's own memories, is untouched.
+    // Cycle 1's own memories (created before conversation b) go, with their links and
+    // history: memories by id, links by either end, history by memory id.
+    let c1_ids: std::collections::HashSet<String> = c1
+        .created
+        .iter()
+        .map(|p| format!("Integer({})", p.id.unwrap()))
+        .collect();
+    let [m, l, h] = later_before;
+    let later_kept = [
+        m.into_iter()
+            .filter(|r| !c1_ids.contains(&r[0]))
+            .collect::<Vec<_>>(),
+        l.into_iter()
+            .filter(|r| !c1_ids.contains(&r[0]) && !c1_ids.contains(&r[1]))
+            .collect(),
+        h.into_iter().filter(|r| !c1_ids.contains(&r[1])).collect(),
+    ];
+    let later_now = rows_in(&f.engine, a_end + 1, i64::MAX);
+    assert_eq!(later_now, later_kept);
+    assert_eq!(
+        f.engine.stats().unwrap().indexed,
+        indexed_before - c1.created.len()
+    );
+    let statuses: Vec<String> = f
         .engine
-        .sleep_undo(first.id.unwrap(), &Job::default())
-        .unwrap_err();
-    assert!(err.to_string().contains("undo it first"), "{err}");
-    f.engine
-        .sleep_undo(second.id.unwrap(), &Job::default())
+        .sleep_history(5)
+        .unwrap()
+        .into_iter()
+        .map(|r| r.status)
+        .collect();
+    assert_eq!(statuses, ["completed", "completed", "undone"]);
+}
+
+#[test]
+fn an_earlier_cycle_that_a_later_one_touched_needs_that_one_undone_first_or_a_cascade() {
+    let f = fixture();
+    let before = dump(&f.engine);
+    let first = f.engine.sleep(&options(), &Job::default()).unwrap();
+    // A year later: the second cycle decays what the first one created.
+    let mut later = options();
+    later.config.now_ms = Some(somna_engine::store::now_ms() + 400 * 86_400_000);
+    let second = f.engine.sleep(&later, &Job::default()).unwrap();
+    let (id1, id2) = (first.id.unwrap(), second.id.unwrap());
+    assert!(second
+        .changed
+        .iter()
+        .any(|c| first.created.iter().any(|p| p.id == Some(c.memory_id))));
+    let err = f.engine.sleep_undo(id1, &Job::default()).unwrap_err();
+    match &err {
+        somna_engine::Error::UndoBlocked { cycle, later } => {
+            assert_eq!((*cycle, later.as_slice()), (id1, &[id2][..]))
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(err.code(), "undo_blocked");
+    assert_ne!(dump(&f.engine), before, "a refused undo writes nothing");
+    let undone = f
+        .engine
+        .sleep_undo_cascade(id1, true, &Job::default())
         .unwrap();
-    f.engine
-        .sleep_undo(first.id.unwrap(), &Job::default())
-        .unwrap();
+    assert_eq!(
+        undone.iter().map(|r| r.id.unwrap()).collect::<Vec<_>>(),
+        vec![id2, id1],
+        "newest first"
+    );
+    assert_eq!(dump(&f.engine), before);
     assert!(ids_of(&f.engine, Kind::Summary, all_states()).is_empty());
-    assert!(ids_of(&f.engine, Kind::Episode, vec![State::Forgotten]).is_empty());
 }
 
 /// A job that cancels itself as soon as `phase` reports progress.
@@ -737,4 +859,52 @@ fn auto_sleep_runs_in_the_background_after_enough_new_episodes() {
     assert_eq!(ids_of(&engine, Kind::Summary, vec![]).len(), 6);
     drop(engine);
     drop(f.dir);
+}
+
+#[test]
+fn the_auto_sleep_setting_survives_a_reopen_and_starts_auto_sleep_only_when_enabled() {
+    use somna_engine::sleep::auto::{AutoSleep, AutoSleepSettings};
+    let f = Fixture::hash();
+    assert_eq!(
+        f.engine.auto_sleep_settings().unwrap(),
+        AutoSleepSettings::default()
+    );
+    assert!(!AutoSleepSettings::default().enabled);
+    let bad = AutoSleepSettings {
+        every: 0,
+        ..Default::default()
+    };
+    assert_eq!(
+        crate::common::err_code(f.engine.set_auto_sleep_settings(&bad)),
+        "invalid_input"
+    );
+    let on = AutoSleepSettings {
+        enabled: true,
+        every: 30,
+        poll_secs: 0.02,
+    };
+    f.engine.set_auto_sleep_settings(&on).unwrap();
+    let Fixture { engine, cfg, dir } = f;
+    drop(engine);
+    let engine = Arc::new(open_hash(&cfg));
+    assert_eq!(engine.auto_sleep_settings().unwrap(), on);
+    let auto = AutoSleep::from_settings(engine.clone())
+        .unwrap()
+        .expect("enabled: started");
+    conversation(&engine);
+    let start = std::time::Instant::now();
+    while auto.cycles() == 0 {
+        assert!(start.elapsed().as_secs() < 30, "no cycle started");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    auto.stop();
+    engine
+        .set_auto_sleep_settings(&AutoSleepSettings {
+            enabled: false,
+            ..on
+        })
+        .unwrap();
+    assert!(AutoSleep::from_settings(engine.clone()).unwrap().is_none());
+    drop(engine);
+    drop(dir);
 }

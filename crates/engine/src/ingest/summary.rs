@@ -1,0 +1,271 @@
+//! Rolling conversation summaries (SPEC "Ingestion": a conversation summary every 20
+//! messages). A conversation's bubbles, in the order they were stored, fall into windows
+//! of `every`; each complete window gets one `summary` memory, written by the extractive
+//! compressor and linked `derived_from` the window's bubbles. A complex update (an ingest
+//! policy) also summarises the window still filling; that summary is rewritten in place as
+//! the window grows, until it is complete.
+//!
+//! These summaries are marked in their metadata (`conversation_window`); sleep cycles do not
+//! count their episodes as consolidated, so a cycle still replays and compresses them.
+
+use crate::index::VectorIndex;
+use crate::memory::{embedding_text, l_score, Details, Kind, LinkKind, NewMemory, Source, W5H1};
+use crate::sleep::compress::Corpus;
+use crate::sleep::text::DocFreq;
+use crate::sleep::{Batch, Compressor, EpisodeView, Extractive};
+use crate::store::Store;
+use crate::{Error, Result};
+use std::collections::HashMap;
+use std::sync::{Mutex, RwLock};
+
+/// Metadata key holding a conversation summary's window number (0-based).
+pub const WINDOW_KEY: &str = "conversation_window";
+/// History actor of these summaries.
+const ACTOR: &str = "ingest:summary";
+
+/// A window to (re)write: its number, its bubbles, and the summary it replaces.
+struct Work {
+    window: usize,
+    episodes: Vec<i64>,
+    existing: Option<i64>,
+}
+
+/// Brings the summaries of `conversation` up to date; returns the ids written (created or
+/// rewritten). `partial`: also summarise the window still filling.
+#[allow(clippy::too_many_arguments)]
+pub fn refresh(
+    store: &Mutex<Store>,
+    index: &RwLock<VectorIndex>,
+    embed: &dyn Fn(Vec<String>) -> Result<Vec<Vec<f32>>>,
+    count_tokens: &dyn Fn(&str) -> usize,
+    conversation: &str,
+    every: usize,
+    partial: bool,
+) -> Result<Vec<i64>> {
+    if every == 0 {
+        return Ok(Vec::new());
+    }
+    let lock = || store.lock().unwrap_or_else(|p| p.into_inner());
+    // Read what is there: the conversation's bubbles in order and its window summaries.
+    let (work, memories) = {
+        let guard = lock();
+        let read = guard.read();
+        let conn = read.conn();
+        let episodes: Vec<i64> = conn
+            .prepare_cached(
+                "SELECT id FROM memories WHERE conversation = ?1 AND kind = 'episode' ORDER BY id",
+            )?
+            .query_map([conversation], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        let mut have: HashMap<usize, (i64, usize)> = HashMap::new();
+        let mut stmt = conn.prepare_cached(
+            "SELECT id, json_extract(metadata, '$.conversation_window'),
+                    json_extract(metadata, '$.episodes')
+             FROM memories WHERE conversation = ?1 AND kind = 'summary' AND deleted_at IS NULL
+               AND json_extract(metadata, '$.conversation_window') IS NOT NULL",
+        )?;
+        for row in stmt.query_map([conversation], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, i64>(2)?,
+            ))
+        })? {
+            let (id, w, n) = row?;
+            have.insert(w as usize, (id, n as usize));
+        }
+        let mut work = Vec::new();
+        for (w, chunk) in episodes.chunks(every).enumerate() {
+            let complete = chunk.len() == every;
+            if !complete && !partial {
+                continue;
+            }
+            match have.get(&w) {
+                Some(&(_, n)) if n == chunk.len() => {}
+                // A window summarised while it was filling is rewritten once it has grown.
+                Some(&(id, _)) => work.push(Work {
+                    window: w,
+                    episodes: chunk.to_vec(),
+                    existing: Some(id),
+                }),
+                None => work.push(Work {
+                    window: w,
+                    episodes: chunk.to_vec(),
+                    existing: None,
+                }),
+            }
+        }
+        if work.is_empty() {
+            return Ok(Vec::new());
+        }
+        let memories: HashMap<i64, crate::Memory> = read
+            .get_memories(&episodes)?
+            .into_iter()
+            .map(|m| (m.id, m))
+            .collect();
+        (work, memories)
+    };
+
+    // Compress (the conversation's bubbles are the document frequencies) and embed,
+    // without the store lock.
+    let mut df = DocFreq::default();
+    for m in memories.values() {
+        df.add(&m.text);
+    }
+    let corpus = Corpus {
+        df,
+        names: memories
+            .values()
+            .filter_map(|m| m.w5h1.who.as_deref())
+            .map(str::to_lowercase)
+            .collect(),
+    };
+    let compressor = Extractive::default();
+    let mut planned: Vec<(Work, NewMemory, Vec<i64>, Vec<f64>)> = Vec::new();
+    for w in work {
+        let live: Vec<&crate::Memory> = w
+            .episodes
+            .iter()
+            .filter_map(|id| memories.get(id))
+            .filter(|m| m.deleted_at.is_none())
+            .collect();
+        if live.is_empty() {
+            continue;
+        }
+        let batch = Batch {
+            conversation: Some(conversation.to_string()),
+            session: None,
+            episodes: live
+                .iter()
+                .map(|m| EpisodeView {
+                    id: m.id,
+                    who: m.w5h1.who.clone(),
+                    text: m.text.clone(),
+                    when: m.w5h1.when.clone(),
+                    vector: None,
+                })
+                .collect(),
+        };
+        let c = compressor.compress(&batch, &corpus)?;
+        let sources: Vec<i64> = live.iter().map(|m| m.id).collect();
+        let mut who: Vec<String> = Vec::new();
+        for m in &live {
+            if let Some(w) = &m.w5h1.who {
+                if !who.contains(w) {
+                    who.push(w.clone());
+                }
+            }
+        }
+        let first = live.first().and_then(|m| m.w5h1.when.clone());
+        let last = live.last().and_then(|m| m.w5h1.when.clone());
+        let mut m = NewMemory::new(Kind::Summary, c.summary.clone());
+        m.w5h1 = W5H1 {
+            who: (!who.is_empty()).then(|| who.join(", ")),
+            what: Some(c.summary.clone()),
+            when: match (first, last) {
+                (Some(a), Some(b)) if a != b => Some(format!("{a} – {b}")),
+                (a, b) => a.or(b),
+            },
+            where_: Some(conversation.to_string()),
+            why: None,
+            how: None,
+        };
+        m.conversation = Some(conversation.to_string());
+        m.occurred_at = live.iter().filter_map(|m| m.occurred_at).max();
+        m.importance = 0.5;
+        m.novelty = 0.5;
+        m.source = Source::AgentInference;
+        m.tags = vec!["conversation-summary".into()];
+        m.metadata = serde_json::json!({
+            WINDOW_KEY: w.window,
+            "episodes": w.episodes.len(),
+            "first_turn": w.window * every + 1,
+        });
+        m.details = Details::Summary {
+            key_concepts: c.key_concepts,
+            themes: c.themes,
+            relationships: c.relationships,
+            confidence: c.confidence,
+            source_episode_ids: sources.clone(),
+        };
+        let parents: Vec<f64> = live.iter().map(|m| m.l_score).collect();
+        planned.push((w, m, sources, parents));
+    }
+    if planned.is_empty() {
+        return Ok(Vec::new());
+    }
+    let vectors = embed(
+        planned
+            .iter()
+            .map(|p| embedding_text(Kind::Summary, &p.1.text, &p.1.w5h1))
+            .collect(),
+    )?;
+
+    let mut guard = lock();
+    let now = crate::store::now_ms();
+    let written = guard.transaction(|tx| {
+        let mut out = Vec::new();
+        for ((w, m, sources, parents), v) in planned.iter().zip(&vectors) {
+            let score = l_score(m.source, parents).max(0.01);
+            let id = match w.existing.and_then(|id| {
+                tx.get_memory(id).ok().flatten().filter(|e| e.deleted_at.is_none())
+            }) {
+                Some(old) => {
+                    let mut new = old.clone();
+                    new.text = m.text.clone();
+                    new.w5h1 = m.w5h1.clone();
+                    new.metadata = m.metadata.clone();
+                    tx.write_memory_fields(&new, now)?;
+                    tx.conn().execute(
+                        "UPDATE memories SET details = ?2, occurred_at = ?3, l_score = ?4 WHERE id = ?1",
+                        rusqlite::params![
+                            old.id,
+                            serde_json::to_string(&m.details)?,
+                            m.occurred_at,
+                            score
+                        ],
+                    )?;
+                    tx.conn().execute(
+                        "DELETE FROM links WHERE src = ?1 AND kind = 'derived_from'",
+                        [old.id],
+                    )?;
+                    tx.record_history(
+                        old.id,
+                        "update",
+                        Some(&serde_json::json!({"text": old.text, "metadata": old.metadata})),
+                        Some(&serde_json::json!({"text": new.text, "metadata": new.metadata})),
+                        ACTOR,
+                        Some("conversation summary: the window grew"),
+                        now,
+                    )?;
+                    old.id
+                }
+                None => {
+                    let id = tx.insert_memory(m, score, now)?;
+                    tx.record_history(
+                        id,
+                        "add",
+                        None,
+                        Some(&serde_json::json!({"text": m.text})),
+                        ACTOR,
+                        Some("conversation summary"),
+                        now,
+                    )?;
+                    id
+                }
+            };
+            tx.set_embedding(id, v)?;
+            tx.set_tokens(id, count_tokens(&m.text))?;
+            for s in sources {
+                tx.upsert_link(id, *s, LinkKind::DerivedFrom, 1.0, now)?;
+            }
+            out.push(id);
+        }
+        Ok(out)
+    })?;
+    index
+        .write()
+        .map_err(|_| Error::InvalidInput("index lock poisoned".into()))?
+        .catch_up(&guard, &crate::events::Job::default())?;
+    Ok(written)
+}
