@@ -90,6 +90,8 @@ pub struct Somna {
     open_report: OpenReport,
     /// The liquid clustering loop's cached neighbour lists and state (cluster/liquid.rs).
     pub(crate) liquid: Mutex<Option<crate::cluster::liquid::LiquidCache>>,
+    /// How far this process has read other processes' writes (sync.rs).
+    pub(crate) sync: Mutex<crate::sync::SyncCursor>,
 }
 
 impl Somna {
@@ -120,6 +122,7 @@ impl Somna {
         let (index, rebuilt) = VectorIndex::open(&store, embedder.dim(), config.index, job)?;
         let actors = store.read().actors()?;
         let has_causal_links = store.read().has_causal_links()?;
+        let sync = crate::sync::SyncCursor::at(store.conn())?;
         Ok(Self {
             has_causal_links: has_causal_links.into(),
             queue: EmbedQueue::new(embedder.clone(), config.queue_batch, config.queue_flush),
@@ -131,6 +134,7 @@ impl Somna {
                 index_rebuilt: rebuilt,
             },
             liquid: Mutex::new(None),
+            sync: Mutex::new(sync),
         })
     }
 

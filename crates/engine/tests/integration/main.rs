@@ -11,3 +11,4 @@ mod reconcile;
 mod retrieval;
 mod robustness;
 mod sleep;
+mod sync;
