@@ -5,6 +5,7 @@ mod output;
 mod bench_cluster;
 mod bench_cmd;
 mod cluster_cmd;
+mod serve_cmd;
 mod sleep_cmd;
 
 use anyhow::{bail, Context};
@@ -166,6 +167,10 @@ enum Command {
     Liquid(cluster_cmd::LiquidArgs),
     /// Project the memories to 2D or 3D (PCA or t-SNE) and cache the layout.
     Project(cluster_cmd::ProjectArgs),
+    /// Serve MCP over stdin/stdout (for an agent that starts `somna mcp` itself).
+    Mcp,
+    /// Serve MCP (streamable HTTP, /mcp) and the REST API on 127.0.0.1, with a bearer token.
+    Serve(serve_cmd::ServeArgs),
     /// Evaluations.
     Eval {
         #[command(subcommand)]
@@ -623,6 +628,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Bench(args) => bench_cmd::run(args, &model_dir, json)?,
         Command::Sleep(args) => sleep_cmd::run(&open()?, args, json)?,
+        Command::Mcp => serve_cmd::mcp(open()?)?,
+        Command::Serve(args) => serve_cmd::serve(open()?, args, json)?,
         Command::Facts {
             conversation,
             limit,
