@@ -9,7 +9,7 @@ import type {
 import type { Neighbourhood } from "./graph";
 import type { ClusterInfo, ClusterMerge } from "./clusters";
 import type { SleepReport } from "./sleep";
-import type { LlmSettings, MemorySleepEvent } from "./types";
+import type { LlmSettings, MemorySleepEvent, ServerStatus } from "./types";
 
 export class CommandError extends Error {
   constructor(public code: string, message: string) {
@@ -68,6 +68,9 @@ export const api = {
     call<void>("set_llm_settings", { baseUrl, model, apiKey, timeoutSecs }),
   sleepHistory: (limit: number) => call<SleepReport[]>("sleep_history", { limit }),
   sleepUndo: (id: number) => call<number>("sleep_undo", { id }),
+  serverStatus: () => call<ServerStatus>("server_status"),
+  serverStart: (port: number) => call<ServerStatus>("server_start", { port }),
+  serverStop: () => call<ServerStatus>("server_stop"),
 };
 
 export function onProgress(f: (p: ProgressPayload) => void): Promise<UnlistenFn> {

@@ -250,3 +250,20 @@ export interface LlmSettings {
   has_key: boolean;
   timeout_secs: number;
 }
+
+/// The app's loopback server (src-tauri/src/live.rs ServerStatus).
+export interface ServerStatus {
+  running: boolean;
+  address: string | null;
+  mcp_url: string | null;
+  db_path: string | null;
+  token: string | null;
+  token_file: string;
+}
+
+/// Memories another process (an agent) wrote, as the app caught up with them.
+export interface ExternalChanges {
+  added: number[];
+  updated: number[];
+  removed: number[];
+}
