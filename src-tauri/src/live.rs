@@ -108,7 +108,7 @@ fn status_of(slot: &Option<(RunningServer, String)>) -> ApiResult<ServerStatus> 
 
 #[tauri::command]
 pub async fn server_status(slot: State<'_, ServerSlot>) -> ApiResult<ServerStatus> {
-    status_of(&*slot.server.lock().await)
+    status_of(&slot.server.lock().await)
 }
 
 #[tauri::command]
