@@ -108,7 +108,8 @@ fn status_of(slot: &Option<(RunningServer, String)>) -> ApiResult<ServerStatus> 
 
 #[tauri::command]
 pub async fn server_status(slot: State<'_, ServerSlot>) -> ApiResult<ServerStatus> {
-    status_of(&slot.server.lock().await)
+    let guard = slot.server.lock().await;
+    status_of(&guard)
 }
 
 #[tauri::command]
