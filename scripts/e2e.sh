@@ -8,8 +8,8 @@ cd "$(dirname "$0")/.."
 source scripts/env.sh
 
 somna_build_ui
-step "cargo build -p somna-app"
-cargo build --locked -p somna-app
+step "cargo build -p somna-app -p somna-cli"
+cargo build --locked -p somna-app -p somna-cli
 somna_install_tauri_driver
 
 work="$(mktemp -d)"
@@ -31,6 +31,8 @@ port=$((4500 + RANDOM % 400))
 # The app opens a store in a fresh directory; the model comes from the usual place.
 export SOMNA_DB="$work/store/somna.db"
 export SOMNA_MODEL_DIR="${SOMNA_MODEL_DIR:-$(somna_model_dir)}"
+# The data directory (the app's server token) is fresh too.
+export SOMNA_HOME="$work/store"
 tauri-driver --port "$port" --native-port $((port + 1)) --native-driver /usr/bin/WebKitWebDriver \
   >"$work/driver.log" 2>&1 &
 driver_pid=$!
@@ -41,7 +43,7 @@ done
 
 step "end-to-end tests (Xvfb $display, tauri-driver :$port)"
 status=0
-SOMNA_APP_BIN="$CARGO_TARGET_DIR/debug/somna-app" SOMNA_WEBDRIVER_URL="http://127.0.0.1:$port" \
+SOMNA_APP_BIN="$CARGO_TARGET_DIR/debug/somna-app" SOMNA_CLI_BIN="$CARGO_TARGET_DIR/debug/somna" SOMNA_WEBDRIVER_URL="http://127.0.0.1:$port" \
   node --test --test-concurrency=1 tests/e2e/ || status=$?
 if [ "$status" -ne 0 ]; then
   echo "--- tauri-driver log (tail) ---"

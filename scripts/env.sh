@@ -11,7 +11,7 @@ sudo_if_needed() {
 }
 
 # Debian packages the build needs; installed only if missing.
-SOMNA_APT_PACKAGES=(build-essential pkg-config python3 python3-pip ca-certificates curl file
+SOMNA_APT_PACKAGES=(build-essential pkg-config python3 python3-pip python3-venv ca-certificates curl file
   # The desktop app (Tauri 2 on WebKitGTK).
   libwebkit2gtk-4.1-dev libgtk-3-dev libssl-dev librsvg2-dev libayatana-appindicator3-dev libxdo-dev
   # Headless runs and end-to-end tests.

@@ -6,15 +6,16 @@
 use crate::commands::Status;
 use crate::error::ApiError;
 use crate::jobs::{DonePayload, ProgressPayload};
+use crate::live::{ExternalChanges, ServerStatus};
 use crate::views::LlmSettings;
 use somna_engine::cluster::ClusterInfo;
 use somna_engine::index::SearchPath;
 use somna_engine::memory::{Details, Kind, LinkKind, Memory, Source, State, W5H1};
 use somna_engine::points::{GraphEdge, GraphNode, MemorySleepEvent, Neighbourhood};
-use somna_engine::sleep::auto::AutoSleepSettings;
 use somna_engine::retrieve::{
     Budget, Hit, Origin, Route, ScoreMode, SearchQuery, SearchResponse, Signals, Timings, Weights,
 };
+use somna_engine::sleep::auto::AutoSleepSettings;
 use somna_engine::store::{
     ClusterMerge, HistoryEntry, Link, ListQuery, MemoryFilter, MemoryUpdate, SortKey,
 };
@@ -75,6 +76,8 @@ fn render() -> String {
         DonePayload,
         LlmSettings,
         AutoSleepSettings,
+        ServerStatus,
+        ExternalChanges,
     );
     out.truncate(out.trim_end().len());
     out.push('\n');

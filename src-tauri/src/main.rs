@@ -7,6 +7,7 @@ mod bindings;
 mod commands;
 mod error;
 mod jobs;
+mod live;
 mod points;
 mod state;
 mod views;
@@ -27,12 +28,14 @@ fn main() {
     app_state.demo_if_empty = demo_if_empty;
     tauri::Builder::default()
         .manage(app_state)
+        .manage(live::ServerSlot::default())
         .setup(|app| {
             let handle = app.handle().clone();
             open_early(&handle);
             // Opening loads the model and verifies (or rebuilds) the index: off the main
             // thread, so the window appears at once and shows progress.
             tauri::async_runtime::spawn_blocking(move || open_engine(&handle));
+            live::start_poller(app.handle().clone());
             Ok(())
         })
         .invoke_handler(tauri::generate_handler![
@@ -73,6 +76,9 @@ fn main() {
             views::sleep_undo,
             views::auto_sleep_settings,
             views::set_auto_sleep,
+            live::server_status,
+            live::server_start,
+            live::server_stop,
         ])
         .run(tauri::generate_context!("../tauri.conf.json"))
         .expect("error while running Somna");

@@ -7,7 +7,7 @@ import type {
   ProgressPayload, SearchRequest, SearchResponse, Stats, Status, HistoryEntry,
 } from "./types";
 import type { SleepReport } from "./sleep";
-import type { AutoSleepSettings, LlmSettings, MemorySleepEvent } from "./types";
+import type { AutoSleepSettings, LlmSettings, MemorySleepEvent, ServerStatus } from "./types";
 
 export class CommandError extends Error {
   constructor(public code: string, message: string) {
@@ -68,6 +68,9 @@ export const api = {
   sleepUndo: (id: number) => call<number>("sleep_undo", { id }),
   autoSleepSettings: () => call<AutoSleepSettings>("auto_sleep_settings"),
   setAutoSleep: (settings: AutoSleepSettings) => call<void>("set_auto_sleep", { settings }),
+  serverStatus: () => call<ServerStatus>("server_status"),
+  serverStart: (port: number) => call<ServerStatus>("server_start", { port }),
+  serverStop: () => call<ServerStatus>("server_stop"),
 };
 
 export function onProgress(f: (p: ProgressPayload) => void): Promise<UnlistenFn> {

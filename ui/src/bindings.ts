@@ -223,3 +223,7 @@ every: number,
  * How often the waiting count is checked (seconds).
  */
 poll_secs: number, };
+
+export type ServerStatus = { running: boolean, address: string | null, mcp_url: string | null, db_path: string | null, token: string | null, token_file: string, };
+
+export type ExternalChanges = { added: Array<number>, updated: Array<number>, removed: Array<number>, };

@@ -1,7 +1,8 @@
 // Modal dialogs: import (file picker, format, progress, cancel), export, settings.
 
 import { api, waitJob } from "./api";
-import { h, toast } from "./dom";
+import { h, clear, toast } from "./dom";
+import type { ServerStatus } from "./types";
 
 function modal(title: string, ...content: (Node | null)[]): { el: HTMLElement; close: () => void } {
   const card = h("div", { class: "card dialog", role: "dialog", "aria-label": title }, h("h2", null, title), ...content);
@@ -101,6 +102,9 @@ export function openSettingsDialog(): void {
   const llmStatus = h("div", { class: "muted" });
   const llmSave = h("button", null, "Use this endpoint");
   const llmClear = h("button", null, "Clear");
+  const srvPort = h("input", { type: "number", min: "0", max: "65535", value: "7411", "aria-label": "server port" });
+  const srvInfo = h("dl", { class: "grid", "data-testid": "server-info" });
+  const srvToggle = h("button", { "data-testid": "server-toggle" }, "Start server");
   const { close } = modal("Settings",
     h("h4", null, "Store"), info,
     h("label", null, "store location (a SQLite file; created if missing)", path),
@@ -110,7 +114,39 @@ export function openSettingsDialog(): void {
     h("p", { class: "muted" }, "Optional. Sleep cycles then ask this model for summaries and schemas; a failing or malformed answer falls back to the extractive backend for that batch, and the report says so. Also read from SOMNA_LLM_BASE_URL, SOMNA_LLM_MODEL and SOMNA_LLM_API_KEY at start."),
     h("label", null, "base URL", llmUrl), h("label", null, "model", llmModel), h("label", null, "API key", llmKey),
     h("label", null, "timeout (s)", llmTimeout), llmStatus,
-    h("div", { class: "actions" }, llmSave, llmClear, h("button", { onclick: () => close() }, "Close")));
+    h("div", { class: "actions" }, llmSave, llmClear),
+    h("h4", null, "Server for agents (MCP and REST on 127.0.0.1)"),
+    h("p", { class: "muted" }, "Agents connect to the MCP endpoint (streamable HTTP) or the REST API with the bearer token below. Memories they write appear here within a second."),
+    h("label", null, "port (0: any free port)", srvPort), srvInfo,
+    h("div", { class: "actions" }, srvToggle, h("button", { onclick: () => close() }, "Close")));
+  let srvRunning = false;
+  const showServer = (s: ServerStatus) => {
+    srvRunning = s.running;
+    srvToggle.textContent = s.running ? "Stop server" : "Start server";
+    clear(srvInfo);
+    // Text nodes only: nothing here is rendered as HTML.
+    srvInfo.append(h("dt", null, "status"), h("dd", null, s.running ? "running" : "stopped"));
+    if (s.running) {
+      srvInfo.append(
+        h("dt", null, "MCP"), h("dd", { "data-testid": "server-mcp-url" }, s.mcp_url ?? ""),
+        h("dt", null, "REST"), h("dd", null, `${s.address ?? ""}/api/v1 (OpenAPI: ${s.address ?? ""}/openapi.json)`),
+        h("dt", null, "token"), h("dd", { class: "mono", "data-testid": "server-token" }, s.token ?? ""),
+        h("dt", null, "store"), h("dd", null, s.db_path ?? ""));
+    }
+    srvInfo.append(h("dt", null, "token file"), h("dd", null, s.token_file));
+  };
+  void api.serverStatus().then(showServer).catch(() => {});
+  srvToggle.addEventListener("click", async () => {
+    srvToggle.disabled = true;
+    try {
+      showServer(srvRunning ? await api.serverStop() : await api.serverStart(Number(srvPort.value) || 0));
+    } catch (e) {
+      clear(srvInfo);
+      srvInfo.append(h("dt", null, "error"), h("dd", null, (e as Error).message));
+    } finally {
+      srvToggle.disabled = false;
+    }
+  });
   const showLlm = () => void api.llmSettings().then((l) => {
     llmUrl.value = l?.base_url ?? "";
     llmModel.value = l?.model ?? "";

@@ -9,7 +9,7 @@ import { h, clear, fmtInt, toast } from "./dom";
 import { Graph } from "./graph";
 import { Space } from "./space";
 import { bus, parseLayout, parsePoints, select, state } from "./store";
-import type { ProgressPayload, Route, ScoreMode, Stats, Status } from "./types";
+import type { ExternalChanges, ProgressPayload, Route, ScoreMode, Stats, Status } from "./types";
 import { Xray, searchSummary } from "./xray";
 import { SleepPanel } from "./sleep";
 import { ClusterPanel } from "./clusters";
@@ -38,6 +38,7 @@ const routeSel = h("select", { "aria-label": "route" },
 const searchInfo = h("span", { class: "muted search-info", "data-testid": "search-info" });
 const clearBtn = h("button", { class: "icon", title: "clear search", hidden: true, onclick: () => clearSearch() }, "✕");
 const statsEl = h("span", { class: "stats muted", "data-testid": "stats" });
+const liveEl = h("span", { class: "muted", "data-testid": "live" });
 const jobsEl = h("div", { class: "jobs", "data-testid": "jobs" });
 const topbar = h("header", { class: "topbar" },
   h("div", { class: "brand" }, h("span", { class: "logo" }), "Somna"),
@@ -46,6 +47,7 @@ const topbar = h("header", { class: "topbar" },
     h("button", { type: "submit", class: "primary", "data-testid": "search-go" }, "Search"), clearBtn),
   searchInfo,
   jobsEl,
+  liveEl,
   statsEl,
   h("button", { onclick: () => openImportDialog(), "data-testid": "import-open" }, "Import"),
   h("button", { onclick: () => openExportDialog() }, "Export"),
@@ -240,6 +242,17 @@ void onEvent("somna://clusters-changed", () => {
   void refreshClusterLabels().then(() => refreshPoints(true, false));
 });
 void onEvent("somna://memories-changed", () => bus.emit("data"));
+// Memories an agent wrote through `somna serve` / `somna mcp` (the app polls the shared
+// store); the refresh itself comes with somna://memories-changed.
+void onEvent<ExternalChanges>("somna://external-changes", (c) => {
+  const parts = [
+    c.added.length ? `${c.added.length} added` : "",
+    c.updated.length ? `${c.updated.length} changed` : "",
+    c.removed.length ? `${c.removed.length} deleted` : "",
+  ].filter(Boolean);
+  liveEl.textContent = `agent: ${parts.join(", ")}`;
+  liveEl.title = `last external change at ${new Date().toLocaleTimeString()}`;
+});
 
 // ---- start-up -----------------------------------------------------------------------
 const overlay = h("div", { class: "overlay-card", "data-testid": "startup" });

@@ -6,6 +6,7 @@ mod bench_cluster;
 mod bench_cmd;
 mod cluster_cmd;
 mod eval_cmd;
+mod serve_cmd;
 mod sleep_cmd;
 
 use anyhow::{bail, Context};
@@ -175,6 +176,10 @@ enum Command {
     Golden(eval_cmd::GoldenArgs),
     /// Time, items, LLM calls and tokens of engine operations, by operation or period.
     Ledger(eval_cmd::LedgerArgs),
+    /// Serve MCP over stdin/stdout (for an agent that starts `somna mcp` itself).
+    Mcp,
+    /// Serve MCP (streamable HTTP, /mcp) and the REST API on 127.0.0.1, with a bearer token.
+    Serve(serve_cmd::ServeArgs),
     /// Evaluations.
     Eval {
         #[command(subcommand)]
@@ -640,6 +645,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Bench(args) => bench_cmd::run(args, &model_dir, json)?,
         Command::Sleep(args) => sleep_cmd::run(open()?, args, json)?,
+        Command::Mcp => serve_cmd::mcp(open()?)?,
+        Command::Serve(args) => serve_cmd::serve(open()?, args, json)?,
         Command::Facts {
             conversation,
             limit,

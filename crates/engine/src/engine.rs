@@ -99,6 +99,8 @@ pub struct Somna {
     /// Ingest policies applied by `add` and `import` (see [`ingest::Policies`]);
     /// [`ingest::Policies::none`] until set.
     policies: RwLock<Arc<ingest::Policies>>,
+    /// How far this process has read other processes' writes (sync.rs).
+    pub(crate) sync: Mutex<crate::sync::SyncCursor>,
 }
 
 impl Somna {
@@ -129,6 +131,7 @@ impl Somna {
         let (index, rebuilt) = VectorIndex::open(&store, embedder.dim(), config.index, job)?;
         let actors = store.read().actors()?;
         let has_causal_links = store.read().has_causal_links()?;
+        let sync = crate::sync::SyncCursor::at(store.conn())?;
         Ok(Self {
             has_causal_links: has_causal_links.into(),
             queue: EmbedQueue::new(embedder.clone(), config.queue_batch, config.queue_flush),
@@ -142,6 +145,7 @@ impl Somna {
             liquid: Mutex::new(None),
             ledger: Default::default(),
             policies: RwLock::new(Arc::new(ingest::Policies::none())),
+            sync: Mutex::new(sync),
         })
     }
 

@@ -19,6 +19,7 @@ pub mod project;
 pub mod retrieve;
 pub mod sleep;
 pub mod store;
+mod sync;
 pub mod text;
 
 pub use cluster::{
@@ -36,3 +37,4 @@ pub use sleep::{
     Change, PhaseReport, ProposedMemory, ReplayWeights, SleepConfig, SleepOptions, SleepReport,
 };
 pub use store::{ListQuery, MemoryFilter, MemoryUpdate, Message};
+pub use sync::Changes;

@@ -16,3 +16,4 @@ mod retrieval;
 mod robustness;
 mod sleep;
 mod sleep_events;
+mod sync;

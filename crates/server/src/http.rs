@@ -1,0 +1,294 @@
+//! The loopback HTTP server: MCP over streamable HTTP at `/mcp`, the same operations as
+//! REST/JSON under `/api/v1`, and the OpenAPI document (generated from the handlers and
+//! the `ops` types by utoipa) at `/openapi.json`.
+//!
+//! Every route sits behind one guard that refuses, in this order:
+//! * a peer whose address (from the accepted TCP connection) is not loopback: 403. The
+//!   listener is bound to a loopback address too; the guard is the second line, and it also
+//!   refuses a connection whose peer address is unknown;
+//! * a request without `Authorization: Bearer <token>` or with another token: 401.
+
+use crate::error::{OpError, ServerError};
+use crate::mcp::SomnaMcp;
+use crate::ops::{
+    AddMemoryArgs, DeleteResult, EngineJson, ListArgs, Ops, SearchArgs, SearchResult, SleepArgs,
+    UpdateFields,
+};
+use axum::extract::rejection::JsonRejection;
+use axum::extract::{ConnectInfo, Path, Query, Request, State};
+use axum::http::{header, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::{Json, RequestExt};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use serde::Deserialize;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::OpenApi;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "Somna",
+        description = "Somna's loopback HTTP API: the memory operations of the MCP tools as REST/JSON. Every route needs `Authorization: Bearer <token>` (the token is in the data directory, file `server-token`)."
+    ),
+    modifiers(&BearerAuth),
+    security(("bearer" = []))
+)]
+struct ApiDoc;
+
+struct BearerAuth;
+
+impl utoipa::Modify for BearerAuth {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+        );
+    }
+}
+
+type JsonArg<T> = Result<Json<T>, JsonRejection>;
+
+fn body<T>(arg: JsonArg<T>) -> Result<T, OpError> {
+    arg.map(|Json(v)| v)
+        .map_err(|e| OpError::invalid(e.body_text()))
+}
+
+/// Store conversation messages as memories.
+#[utoipa::path(post, path = "/api/v1/memories", request_body = AddMemoryArgs,
+    responses((status = 200, description = "The add report: episodes, facts_added, …", body = EngineJson)))]
+async fn add_memory(
+    State(ops): State<Ops>,
+    args: JsonArg<AddMemoryArgs>,
+) -> Result<Json<EngineJson>, OpError> {
+    Ok(Json(ops.add(body(args)?).await?))
+}
+
+/// Search memories; results with scores.
+#[utoipa::path(post, path = "/api/v1/search", request_body = SearchArgs,
+    responses((status = 200, body = SearchResult)))]
+async fn search_memory(
+    State(ops): State<Ops>,
+    args: JsonArg<SearchArgs>,
+) -> Result<Json<SearchResult>, OpError> {
+    Ok(Json(ops.search(body(args)?).await?))
+}
+
+/// One memory with its links, history and provenance.
+#[utoipa::path(get, path = "/api/v1/memories/{id}", params(("id" = i64, Path, description = "memory id")),
+    responses((status = 200, body = EngineJson), (status = 404, description = "no such memory")))]
+async fn get_memory(
+    State(ops): State<Ops>,
+    Path(id): Path<i64>,
+) -> Result<Json<EngineJson>, OpError> {
+    Ok(Json(ops.get(id).await?))
+}
+
+/// Change a memory; returns it as it is now.
+#[utoipa::path(patch, path = "/api/v1/memories/{id}", params(("id" = i64, Path, description = "memory id")),
+    request_body = UpdateFields, responses((status = 200, body = EngineJson), (status = 404, description = "no such memory")))]
+async fn update_memory(
+    State(ops): State<Ops>,
+    Path(id): Path<i64>,
+    fields: JsonArg<UpdateFields>,
+) -> Result<Json<EngineJson>, OpError> {
+    Ok(Json(ops.update(id, body(fields)?).await?))
+}
+
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+struct DeleteQuery {
+    /// Remove the memory and its links for good (default: restorable soft delete).
+    #[serde(default)]
+    hard: bool,
+}
+
+/// Delete a memory.
+#[utoipa::path(delete, path = "/api/v1/memories/{id}", params(("id" = i64, Path, description = "memory id"), DeleteQuery),
+    responses((status = 200, body = DeleteResult), (status = 404, description = "no such memory")))]
+async fn delete_memory(
+    State(ops): State<Ops>,
+    Path(id): Path<i64>,
+    Query(q): Query<DeleteQuery>,
+) -> Result<Json<DeleteResult>, OpError> {
+    Ok(Json(ops.delete(id, q.hard).await?))
+}
+
+/// A filtered, sorted page of memories: {total, offset, memories}.
+#[utoipa::path(post, path = "/api/v1/memories/list", request_body = ListArgs,
+    responses((status = 200, body = EngineJson)))]
+async fn list_memories(
+    State(ops): State<Ops>,
+    args: JsonArg<ListArgs>,
+) -> Result<Json<EngineJson>, OpError> {
+    Ok(Json(ops.list(body(args)?).await?))
+}
+
+/// Every change of a memory, oldest first: {id, history}.
+#[utoipa::path(get, path = "/api/v1/memories/{id}/history", params(("id" = i64, Path, description = "memory id")),
+    responses((status = 200, body = EngineJson), (status = 404, description = "no such memory")))]
+async fn memory_history(
+    State(ops): State<Ops>,
+    Path(id): Path<i64>,
+) -> Result<Json<EngineJson>, OpError> {
+    Ok(Json(ops.history(id).await?))
+}
+
+/// Run a sleep cycle (or a dry run); returns its report.
+#[utoipa::path(post, path = "/api/v1/sleep", request_body = SleepArgs,
+    responses((status = 200, body = EngineJson)))]
+async fn run_sleep_cycle(
+    State(ops): State<Ops>,
+    args: JsonArg<SleepArgs>,
+) -> Result<Json<EngineJson>, OpError> {
+    Ok(Json(ops.sleep(body(args)?).await?))
+}
+
+/// The REST routes and the OpenAPI document generated from them.
+pub fn rest_routes(ops: Ops) -> (axum::Router, utoipa::openapi::OpenApi) {
+    let (router, api) = OpenApiRouter::with_openapi(ApiDoc::openapi())
+        .routes(routes!(add_memory))
+        .routes(routes!(search_memory))
+        .routes(routes!(list_memories))
+        .routes(routes!(get_memory, update_memory, delete_memory))
+        .routes(routes!(memory_history))
+        .routes(routes!(run_sleep_cycle))
+        .with_state(ops)
+        .split_for_parts();
+    (router, api)
+}
+
+fn refusal(status: StatusCode, code: &str, message: &str) -> Response {
+    let body = serde_json::json!({"error": {"code": code, "message": message}});
+    let mut r = (status, Json(body)).into_response();
+    if status == StatusCode::UNAUTHORIZED {
+        r.headers_mut().insert(
+            header::WWW_AUTHENTICATE,
+            header::HeaderValue::from_static("Bearer"),
+        );
+    }
+    r
+}
+
+async fn guard(State(token): State<Arc<str>>, mut req: Request, next: Next) -> Response {
+    // The accepted connection's peer address (tests supply one with MockConnectInfo).
+    let peer = req
+        .extract_parts::<ConnectInfo<SocketAddr>>()
+        .await
+        .ok()
+        .map(|c| c.0);
+    match peer {
+        Some(p) if p.ip().is_loopback() => {}
+        _ => {
+            return refusal(
+                StatusCode::FORBIDDEN,
+                "forbidden",
+                "only clients on this machine (loopback) are served",
+            )
+        }
+    }
+    let given = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::trim);
+    match given {
+        Some(t) if crate::token::matches(t, &token) => next.run(req).await,
+        Some(_) => refusal(StatusCode::UNAUTHORIZED, "unauthorized", "wrong bearer token"),
+        None => refusal(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "missing Authorization: Bearer <token> (the token is in the data directory, file server-token)",
+        ),
+    }
+}
+
+/// The whole app: MCP at `/mcp`, REST under `/api/v1`, `/openapi.json`, all behind the
+/// guard. Serve it with `into_make_service_with_connect_info::<SocketAddr>()`.
+pub fn app(ops: Ops, token: &str, shutdown: CancellationToken) -> axum::Router {
+    let mcp_ops = ops.clone();
+    let mcp = StreamableHttpService::new(
+        move || Ok(SomnaMcp::new(mcp_ops.clone())),
+        LocalSessionManager::default().into(),
+        StreamableHttpServerConfig::default().with_cancellation_token(shutdown),
+    );
+    let (rest, api) = rest_routes(ops);
+    let api = Arc::new(api);
+    let token: Arc<str> = Arc::from(token);
+    rest.route(
+        "/openapi.json",
+        axum::routing::get(move || {
+            let api = api.clone();
+            async move { Json(api.as_ref().clone()) }
+        }),
+    )
+    .nest_service("/mcp", mcp)
+    .layer(axum::middleware::from_fn_with_state(token, guard))
+}
+
+/// A running HTTP server; dropping it does not stop it, [`RunningServer::stop`] does.
+pub struct RunningServer {
+    pub addr: SocketAddr,
+    shutdown: CancellationToken,
+    task: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+impl RunningServer {
+    /// Stops accepting, ends MCP sessions and waits for open requests to finish.
+    pub async fn stop(self) -> Result<(), ServerError> {
+        self.shutdown.cancel();
+        self.task
+            .await
+            .map_err(|e| ServerError::Transport(e.to_string()))?
+            .map_err(|e| ServerError::Transport(e.to_string()))
+    }
+
+    /// Waits until the server stops (after [`RunningServer::shutdown_token`] is cancelled).
+    pub async fn wait(self) -> Result<(), ServerError> {
+        self.task
+            .await
+            .map_err(|e| ServerError::Transport(e.to_string()))?
+            .map_err(|e| ServerError::Transport(e.to_string()))
+    }
+
+    pub fn shutdown_token(&self) -> CancellationToken {
+        self.shutdown.clone()
+    }
+}
+
+/// Binds `addr` (a loopback address; port 0 picks a free one) and serves the app.
+pub async fn serve(ops: Ops, addr: SocketAddr, token: &str) -> Result<RunningServer, ServerError> {
+    if !addr.ip().is_loopback() {
+        return Err(ServerError::NotLoopback(addr));
+    }
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| ServerError::Transport(format!("binding {addr}: {e}")))?;
+    let addr = listener
+        .local_addr()
+        .map_err(|e| ServerError::Transport(e.to_string()))?;
+    let shutdown = CancellationToken::new();
+    let app = app(ops, token, shutdown.child_token());
+    let stop = shutdown.clone();
+    let task = tokio::spawn(async move {
+        axum::serve(
+            listener,
+            app.into_make_service_with_connect_info::<SocketAddr>(),
+        )
+        .with_graceful_shutdown(stop.cancelled_owned())
+        .await
+    });
+    Ok(RunningServer {
+        addr,
+        shutdown,
+        task,
+    })
+}

@@ -1,0 +1,140 @@
+//! The MCP server: one tool per operation, on rmcp's tool macros. Argument schemas are
+//! generated from the `ops` types (schemars); rmcp refuses arguments that do not
+//! deserialise into them with an `invalid_params` error naming the problem, and `ops`
+//! refuses values out of range the same way.
+
+use crate::ops::{
+    AddMemoryArgs, DeleteArgs, IdArgs, ListArgs, Ops, SearchArgs, SleepArgs, UpdateArgs,
+};
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, Implementation, ServerCapabilities, ServerConfig};
+use rmcp::{tool, tool_handler, tool_router, ErrorData};
+use serde::Serialize;
+
+/// The MCP tool server over one engine (cheap to clone: the engine is shared).
+#[derive(Clone)]
+pub struct SomnaMcp {
+    ops: Ops,
+    tool_router: ToolRouter<Self>,
+}
+
+fn structured<T: Serialize>(v: T) -> Result<CallToolResult, ErrorData> {
+    let value = serde_json::to_value(v)
+        .map_err(|e| ErrorData::internal_error(format!("serialising the result: {e}"), None))?;
+    Ok(CallToolResult::structured(value))
+}
+
+#[tool_router]
+impl SomnaMcp {
+    pub fn new(ops: Ops) -> Self {
+        Self {
+            ops,
+            tool_router: Self::tool_router(),
+        }
+    }
+
+    #[tool(
+        description = "Store conversation messages as memories: each message becomes an episode; first-person statements also yield facts. Returns the ids created."
+    )]
+    async fn add_memory(
+        &self,
+        Parameters(args): Parameters<AddMemoryArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        structured(self.ops.add(args).await?.0)
+    }
+
+    #[tool(
+        description = "Search memories by meaning and keywords. Returns the top k with their scores (mode fusion or context; optional filters by kind, state, actor, conversation, time)."
+    )]
+    async fn search_memory(
+        &self,
+        Parameters(args): Parameters<SearchArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        structured(self.ops.search(args).await?)
+    }
+
+    #[tool(description = "Get one memory with its links, history and provenance chain.")]
+    async fn get_memory(
+        &self,
+        Parameters(args): Parameters<IdArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        structured(self.ops.get(args.id).await?.0)
+    }
+
+    #[tool(
+        description = "Change a memory's text, 5W1H fields, importance, state, tags or metadata. A new text is re-embedded and re-linked; the change is recorded in its history."
+    )]
+    async fn update_memory(
+        &self,
+        Parameters(args): Parameters<UpdateArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let (id, fields) = args.split();
+        structured(self.ops.update(id, fields).await?.0)
+    }
+
+    #[tool(
+        description = "Delete a memory: a restorable soft delete, or with hard=true removal of it and its links."
+    )]
+    async fn delete_memory(
+        &self,
+        Parameters(args): Parameters<DeleteArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        structured(self.ops.delete(args.id, args.hard).await?)
+    }
+
+    #[tool(
+        description = "List memories page by page, filtered and sorted. Returns {total, offset, memories}."
+    )]
+    async fn list_memories(
+        &self,
+        Parameters(args): Parameters<ListArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        structured(self.ops.list(args).await?.0)
+    }
+
+    #[tool(
+        description = "Run a sleep cycle: consolidate episodes into summaries and schemas and forget what is no longer useful (dry_run=true only reports what it would do)."
+    )]
+    async fn run_sleep_cycle(
+        &self,
+        Parameters(args): Parameters<SleepArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        structured(self.ops.sleep(args).await?.0)
+    }
+
+    #[tool(description = "Every change of a memory, oldest first (also after a hard delete).")]
+    async fn memory_history(
+        &self,
+        Parameters(args): Parameters<IdArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        structured(self.ops.history(args.id).await?.0)
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl rmcp::ServerHandler for SomnaMcp {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("somna", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "Somna is a long-term memory store. Call add_memory with the messages worth \
+                 remembering, search_memory before answering questions about the past, and \
+                 get_memory / memory_history for details.",
+            )
+    }
+}
+
+/// Serves MCP over stdin/stdout until the client disconnects.
+pub async fn serve_stdio(ops: Ops) -> Result<(), crate::ServerError> {
+    use rmcp::ServiceExt;
+    let service = SomnaMcp::new(ops)
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| crate::ServerError::Transport(e.to_string()))?;
+    service
+        .waiting()
+        .await
+        .map_err(|e| crate::ServerError::Transport(e.to_string()))?;
+    Ok(())
+}

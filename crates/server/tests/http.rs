@@ -1,0 +1,315 @@
+//! The HTTP server: the guard (no token, wrong token, non-loopback peer), the REST routes
+//! and the OpenAPI document, over a store with the hashing embedder.
+
+use axum::body::Body;
+use axum::extract::connect_info::MockConnectInfo;
+use axum::http::{Request, StatusCode};
+use serde_json::{json, Value};
+use somna_engine::embed::HashEmbedder;
+use somna_engine::{Config, Job, Somna};
+use somna_server::http::app;
+use somna_server::Ops;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+use tower::ServiceExt;
+
+const TOKEN: &str = "test-token-0123456789";
+
+fn ops(dir: &tempfile::TempDir) -> Ops {
+    let cfg = Config::new(dir.path().join("s.db"), dir.path().join("model"));
+    let engine = Somna::open_with(&cfg, Arc::new(HashEmbedder::new(384)), &Job::default()).unwrap();
+    Ops::new(Arc::new(engine), "test")
+}
+
+fn router(ops: Ops, peer: &str) -> axum::Router {
+    let peer: SocketAddr = peer.parse().unwrap();
+    app(ops, TOKEN, CancellationToken::new()).layer(MockConnectInfo(peer))
+}
+
+async fn send(
+    app: &axum::Router,
+    method: &str,
+    uri: &str,
+    token: Option<&str>,
+    body: Option<Value>,
+) -> (StatusCode, Value) {
+    let mut req = Request::builder()
+        .method(method)
+        .uri(uri)
+        .header("host", "127.0.0.1");
+    if let Some(t) = token {
+        req = req.header("authorization", format!("Bearer {t}"));
+    }
+    let req = match body {
+        Some(b) => req
+            .header("content-type", "application/json")
+            .body(Body::from(b.to_string()))
+            .unwrap(),
+        None => req.body(Body::empty()).unwrap(),
+    };
+    let resp = app.clone().oneshot(req).await.unwrap();
+    let status = resp.status();
+    let bytes = axum::body::to_bytes(resp.into_body(), 1 << 24)
+        .await
+        .unwrap();
+    let v = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    (status, v)
+}
+
+#[tokio::test]
+async fn requests_without_the_token_or_with_another_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = router(ops(&dir), "127.0.0.1:50000");
+    for uri in ["/openapi.json", "/api/v1/memories/1", "/mcp"] {
+        let (s, v) = send(&app, "GET", uri, None, None).await;
+        assert_eq!(s, StatusCode::UNAUTHORIZED, "{uri}");
+        assert_eq!(v["error"]["code"], "unauthorized");
+        let (s, v) = send(&app, "GET", uri, Some("not-the-token-xxxxxxx"), None).await;
+        assert_eq!(s, StatusCode::UNAUTHORIZED, "{uri}");
+        assert_eq!(v["error"]["message"], "wrong bearer token");
+    }
+    let (s, _) = send(
+        &app,
+        "POST",
+        "/api/v1/memories",
+        None,
+        Some(json!({"conversation": "c", "messages": [{"text": "hi"}]})),
+    )
+    .await;
+    assert_eq!(s, StatusCode::UNAUTHORIZED);
+    let (s, _) = send(&app, "GET", "/openapi.json", Some(TOKEN), None).await;
+    assert_eq!(s, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn requests_from_a_non_loopback_peer_are_refused_even_with_the_token() {
+    let dir = tempfile::tempdir().unwrap();
+    for peer in ["192.168.1.20:40000", "[2001:db8::1]:40000", "10.0.0.1:1"] {
+        let app = router(ops(&dir), peer);
+        for uri in ["/openapi.json", "/api/v1/memories/1", "/mcp"] {
+            let (s, v) = send(&app, "GET", uri, Some(TOKEN), None).await;
+            assert_eq!(s, StatusCode::FORBIDDEN, "{peer} {uri}");
+            assert_eq!(v["error"]["code"], "forbidden");
+        }
+    }
+    // IPv6 loopback is served.
+    let app = router(ops(&dir), "[::1]:40000");
+    let (s, _) = send(&app, "GET", "/openapi.json", Some(TOKEN), None).await;
+    assert_eq!(s, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn a_connection_without_a_known_peer_address_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = app(ops(&dir), TOKEN, CancellationToken::new());
+    let (s, _) = send(&app, "GET", "/openapi.json", Some(TOKEN), None).await;
+    assert_eq!(s, StatusCode::FORBIDDEN);
+}
+
+#[tokio::test]
+async fn binding_a_non_loopback_address_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = somna_server::serve(ops(&dir), "0.0.0.0:0".parse().unwrap(), TOKEN)
+        .await
+        .err()
+        .expect("refused");
+    assert!(err.to_string().contains("loopback"), "{err}");
+}
+
+#[tokio::test]
+async fn rest_routes_do_every_operation() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = router(ops(&dir), "127.0.0.1:50000");
+    let t = Some(TOKEN);
+    let (s, added) = send(
+        &app,
+        "POST",
+        "/api/v1/memories",
+        t,
+        Some(json!({
+            "conversation": "rest",
+            "messages": [
+                {"speaker": "Ada", "text": "the lighthouse keeper repaints the tower"},
+                {"speaker": "Bo", "text": "the ferry leaves at noon"}
+            ]
+        })),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{added}");
+    let ids: Vec<i64> = added["episodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_i64().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 2);
+
+    let (s, found) = send(
+        &app,
+        "POST",
+        "/api/v1/search",
+        t,
+        Some(json!({"query": "lighthouse tower", "k": 3})),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{found}");
+    assert_eq!(found["hits"][0]["id"], ids[0]);
+    assert!(found["hits"][0]["score"].as_f64().unwrap() > 0.0);
+
+    let (s, got) = send(
+        &app,
+        "GET",
+        &format!("/api/v1/memories/{}", ids[0]),
+        t,
+        None,
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(
+        got["memory"]["text"],
+        "the lighthouse keeper repaints the tower"
+    );
+
+    let (s, upd) = send(
+        &app,
+        "PATCH",
+        &format!("/api/v1/memories/{}", ids[0]),
+        t,
+        Some(json!({"text": "the keeper paints the boat"})),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{upd}");
+    assert_eq!(upd["text"], "the keeper paints the boat");
+
+    let (s, hist) = send(
+        &app,
+        "GET",
+        &format!("/api/v1/memories/{}/history", ids[0]),
+        t,
+        None,
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK);
+    let events: Vec<&str> = hist["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["event"].as_str().unwrap())
+        .collect();
+    assert_eq!(events, ["add", "update"]);
+
+    let (s, page) = send(
+        &app,
+        "POST",
+        "/api/v1/memories/list",
+        t,
+        Some(json!({"filters": {"conversation": "rest"}, "limit": 10})),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{page}");
+    assert_eq!(page["total"], 2);
+
+    let (s, del) = send(
+        &app,
+        "DELETE",
+        &format!("/api/v1/memories/{}?hard=true", ids[1]),
+        t,
+        None,
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{del}");
+    assert_eq!(del, json!({"id": ids[1], "hard": true}));
+    let (s, err) = send(
+        &app,
+        "GET",
+        &format!("/api/v1/memories/{}", ids[1]),
+        t,
+        None,
+    )
+    .await;
+    assert_eq!(s, StatusCode::NOT_FOUND);
+    assert_eq!(err["error"]["code"], "not_found");
+
+    let (s, cycle) = send(
+        &app,
+        "POST",
+        "/api/v1/sleep",
+        t,
+        Some(json!({"dry_run": true})),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{cycle}");
+    assert_eq!(cycle["status"], "dry_run");
+
+    // Bad arguments: 422 with a message naming the problem.
+    let (s, err) = send(
+        &app,
+        "POST",
+        "/api/v1/search",
+        t,
+        Some(json!({"query": "x", "k": 0})),
+    )
+    .await;
+    assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(
+        err["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("k must be"),
+        "{err}"
+    );
+    let (s, err) = send(
+        &app,
+        "POST",
+        "/api/v1/search",
+        t,
+        Some(json!({"query": "x", "colour": "red"})),
+    )
+    .await;
+    assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(
+        err["error"]["message"].as_str().unwrap().contains("colour"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn the_openapi_document_lists_every_route_with_its_schemas() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = router(ops(&dir), "127.0.0.1:50000");
+    let (s, doc) = send(&app, "GET", "/openapi.json", Some(TOKEN), None).await;
+    assert_eq!(s, StatusCode::OK);
+    assert!(doc["openapi"].as_str().unwrap().starts_with("3."));
+    let paths = doc["paths"].as_object().unwrap();
+    for (path, method) in [
+        ("/api/v1/memories", "post"),
+        ("/api/v1/search", "post"),
+        ("/api/v1/memories/list", "post"),
+        ("/api/v1/memories/{id}", "get"),
+        ("/api/v1/memories/{id}", "patch"),
+        ("/api/v1/memories/{id}", "delete"),
+        ("/api/v1/memories/{id}/history", "get"),
+        ("/api/v1/sleep", "post"),
+    ] {
+        assert!(paths[path][method].is_object(), "{method} {path} missing");
+    }
+    let schemas = doc["components"]["schemas"].as_object().unwrap();
+    for name in [
+        "SearchArgs",
+        "SearchResult",
+        "AddMemoryArgs",
+        "Filters",
+        "UpdateFields",
+    ] {
+        assert!(schemas.contains_key(name), "schema {name} missing");
+    }
+    assert!(schemas["SearchArgs"]["required"]
+        .as_array()
+        .unwrap()
+        .contains(&json!("query")));
+    assert_eq!(
+        doc["components"]["securitySchemes"]["bearer"]["scheme"],
+        "bearer"
+    );
+}

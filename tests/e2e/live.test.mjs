@@ -1,0 +1,92 @@
+// Live updates: while the app runs, an agent writes memories through MCP (the official
+// Python client, driving `somna mcp` over stdio in another process, then the app's own
+// HTTP server); the app shows them without a restart: rows in the browser, points with
+// positions in the 3D view, hits in a search.
+
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { join, dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Session } from "./webdriver.mjs";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const repo = join(here, "..", "..");
+const APP = process.env.SOMNA_APP_BIN;
+const CLI = process.env.SOMNA_CLI_BIN;
+const DRIVER = process.env.SOMNA_WEBDRIVER_URL ?? "http://127.0.0.1:4444";
+let s;
+let python;
+
+function mcpAdd(args) {
+  const out = execFileSync(python, [join(repo, "tests", "mcp", "mcp_add.py"), ...args], { encoding: "utf8" });
+  return JSON.parse(out.trim().split("\n").pop());
+}
+
+async function count() {
+  return s.exec(`return Number((document.querySelector('[data-testid="browser-count"]')?.textContent ?? "").replace(/[^0-9]/g, "") || 0);`);
+}
+
+/// Waits until every id has a row count, a point and a 3D position; returns the time taken.
+async function waitShown(ids, before, started) {
+  await s.until(`Number(document.querySelector('[data-testid="browser-count"]').textContent.replace(/[^0-9]/g, "")) >= ${before + ids.length}`, 15000);
+  const shownMs = Date.now() - started;
+  const list = JSON.stringify(ids);
+  await s.until(`(() => { const st = globalThis.__somnaState; if (!st.points || !st.layout) return false;
+    const p = new Set(Array.from(st.points.ids)), l = new Set(Array.from(st.layout.ids));
+    return ${list}.every((id) => p.has(id) && l.has(id)); })()`, 30000);
+  return shownMs;
+}
+
+before(async () => {
+  assert.ok(APP, "SOMNA_APP_BIN must point at the built app");
+  assert.ok(CLI, "SOMNA_CLI_BIN must point at the built somna");
+  python = execFileSync("bash", [join(repo, "scripts", "mcp-venv.sh")], { encoding: "utf8" }).trim();
+  s = await Session.create(DRIVER, APP);
+  // The engine is open when the browser shows a count.
+  await s.until(`/memories/.test(document.querySelector('[data-testid="browser-count"]')?.textContent ?? "") && globalThis.__somnaState`, 180000);
+});
+
+after(async () => {
+  await s?.quit();
+});
+
+test("memories an agent adds through `somna mcp` (another process) appear without a restart", { timeout: 240000 }, async () => {
+  const before = await count();
+  const started = Date.now();
+  const ids = mcpAdd(["stdio", CLI, process.env.SOMNA_DB, "agent-live",
+    "The zephyrine kite festival starts on the first windy Saturday.",
+    "Zephyrine kites are flown from the north pier.",
+    "Bring spare zephyrine line, it snaps in gusts."]);
+  assert.equal(ids.length, 3);
+  const wroteMs = Date.now() - started;
+  const shownMs = await waitShown(ids, before, started);
+  console.log(`external MCP write: client done after ${wroteMs} ms, rows shown after ${shownMs} ms`);
+  // The app's own index took the vectors in: a search finds them.
+  await s.clear('[data-testid="search"]');
+  await s.type('[data-testid="search"]', "zephyrine kite festival");
+  await s.click('[data-testid="search-go"]');
+  await s.until(`globalThis.__somnaState.search?.query === "zephyrine kite festival" && ${JSON.stringify(ids)}.includes(globalThis.__somnaState.search.hits[0]?.memory.id)`, 30000);
+  await s.exec(`document.querySelector('[data-testid="search"]').value = ""; document.querySelector(".search-info")?.replaceChildren();`);
+});
+
+test("the app starts its own server, shows address and token; an agent's writes through it appear", { timeout: 240000 }, async () => {
+  await s.click('[data-testid="settings-open"]');
+  await s.click('[data-testid="server-toggle"]');
+  await s.waitFor('[data-testid="server-token"]', { timeout: 30000 });
+  const url = await s.text('[data-testid="server-mcp-url"]');
+  const token = await s.text('[data-testid="server-token"]');
+  assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
+  assert.match(token, /^[0-9a-f]{64}$/);
+  const before = await count();
+  const started = Date.now();
+  const ids = mcpAdd(["http", url, token, "agent-http", "The app's own server stored this quokka note.", "A second quokka note over HTTP."]);
+  assert.equal(ids.length, 2);
+  const shownMs = await waitShown(ids, before, started);
+  console.log(`MCP over the app's HTTP server: rows shown after ${shownMs} ms`);
+  // Stopping it: the token no longer opens anything because nothing listens.
+  await s.click('[data-testid="server-toggle"]');
+  await s.until(`!document.querySelector('[data-testid="server-token"]')`, 15000);
+  await s.exec(`document.querySelector(".modal")?.remove();`);
+  assert.throws(() => mcpAdd(["http", url, token, "agent-http", "nobody listens"]));
+});
