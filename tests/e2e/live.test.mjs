@@ -72,6 +72,8 @@ test("memories an agent adds through `somna mcp` (another process) appear withou
 
 test("the app starts its own server, shows address and token; an agent's writes through it appear", { timeout: 240000 }, async () => {
   await s.click('[data-testid="settings-open"]');
+  // The dialog shows the server's status once it has asked for it.
+  await s.until(`document.querySelector('[data-testid="server-info"]')?.textContent.includes("status")`, 15000);
   await s.click('[data-testid="server-toggle"]');
   await s.waitFor('[data-testid="server-token"]', { timeout: 30000 });
   const url = await s.text('[data-testid="server-mcp-url"]');

@@ -63,6 +63,8 @@ export class Session {
 
   async click(css) {
     const el = await this.waitFor(css);
+    // WebKitWebDriver does not scroll inside scrolling containers (a tall dialog) itself.
+    await this.exec("arguments[0].scrollIntoView({ block: 'center' })", { [ELEMENT]: el });
     await this.cmd("POST", `/element/${el}/click`, {});
     return el;
   }
