@@ -6,6 +6,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Session } from "./webdriver.mjs";
@@ -15,8 +16,15 @@ const repo = join(here, "..", "..");
 const APP = process.env.SOMNA_APP_BIN;
 const CLI = process.env.SOMNA_CLI_BIN;
 const DRIVER = process.env.SOMNA_WEBDRIVER_URL ?? "http://127.0.0.1:4444";
+const SHOTS = process.env.SOMNA_E2E_SHOTS;
 let s;
 let python;
+
+async function shot(name) {
+  if (!SHOTS) return;
+  mkdirSync(SHOTS, { recursive: true });
+  writeFileSync(join(SHOTS, `${name}.png`), await s.screenshot());
+}
 
 function mcpAdd(args) {
   const out = execFileSync(python, [join(repo, "tests", "mcp", "mcp_add.py"), ...args], { encoding: "utf8" });
@@ -62,6 +70,7 @@ test("memories an agent adds through `somna mcp` (another process) appear withou
   const wroteMs = Date.now() - started;
   const shownMs = await waitShown(ids, before, started);
   console.log(`external MCP write: client done after ${wroteMs} ms, rows shown after ${shownMs} ms`);
+  await shot("live-agent-rows");
   // The app's own index took the vectors in: a search finds them.
   await s.clear('[data-testid="search"]');
   await s.type('[data-testid="search"]', "zephyrine kite festival");
@@ -80,6 +89,7 @@ test("the app starts its own server, shows address and token; an agent's writes 
   const token = await s.text('[data-testid="server-token"]');
   assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
   assert.match(token, /^[0-9a-f]{64}$/);
+  await shot("settings-server");
   const before = await count();
   const started = Date.now();
   const ids = mcpAdd(["http", url, token, "agent-http", "The app's own server stored this quokka note.", "A second quokka note over HTTP."]);
