@@ -81,8 +81,16 @@ export class Session {
   }
 
   async text(css) {
-    const el = await this.waitFor(css);
-    return this.cmd("GET", `/element/${el}/text`);
+    // The UI may re-render the element between finding and reading it (a detail pane
+    // that fills in after its fetch): find it again when the reference went stale.
+    for (let attempt = 0; ; attempt++) {
+      const el = await this.waitFor(css);
+      try {
+        return await this.cmd("GET", `/element/${el}/text`);
+      } catch (e) {
+        if (attempt >= 5 || !String(e.message).includes("stale element")) throw e;
+      }
+    }
   }
 
   async screenshot() {
