@@ -1,17 +1,16 @@
 //! `somna eval memory` (seed 000's five methods, Table 1 and Table 2; the engine's
 //! `eval::memory`), `somna golden` (the retrieval regression suite) and `somna ledger`.
 
-use crate::output::print_json;
+use crate::output::{print_json, StageBars};
 use anyhow::Context;
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
 use somna_engine::eval::golden::GoldenOptions;
 use somna_engine::eval::memory::{self, MemoryEvalOptions, Method};
 use somna_engine::ledger::LedgerGroup;
 use somna_engine::sleep::chat::ChatConfig;
-use somna_engine::{Config, Job, MemoryFilter, Progress, ProgressEvent, SleepConfig, Somna};
+use somna_engine::{Config, Job, MemoryFilter, SleepConfig, Somna};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 #[derive(Args)]
 pub struct MemoryArgs {
@@ -50,53 +49,6 @@ pub struct MemoryArgs {
     /// Keep the evaluation store here (must not exist yet) instead of a temporary one.
     #[arg(long)]
     store: Option<PathBuf>,
-}
-
-/// One bar per progress stage (import, before, the sleep phases, after).
-struct StageBars {
-    hidden: bool,
-    current: Mutex<Option<(&'static str, ProgressBar)>>,
-}
-
-impl StageBars {
-    fn finish(&self) {
-        if let Some((_, b)) = self
-            .current
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take()
-        {
-            b.finish();
-        }
-    }
-}
-
-impl Progress for StageBars {
-    fn report(&self, e: ProgressEvent) {
-        if self.hidden {
-            return;
-        }
-        let mut slot = self.current.lock().unwrap_or_else(|p| p.into_inner());
-        if slot.as_ref().is_some_and(|(s, _)| *s != e.stage) {
-            if let Some((_, b)) = slot.take() {
-                b.finish();
-            }
-        }
-        let (_, bar) = slot.get_or_insert_with(|| {
-            let b = ProgressBar::new(e.total.max(1));
-            b.set_style(
-                ProgressStyle::with_template(
-                    "{prefix:>10} [{bar:40}] {pos}/{len} {elapsed} (eta {eta})",
-                )
-                .expect("valid template")
-                .progress_chars("=> "),
-            );
-            b.set_prefix(e.stage);
-            (e.stage, b)
-        });
-        bar.set_length(e.total.max(1));
-        bar.set_position(e.done.min(e.total.max(1)));
-    }
 }
 
 fn llm_config(args: &MemoryArgs) -> anyhow::Result<Option<ChatConfig>> {
@@ -159,10 +111,7 @@ pub fn run_memory(args: MemoryArgs, model_dir: &Path, json: bool) -> anyhow::Res
     };
     let engine = Somna::open(&Config::new(&db, model_dir), &Job::default())?;
     let (cancel_job, _) = crate::job_with_bar("eval", true);
-    let bars = Arc::new(StageBars {
-        hidden: json,
-        current: Mutex::new(None),
-    });
+    let bars = Arc::new(StageBars::new(json));
     let job = Job {
         progress: bars.clone(),
         cancel: cancel_job.cancel.clone(),

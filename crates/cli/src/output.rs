@@ -272,3 +272,58 @@ pub fn print_locomo(r: &Report) {
         r.search_ms_p99
     );
 }
+
+/// One progress bar per stage of a job (a sleep cycle's phases, an evaluation's steps),
+/// hidden for `--json`.
+pub(crate) struct StageBars {
+    hidden: bool,
+    current: Mutex<Option<(&'static str, ProgressBar)>>,
+}
+
+impl StageBars {
+    pub(crate) fn new(hidden: bool) -> Self {
+        Self {
+            hidden,
+            current: Mutex::new(None),
+        }
+    }
+
+    pub(crate) fn finish(&self) {
+        if let Some((_, b)) = self
+            .current
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+        {
+            b.finish();
+        }
+    }
+}
+
+impl Progress for StageBars {
+    fn report(&self, e: ProgressEvent) {
+        if self.hidden {
+            return;
+        }
+        let mut slot = self.current.lock().unwrap_or_else(|p| p.into_inner());
+        if slot.as_ref().is_some_and(|(s, _)| *s != e.stage) {
+            if let Some((_, b)) = slot.take() {
+                b.finish();
+            }
+        }
+        let (_, bar) = slot.get_or_insert_with(|| {
+            let b = ProgressBar::new(e.total.max(1));
+            b.set_style(
+                ProgressStyle::with_template(
+                    "{prefix:>10} [{bar:40}] {pos}/{len} {elapsed} (eta {eta})",
+                )
+                .expect("valid template")
+                .progress_chars("=> "),
+            );
+            b.set_prefix(e.stage);
+            (e.stage, b)
+        });
+        bar.set_length(e.total.max(1));
+        bar.set_position(e.done.min(e.total.max(1)));
+    }
+}

@@ -1,18 +1,16 @@
 //! `somna sleep [--dry-run]`, `somna sleep undo ID`, `somna sleep history`, `somna sleep show
 //! ID`, `somna facts`, `somna schemas`.
 
-use crate::output::{fmt_time, memory_line, print_json};
+use crate::output::{fmt_time, memory_line, print_json, StageBars};
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use indicatif::{ProgressBar, ProgressStyle};
 use somna_engine::memory::Details;
 use somna_engine::sleep::chat::{ChatCompressor, ChatConfig};
 use somna_engine::{
-    Job, Kind, ListQuery, MemoryFilter, Progress, ProgressEvent, SleepConfig, SleepOptions,
-    SleepReport, Somna,
+    Job, Kind, ListQuery, MemoryFilter, SleepConfig, SleepOptions, SleepReport, Somna,
 };
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 #[derive(Args)]
 pub struct SleepArgs {
@@ -73,56 +71,8 @@ enum SleepAction {
     },
 }
 
-/// One progress bar per phase; Ctrl-C cancels the job.
-struct PhaseBars {
-    hidden: bool,
-    current: Mutex<Option<(&'static str, ProgressBar)>>,
-}
-
-impl PhaseBars {
-    fn finish(&self) {
-        if let Some((_, b)) = self
-            .current
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take()
-        {
-            b.finish();
-        }
-    }
-}
-
-impl Progress for PhaseBars {
-    fn report(&self, e: ProgressEvent) {
-        if self.hidden {
-            return;
-        }
-        let mut slot = self.current.lock().unwrap_or_else(|p| p.into_inner());
-        if slot.as_ref().is_some_and(|(s, _)| *s != e.stage) {
-            if let Some((_, b)) = slot.take() {
-                b.finish();
-            }
-        }
-        let (_, bar) = slot.get_or_insert_with(|| {
-            let b = ProgressBar::new(e.total.max(1));
-            b.set_style(
-                ProgressStyle::with_template("{prefix:>10} [{bar:40}] {pos}/{len} {elapsed}")
-                    .expect("valid template")
-                    .progress_chars("=> "),
-            );
-            b.set_prefix(e.stage);
-            (e.stage, b)
-        });
-        bar.set_length(e.total.max(1));
-        bar.set_position(e.done.min(e.total.max(1)));
-    }
-}
-
-fn job(json: bool) -> (Job, Arc<PhaseBars>) {
-    let bars = Arc::new(PhaseBars {
-        hidden: json,
-        current: Mutex::new(None),
-    });
+fn job(json: bool) -> (Job, Arc<StageBars>) {
+    let bars = Arc::new(StageBars::new(json));
     let job = Job {
         progress: bars.clone(),
         cancel: Default::default(),
