@@ -5,11 +5,13 @@ use crate::error::{ApiError, ApiResult};
 use crate::points;
 use crate::state::{AppState, EngineSlot};
 use serde::Serialize;
-use somna_engine::ingest::ImportFormat;
+use somna_engine::cluster::ClusterUpkeep;
+use somna_engine::ingest::{ImportFormat, ImportOutcome};
 use somna_engine::store::HistoryEntry;
+use somna_engine::{Job, Somna};
 use somna_engine::{ListQuery, Memory, MemoryUpdate, SearchQuery, SearchResponse};
 use somna_engine::{MemoryDetail, Page, Stats};
-use tauri::{AppHandle, Manager, State};
+use tauri::{AppHandle, Emitter, Manager, State};
 
 /// The bundled demo conversations (assets/demo, written by the Somna team).
 const DEMO_JSONL: &str = include_str!("../../assets/demo/demo.jsonl");
@@ -107,12 +109,17 @@ pub fn import_text(
     app: AppHandle,
     state: State<'_, AppState>,
     name: String,
-    format: ImportFormat,
+    format: Option<ImportFormat>,
     content: String,
 ) -> ApiResult<u64> {
     let engine = state.engine()?;
+    let handle = app.clone();
     Ok(state.jobs.spawn(&app, "import", move |job| {
-        Ok(engine.import_text(&name, format, &content, job)?)
+        let format = match format {
+            Some(f) => f,
+            None => ImportFormat::detect(&name, &content)?,
+        };
+        import_and_cluster(&handle, &engine, &name, format, &content, job)
     }))
 }
 
@@ -120,9 +127,47 @@ pub fn import_text(
 #[tauri::command]
 pub fn load_demo(app: AppHandle, state: State<'_, AppState>) -> ApiResult<u64> {
     let engine = state.engine()?;
+    let handle = app.clone();
     Ok(state.jobs.spawn(&app, "import", move |job| {
-        Ok(engine.import_text("demo.jsonl", ImportFormat::ChatJsonl, DEMO_JSONL, job)?)
+        import_and_cluster(
+            &handle,
+            &engine,
+            "demo.jsonl",
+            ImportFormat::ChatJsonl,
+            DEMO_JSONL,
+            job,
+        )
     }))
+}
+
+/// What an import job did: the format it read, what it stored, and how the concept
+/// clusters were kept current afterwards.
+#[derive(Serialize)]
+struct ImportDone {
+    format: ImportFormat,
+    #[serde(flatten)]
+    outcome: ImportOutcome,
+    clusters: ClusterUpkeep,
+}
+
+fn import_and_cluster(
+    app: &AppHandle,
+    engine: &Somna,
+    name: &str,
+    format: ImportFormat,
+    content: &str,
+    job: &Job,
+) -> ApiResult<ImportDone> {
+    let outcome = engine.import_text(name, format, content, job)?;
+    let clusters = engine.keep_clustered(job)?;
+    if !matches!(clusters, ClusterUpkeep::TooFew { .. }) {
+        let _ = app.emit("somna://clusters-changed", ());
+    }
+    Ok(ImportDone {
+        format,
+        outcome,
+        clusters,
+    })
 }
 
 /// Writes the whole store as a Somna export to `path`; returns the number of memories.
@@ -218,6 +263,7 @@ pub fn open_store(app: AppHandle, state: State<'_, AppState>, path: String) -> A
         let state = handle.state::<AppState>();
         state.set(EngineSlot::Ready(std::sync::Arc::new(engine)));
         *state.db_path.write().unwrap_or_else(|p| p.into_inner()) = path.clone();
+        crate::live::follow_store_switch(&handle)?;
         Ok(path.display().to_string())
     }))
 }

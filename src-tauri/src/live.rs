@@ -122,23 +122,52 @@ pub async fn server_start(
 ) -> ApiResult<ServerStatus> {
     let mut guard = slot.server.lock().await;
     if guard.is_none() {
-        let engine = state.engine()?;
-        let db = state.db_path().display().to_string();
-        let token =
-            token::load_or_create(&token_file()).map_err(|e| ApiError::new("io", e.to_string()))?;
-        let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
-        // Writes through this server come from this process, which the engine's sync does
-        // not report (it reports other processes' writes).
-        // They set a flag the poller turns into one refresh per tick, however many arrive.
-        let dirty = slot.dirty.clone();
-        let ops = Ops::new(Arc::clone(&engine), "http")
-            .on_write(Arc::new(move || dirty.store(true, Ordering::Relaxed)));
-        let server = somna_server::serve(ops, addr, &token)
-            .await
-            .map_err(|e| ApiError::new("io", e.to_string()))?;
-        *guard = Some((server, db));
+        *guard = Some(start(&state, &slot, port).await?);
     }
     status_of(&guard)
+}
+
+/// Serves the current store on 127.0.0.1:`port`.
+async fn start(
+    state: &AppState,
+    slot: &ServerSlot,
+    port: u16,
+) -> ApiResult<(RunningServer, String)> {
+    let engine = state.engine()?;
+    let db = state.db_path().display().to_string();
+    let token =
+        token::load_or_create(&token_file()).map_err(|e| ApiError::new("io", e.to_string()))?;
+    let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+    // Writes through this server come from this process, which the engine's sync does
+    // not report (it reports other processes' writes).
+    // They set a flag the poller turns into one refresh per tick, however many arrive.
+    let dirty = slot.dirty.clone();
+    let ops = Ops::new(Arc::clone(&engine), "http")
+        .on_write(Arc::new(move || dirty.store(true, Ordering::Relaxed)));
+    let server = somna_server::serve(ops, addr, &token)
+        .await
+        .map_err(|e| ApiError::new("io", e.to_string()))?;
+    Ok((server, db))
+}
+
+/// After the app switched stores: a running server is restarted on the same port over the
+/// new store, so agents never write into the store the user left.
+pub fn follow_store_switch(app: &AppHandle) -> ApiResult<()> {
+    let state = app.state::<AppState>();
+    let slot = app.state::<ServerSlot>();
+    tauri::async_runtime::block_on(async {
+        let mut guard = slot.server.lock().await;
+        let Some((server, _)) = guard.take() else {
+            return Ok(());
+        };
+        let port = server.addr.port();
+        server
+            .stop()
+            .await
+            .map_err(|e| ApiError::new("io", e.to_string()))?;
+        *guard = Some(start(&state, &slot, port).await?);
+        Ok(())
+    })
 }
 
 #[tauri::command]

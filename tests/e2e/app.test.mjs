@@ -72,7 +72,9 @@ test("first run offers the demo data and loads it", { timeout: 600000 }, async (
 test("import a file through the file picker", { timeout: 180000 }, async () => {
   const before = await listCount();
   const status = await importFile(join(here, "fixtures", "lighthouse.jsonl"));
-  assert.match(status, /Imported lighthouse\.jsonl: 3 stored/);
+  // The engine detected the format, and the new memories joined the demo's clusters.
+  assert.match(status, /Imported lighthouse\.jsonl \(chat-jsonl\): 3 stored\./);
+  assert.match(status, /joined existing clusters/);
   await s.until(`Number(document.querySelector('[data-testid="browser-count"]').textContent.replace(/[^0-9]/g, "")) > ${before}`);
 });
 
@@ -178,4 +180,35 @@ test("cluster and step the liquid loop", { timeout: 600000 }, async () => {
   await s.click('[data-testid="liquid-step"]');
   await s.waitFor('[data-testid="liquid-step-row"]', { timeout: 60000 });
   await shot("clusters");
+});
+
+test("points move in the 3D view as the liquid loop moves memories", { timeout: 300000 }, async () => {
+  await s.click('[data-testid="tab-space"]');
+  await sleep(1000);
+  const snapshot = `const st = globalThis.__somnaState, sp = globalThis.__somnaSpace;
+    return Array.from(st.points.ids, (id, i) => [id, st.points.clusters[i], sp.positionOf(id)]);`;
+  let moved = [], still = [];
+  for (let attempt = 0; attempt < 8 && moved.length === 0; attempt++) {
+    const before = new Map((await s.exec(snapshot)).map(([id, c, p]) => [id, { c, p }]));
+    const rows = (await s.exec(`return document.querySelectorAll('[data-testid="liquid-step-row"]').length;`));
+    await s.click('[data-testid="tab-clusters"]');
+    await s.click('[data-testid="liquid-step"]');
+    await s.until(`document.querySelectorAll('[data-testid="liquid-step-row"]').length > ${rows}`, 60000);
+    await s.click('[data-testid="tab-space"]');
+    await sleep(1500); // the move animates over 650 ms
+    const dist = (a, b) => Math.hypot(a[0] - b[0], a[1] - b[1], a[2] - b[2]);
+    moved = [], still = [];
+    for (const [id, c, p] of await s.exec(snapshot)) {
+      const b = before.get(id);
+      if (!b || !b.p || !p || c < 0 || b.c < 0) continue;
+      (b.c !== c ? moved : still).push(dist(b.p, p));
+    }
+  }
+  assert.ok(moved.length > 0, "a liquid step moved memories between clusters");
+  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  // Every memory that changed cluster moved on screen, and further than the rest (whose
+  // cluster centres shift a little as members come and go).
+  assert.ok(moved.every((d) => d > 1e-4), `all ${moved.length} reassigned points moved`);
+  assert.ok(median(moved) > 3 * median(still), `reassigned median ${median(moved)} vs the rest ${median(still)}`);
+  await shot("space-liquid");
 });

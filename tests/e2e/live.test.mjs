@@ -102,3 +102,32 @@ test("the app starts its own server, shows address and token; an agent's writes 
   await s.exec(`document.querySelector(".modal")?.remove();`);
   assert.throws(() => mcpAdd(["http", url, token, "agent-http", "nobody listens"]));
 });
+
+test("opening another store moves the app's running server to it", { timeout: 300000 }, async () => {
+  const other = join(process.env.SOMNA_HOME ?? dirname(process.env.SOMNA_DB), "switched", "other.db");
+  await s.click('[data-testid="settings-open"]');
+  await s.until(`document.querySelector('[data-testid="server-info"]')?.textContent.includes("status")`, 15000);
+  await s.click('[data-testid="server-toggle"]');
+  await s.waitFor('[data-testid="server-token"]', { timeout: 30000 });
+  const url = await s.text('[data-testid="server-mcp-url"]');
+  const token = await s.text('[data-testid="server-token"]');
+  await s.clear('[data-testid="store-path"]');
+  await s.type('[data-testid="store-path"]', other);
+  await s.click('[data-testid="store-open"]');
+  // The page reloads on the new, empty store.
+  await s.until(`/^0 memories/.test(document.querySelector('[data-testid="browser-count"]')?.textContent ?? "")`, 180000);
+  await s.exec(`document.querySelector(".overlay-card")?.setAttribute("hidden", "");`);
+  await s.click('[data-testid="settings-open"]');
+  await s.waitFor('[data-testid="server-store"]', { timeout: 30000, pred: (t) => t === other });
+  assert.equal(await s.text('[data-testid="server-mcp-url"]'), url, "same address after the switch");
+  // An agent's write through the same address lands in the new store.
+  const ids = mcpAdd(["http", url, token, "agent-switch", "After the switch this note about marmots goes to the new store."]);
+  assert.equal(ids.length, 1);
+  await s.exec(`document.querySelector(".modal")?.remove();`);
+  await s.until(`/^1 memor/.test(document.querySelector('[data-testid="browser-count"]')?.textContent ?? "")`, 15000);
+  await s.click('[data-testid="settings-open"]');
+  await s.waitFor('[data-testid="server-token"]', { timeout: 30000 });
+  await s.click('[data-testid="server-toggle"]');
+  await s.until(`!document.querySelector('[data-testid="server-token"]')`, 15000);
+  await s.exec(`document.querySelector(".modal")?.remove();`);
+});

@@ -35,7 +35,8 @@ export const api = {
   update: (id: number, update: MemoryUpdate) => call<Memory>("update_memory", { id, update }),
   remove: (id: number, hard: boolean) => call<void>("delete_memory", { id, hard }),
   restore: (id: number) => call<Memory>("restore_memory", { id }),
-  importText: (name: string, format: string, content: string) =>
+  /// `format` null: the engine detects it from the name and content.
+  importText: (name: string, format: string | null, content: string) =>
     call<number>("import_text", { name, format, content }),
   loadDemo: () => call<number>("load_demo"),
   exportStore: (path: string) => call<number>("export_store", { path }),

@@ -16,15 +16,6 @@ function modal(title: string, ...content: (Node | null)[]): { el: HTMLElement; c
   return { el, close };
 }
 
-/// Guesses a file's format from its name and first bytes.
-export function detectFormat(name: string, content: string): "chat-jsonl" | "locomo" | "json" {
-  if (name.toLowerCase().endsWith(".jsonl")) return "chat-jsonl";
-  const head = content.trimStart().slice(0, 4000);
-  if (head.startsWith("{") && /"format"\s*:\s*"somna/.test(head)) return "json";
-  if (head.startsWith("[") || /"conversation"\s*:\s*\{/.test(head)) return "locomo";
-  return head.startsWith("{") && head.includes("\n{") ? "chat-jsonl" : "locomo";
-}
-
 export function openImportDialog(): void {
   const file = h("input", { type: "file", accept: ".json,.jsonl,application/json", "data-testid": "import-file" });
   const format = h("select", { "aria-label": "format", "data-testid": "import-format" },
@@ -48,13 +39,16 @@ export function openImportDialog(): void {
     go.disabled = true;
     try {
       const content = await f.text();
-      const fmt = format.value === "auto" ? detectFormat(f.name, content) : format.value;
-      status.textContent = `Importing ${f.name} as ${fmt}…`;
+      const fmt = format.value === "auto" ? null : format.value;
+      status.textContent = `Importing ${f.name}${fmt ? ` as ${fmt}` : ""}…`;
       job = await api.importText(f.name, fmt, content);
       cancel.hidden = false;
       const r = await waitJob<Record<string, unknown>>(job);
       const stored = r.messages_stored ?? r.memories;
-      status.textContent = `Imported ${f.name}: ${stored} stored${r.messages_skipped ? `, ${r.messages_skipped} already present` : ""}.`;
+      const c = r.clusters as { action: string; k?: number; memories?: number } | undefined;
+      const clustered = c?.action === "clustered" ? ` Clustered into ${c.k} concepts.`
+        : c?.action === "joined" && c.memories ? ` ${c.memories} joined existing clusters.` : "";
+      status.textContent = `Imported ${f.name} (${String(r.format)}): ${stored} stored${r.messages_skipped ? `, ${r.messages_skipped} already present` : ""}.${clustered}`;
       status.setAttribute("data-done", "true");
     } catch (e) {
       status.textContent = (e as Error).message;
@@ -92,9 +86,9 @@ export function openExportDialog(): void {
 
 export function openSettingsDialog(): void {
   const info = h("dl", { class: "grid" });
-  const path = h("input", { type: "text", "aria-label": "store path" });
+  const path = h("input", { type: "text", "aria-label": "store path", "data-testid": "store-path" });
   const status = h("div", { class: "muted" });
-  const open = h("button", { class: "primary" }, "Open this store");
+  const open = h("button", { class: "primary", "data-testid": "store-open" }, "Open this store");
   const llmUrl = h("input", { type: "text", placeholder: "http://localhost:11434/v1", "aria-label": "LLM base URL" });
   const llmModel = h("input", { type: "text", placeholder: "model name, e.g. llama3.2", "aria-label": "LLM model" });
   const llmKey = h("input", { type: "password", placeholder: "API key (optional; saved in the data directory, readable only by you)", "aria-label": "LLM API key", autocomplete: "off" });
@@ -116,7 +110,7 @@ export function openSettingsDialog(): void {
     h("label", null, "timeout (s)", llmTimeout), llmStatus,
     h("div", { class: "actions" }, llmSave, llmClear),
     h("h4", null, "Server for agents (MCP and REST on 127.0.0.1)"),
-    h("p", { class: "muted" }, "Agents connect to the MCP endpoint (streamable HTTP) or the REST API with the bearer token below. Memories they write appear here within a second."),
+    h("p", { class: "muted" }, "Agents connect to the MCP endpoint (streamable HTTP) or the REST API with the bearer token below. Memories they write appear here within a second. Opening another store moves a running server to it."),
     h("label", null, "port (0: any free port)", srvPort), srvInfo,
     h("div", { class: "actions" }, srvToggle, h("button", { onclick: () => close() }, "Close")));
   let srvRunning = false;
@@ -131,7 +125,7 @@ export function openSettingsDialog(): void {
         h("dt", null, "MCP"), h("dd", { "data-testid": "server-mcp-url" }, s.mcp_url ?? ""),
         h("dt", null, "REST"), h("dd", null, `${s.address ?? ""}/api/v1 (OpenAPI: ${s.address ?? ""}/openapi.json)`),
         h("dt", null, "token"), h("dd", { class: "mono", "data-testid": "server-token" }, s.token ?? ""),
-        h("dt", null, "store"), h("dd", null, s.db_path ?? ""));
+        h("dt", null, "store"), h("dd", { "data-testid": "server-store" }, s.db_path ?? ""));
     }
     srvInfo.append(h("dt", null, "token file"), h("dd", null, s.token_file));
   };

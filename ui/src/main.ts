@@ -206,15 +206,11 @@ async function refreshPoints(animate: boolean, full: boolean): Promise<void> {
   }
 }
 
-let autoClustered = false;
+// Imports keep the store clustered (the engine's keep_clustered, run at the end of every
+// import job), so the views only read the labels here.
 async function refreshClusterLabels(): Promise<void> {
   try {
     const cs = await api.clusters();
-    if (cs.length === 0 && (state.points?.n ?? 0) >= 16 && !autoClustered) {
-      // First data in the store: cluster it once so the views have concepts to show.
-      autoClustered = true;
-      void api.clusterRun(null).then(waitJob).catch((e) => toast(`clustering: ${(e as Error).message}`, "error"));
-    }
     state.clusterLabels = new Map(cs.map((c) => [c.id, c.label]));
     bus.emit("clusters");
   } catch {
@@ -238,6 +234,22 @@ bus.on("data", () => {
 });
 (globalThis as unknown as { somnaRefresh: (full: boolean) => Promise<void> }).somnaRefresh = (full) => refreshPoints(true, full);
 bus.on("clusters", () => space.recolor());
+// A liquid step moved memories between clusters or merged clusters: apply it to the point
+// data at once so the points glide to their new clusters (the refresh that follows from
+// somna://clusters-changed then finds nothing left to move).
+void onEvent<{ moved: { memory_id: number; to: number }[]; merged: { from_id: number; into_id: number }[] }>("somna://liquid-step", (step) => {
+  const p = state.points;
+  if (!p || (!step.moved.length && !step.merged.length)) return;
+  for (const mv of step.moved) {
+    const i = p.index.get(mv.memory_id);
+    if (i !== undefined) p.clusters[i] = mv.to;
+  }
+  for (const mg of step.merged) {
+    for (let i = 0; i < p.n; i++) if (p.clusters[i] === mg.from_id) p.clusters[i] = mg.into_id;
+  }
+  space.retarget();
+  space.recolor();
+});
 void onEvent("somna://clusters-changed", () => {
   void refreshClusterLabels().then(() => refreshPoints(true, false));
 });

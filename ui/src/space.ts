@@ -82,11 +82,18 @@ export class Space {
   private points: THREE.Points;
   private xray = new THREE.Group();
   private positions = new Float32Array(0);
+  /// The projection's coordinates (normalised); `target` is where points are drawn: the
+  /// projection pulled toward the centre of each point's cluster by `pull`.
+  private base = new Float32Array(0);
   private target = new Float32Array(0);
+  private pull = 0.25;
+  private centroids = new Float32Array(0);
+  private counts = new Float64Array(0);
   private start = new Float32Array(0);
   private colors = new Float32Array(0);
   private flags = new Float32Array(0);
   private screen = new Float32Array(0);
+  private mask = new Uint8Array(0);
   private screenValid = false;
   private colorBy: ColorBy = "cluster";
   private frameQueued = false;
@@ -113,9 +120,19 @@ export class Space {
     this.methodButtons = (["pca", "tsne"] as const).map((m) =>
       h("button", { class: "seg", "data-method": m, "data-testid": `method-${m}`, "aria-pressed": String(m === "pca"),
         onclick: () => this.onMethod(m) }, m === "pca" ? "PCA" : "t-SNE"));
+    const pullOut = h("span", { class: "num" }, `${Math.round(this.pull * 100)}%`);
+    const pullIn = h("input", { type: "range", min: "0", max: "0.8", step: "0.05", value: String(this.pull),
+      "aria-label": "cluster pull", "data-testid": "cluster-pull",
+      oninput: () => {
+        this.pull = Number(pullIn.value);
+        pullOut.textContent = `${Math.round(this.pull * 100)}%`;
+        this.retarget(250);
+      } });
     const toolbar = h("div", { class: "toolbar" },
       h("div", { class: "segmented" }, ...this.methodButtons),
       h("label", { class: "muted" }, "colour ", colorSel),
+      h("label", { class: "muted", title: "Draws each point toward the centre of its cluster, so points move as the liquid loop moves memories between clusters and merges them. 0% is the pure projection." },
+        "cluster pull ", pullIn, pullOut),
       h("button", { class: "icon", title: "reset view", onclick: () => this.resetView() }, "⟲"),
       this.status);
     this.el = h("section", { class: "space" }, toolbar,
@@ -198,6 +215,7 @@ export class Space {
     const resized = this.positions.length !== n * 3 || !this.geometry.getAttribute("position");
     if (resized) {
       this.positions = new Float32Array(n * 3);
+      this.base = new Float32Array(n * 3);
       this.target = new Float32Array(n * 3);
       this.start = new Float32Array(n * 3);
       this.colors = new Float32Array(n * 3);
@@ -212,6 +230,7 @@ export class Space {
       this.firstFrameStart = t0;
     }
     this.fillTargets(points, layout);
+    this.applyPull(points);
     if (animate && !resized) {
       this.start.set(this.positions);
       this.anim = { t0: performance.now(), ms: 650 };
@@ -232,7 +251,7 @@ export class Space {
   private fillTargets(points: PointData, layout: LayoutData | null): void {
     const n = points.n;
     if (!layout || layout.ids.length === 0) {
-      this.target.fill(0);
+      this.base.fill(0);
       for (let i = 0; i < n; i++) this.flags[i] = 0;
       return;
     }
@@ -271,11 +290,70 @@ export class Space {
         this.flags[i] = 0;
         continue;
       }
-      this.target[i * 3] = (c[j * d] - cx) * s;
-      this.target[i * 3 + 1] = (c[j * d + 1] - cy) * s;
-      this.target[i * 3 + 2] = d > 2 ? (c[j * d + 2] - cz) * s : 0;
+      this.base[i * 3] = (c[j * d] - cx) * s;
+      this.base[i * 3 + 1] = (c[j * d + 1] - cy) * s;
+      this.base[i * 3 + 2] = d > 2 ? (c[j * d + 2] - cz) * s : 0;
       this.flags[i] = 1;
     }
+  }
+
+  /// Where each point is drawn: its projected position moved `pull` of the way toward the
+  /// mean projected position of its cluster. Unclustered and hidden points stay put.
+  private applyPull(p: PointData): void {
+    const n = p.n, base = this.base, out = this.target, cl = p.clusters;
+    if (this.pull <= 0) {
+      out.set(base);
+      return;
+    }
+    let max = -1;
+    for (let i = 0; i < n; i++) if (cl[i] > max) max = cl[i];
+    if (this.centroids.length < (max + 1) * 3) {
+      this.centroids = new Float32Array((max + 1) * 3);
+      this.counts = new Float64Array(max + 1);
+    }
+    const cen = this.centroids, cnt = this.counts;
+    cen.fill(0);
+    cnt.fill(0);
+    for (let i = 0; i < n; i++) {
+      const c = cl[i];
+      if (c < 0 || this.flags[i] === 0) continue;
+      cen[c * 3] += base[i * 3]; cen[c * 3 + 1] += base[i * 3 + 1]; cen[c * 3 + 2] += base[i * 3 + 2];
+      cnt[c]++;
+    }
+    for (let c = 0; c <= max; c++) {
+      if (cnt[c] > 0) { cen[c * 3] /= cnt[c]; cen[c * 3 + 1] /= cnt[c]; cen[c * 3 + 2] /= cnt[c]; }
+    }
+    const k = this.pull;
+    for (let i = 0; i < n; i++) {
+      const c = cl[i];
+      if (c < 0 || this.flags[i] === 0 || cnt[c] === 0) {
+        out[i * 3] = base[i * 3]; out[i * 3 + 1] = base[i * 3 + 1]; out[i * 3 + 2] = base[i * 3 + 2];
+        continue;
+      }
+      out[i * 3] = base[i * 3] + k * (cen[c * 3] - base[i * 3]);
+      out[i * 3 + 1] = base[i * 3 + 1] + k * (cen[c * 3 + 1] - base[i * 3 + 1]);
+      out[i * 3 + 2] = base[i * 3 + 2] + k * (cen[c * 3 + 2] - base[i * 3 + 2]);
+    }
+  }
+
+  /// Moves points to their targets after cluster memberships or the pull changed (a liquid
+  /// step moved memories between clusters, or clusters merged), animated over `ms`.
+  retarget(ms = 650): void {
+    const p = state.points;
+    if (!p || !this.renderer || this.base.length !== p.n * 3) return;
+    this.applyPull(p);
+    this.start.set(this.positions);
+    this.anim = { t0: performance.now(), ms };
+    this.screenValid = false;
+    this.drawXray();
+    this.requestFrame();
+  }
+
+  /// The drawn position of a memory's point (for tests).
+  positionOf(id: number): [number, number, number] | null {
+    const i = state.points?.index.get(id);
+    if (i === undefined || this.flags[i] === 0) return null;
+    return [this.target[i * 3], this.target[i * 3 + 1], this.target[i * 3 + 2]];
   }
 
   resetNormalisation(): void {
@@ -394,9 +472,12 @@ export class Space {
   }
 
   private paintFlags(p: PointData): void {
-    for (let i = 0; i < p.n; i++) {
-      if (this.flags[i] === 0) continue;
-      this.flags[i] = state.selection.has(p.ids[i]) ? 2 : 1;
+    // Visible points to 1, then the selected ones to 2: O(n) without a set lookup per point.
+    const f = this.flags;
+    for (let i = 0; i < p.n; i++) if (f[i] !== 0) f[i] = 1;
+    for (const id of state.selection) {
+      const i = p.index.get(id);
+      if (i !== undefined && f[i] !== 0) f[i] = 2;
     }
     (this.geometry.getAttribute("flag") as THREE.BufferAttribute).needsUpdate = true;
   }
@@ -663,28 +744,51 @@ export class Space {
     this.selectPolygon(l, additive);
   }
 
+  /// Selects the points inside polygon `l` (screen pixels, x/y pairs; even-odd rule). The
+  /// polygon is scan-converted once into a mask over its bounding box, so each point costs
+  /// one lookup however many vertices the lasso has.
   selectPolygon(l: number[], additive: boolean): number {
     const p = state.points;
     if (!p) return 0;
     const t0 = performance.now();
     this.project();
+    const m = l.length / 2;
     let minX = Infinity, minY = Infinity, maxX = -Infinity, maxY = -Infinity;
     for (let i = 0; i < l.length; i += 2) {
       minX = Math.min(minX, l[i]); maxX = Math.max(maxX, l[i]);
       minY = Math.min(minY, l[i + 1]); maxY = Math.max(maxY, l[i + 1]);
     }
-    const s = this.screen;
+    // Only what is on the canvas can be lassoed.
+    const x0 = Math.max(0, Math.floor(minX)), y0 = Math.max(0, Math.floor(minY));
+    const x1 = Math.min(this.overlay.width, Math.ceil(maxX)), y1 = Math.min(this.overlay.height, Math.ceil(maxY));
+    const w = x1 - x0, hh = y1 - y0;
     const chosen = additive ? new Set(state.selection) : new Set<number>();
-    const m = l.length / 2;
-    for (let i = 0; i < p.n; i++) {
-      const x = s[i * 2], y = s[i * 2 + 1];
-      if (x < minX || x > maxX || y < minY || y > maxY) continue;
-      let inside = false;
-      for (let a = 0, b = m - 1; a < m; b = a++) {
-        const xa = l[a * 2], ya = l[a * 2 + 1], xb = l[b * 2], yb = l[b * 2 + 1];
-        if ((ya > y) !== (yb > y) && x < ((xb - xa) * (y - ya)) / (yb - ya) + xa) inside = !inside;
+    if (m >= 3 && w > 0 && hh > 0) {
+      if (this.mask.length < w * hh) this.mask = new Uint8Array(w * hh);
+      const mask = this.mask;
+      mask.fill(0, 0, w * hh);
+      const xs: number[] = [];
+      for (let r = 0; r < hh; r++) {
+        const y = y0 + r + 0.5;
+        xs.length = 0;
+        for (let a = 0, b = m - 1; a < m; b = a++) {
+          const ya = l[a * 2 + 1], yb = l[b * 2 + 1];
+          if ((ya > y) !== (yb > y)) xs.push(l[a * 2] + ((y - ya) * (l[b * 2] - l[a * 2])) / (yb - ya));
+        }
+        xs.sort((u, v) => u - v);
+        for (let k = 0; k + 1 < xs.length; k += 2) {
+          // Pixel columns whose centre lies inside [xs[k], xs[k+1]).
+          const c0 = Math.max(0, Math.ceil(xs[k] - x0 - 0.5));
+          const c1 = Math.min(w - 1, Math.ceil(xs[k + 1] - x0 - 0.5) - 1);
+          if (c1 >= c0) mask.fill(1, r * w + c0, r * w + c1 + 1);
+        }
       }
-      if (inside) chosen.add(p.ids[i]);
+      const sc = this.screen;
+      for (let i = 0; i < p.n; i++) {
+        const x = sc[i * 2] - x0, y = sc[i * 2 + 1] - y0;
+        if (x < 0 || x >= w || y < 0 || y >= hh) continue;
+        if (mask[(y | 0) * w + (x | 0)]) chosen.add(p.ids[i]);
+      }
     }
     perf.lasso_ms = performance.now() - t0;
     select(chosen);

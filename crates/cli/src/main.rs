@@ -59,8 +59,9 @@ enum Command {
     },
     /// Import conversations from a file.
     Import {
+        /// The file's format; detected from its name and content when left out.
         #[arg(long, value_enum)]
-        format: ImportFormat,
+        format: Option<ImportFormat>,
         file: PathBuf,
     },
     /// Add one message to a conversation ("-" reads the text from stdin).
@@ -396,14 +397,18 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             }
         }
         Command::Import { format, file } => {
+            let text = somna_engine::ingest::read_text(&file)?;
+            let name = file.display().to_string();
+            use somna_engine::ingest::ImportFormat as Format;
+            let format = match format {
+                Some(ImportFormat::Locomo) => Format::Locomo,
+                Some(ImportFormat::ChatJsonl) => Format::ChatJsonl,
+                Some(ImportFormat::Json) => Format::Json,
+                None => Format::detect(&name, &text)?,
+            };
             let engine = open()?;
             let (job, bar) = job_with_bar("import", json);
-            let format = match format {
-                ImportFormat::Locomo => somna_engine::ingest::ImportFormat::Locomo,
-                ImportFormat::ChatJsonl => somna_engine::ingest::ImportFormat::ChatJsonl,
-                ImportFormat::Json => somna_engine::ingest::ImportFormat::Json,
-            };
-            let result = engine.import_file(&file, format, &job);
+            let result = engine.import_text(&name, format, &text, &job);
             bar.finish();
             let outcome = match result {
                 Err(somna_engine::Error::Cancelled) => {

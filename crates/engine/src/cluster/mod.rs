@@ -10,6 +10,7 @@ pub mod neighbour_file;
 
 use crate::events::Job;
 use crate::store::EnergyRow;
+use crate::MemoryFilter;
 use crate::{Error, Result, Somna};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -58,7 +59,56 @@ pub struct ClusterReport {
     pub clusters: Vec<ClusterInfo>,
 }
 
+/// Below this many embedded memories, [`Somna::keep_clustered`] does not cluster: k-means
+/// over a handful of points gives clusters of one or two, which label nothing.
+pub const AUTO_CLUSTER_MIN: usize = 16;
+
+/// What [`Somna::keep_clustered`] did after new memories arrived.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum ClusterUpkeep {
+    /// The store had no clusters: every memory was clustered (k-means, the default k).
+    Clustered { k: usize, n: usize, millis: u64 },
+    /// Clusters existed: the new memories joined their nearest cluster.
+    Joined { memories: usize },
+    /// Too few memories to cluster yet.
+    TooFew { memories: usize },
+}
+
 impl Somna {
+    /// Keeps concept clusters current after memories arrive (the app calls it after every
+    /// import, so every view has concepts to show): a store without live clusters is
+    /// clustered in full once it holds [`AUTO_CLUSTER_MIN`] memories; otherwise new memories
+    /// join their nearest cluster incrementally.
+    pub fn keep_clustered(&self, job: &Job) -> Result<ClusterUpkeep> {
+        let live = self
+            .store()
+            .read()
+            .all_clusters()?
+            .iter()
+            .filter(|c| c.merged_into.is_none())
+            .count();
+        if live > 0 {
+            return Ok(ClusterUpkeep::Joined {
+                memories: self.cluster_incremental()?,
+            });
+        }
+        let memories = {
+            let ids = self.store().read().filter_ids(&MemoryFilter::default())?;
+            let index = self.index_read();
+            ids.iter().filter(|&&id| index.vector(id).is_some()).count()
+        };
+        if memories < AUTO_CLUSTER_MIN {
+            return Ok(ClusterUpkeep::TooFew { memories });
+        }
+        let r = self.cluster(None, job)?;
+        Ok(ClusterUpkeep::Clustered {
+            k: r.k,
+            n: r.n,
+            millis: r.millis,
+        })
+    }
+
     /// Clusters every visible memory afresh (k-means), replacing all clusters, memberships
     /// and merge records; labels the clusters; resets the liquid loop's cached state.
     pub fn cluster(&self, k: Option<usize>, job: &Job) -> Result<ClusterReport> {

@@ -23,7 +23,9 @@ fn import_err(file: &Path, location: impl Into<String>, problem: impl Into<Strin
     }
 }
 
-pub(crate) fn read(file: &Path) -> Result<String> {
+/// A file's text, or a typed error: an I/O error naming it, or an import error at the first
+/// byte that is not UTF-8.
+pub fn read_text(file: &Path) -> Result<String> {
     let bytes = std::fs::read(file).map_err(|e| Error::io(file, e))?;
     String::from_utf8(bytes).map_err(|e| {
         import_err(
@@ -49,7 +51,7 @@ pub fn parse_locomo_time(s: &str) -> Option<i64> {
 /// speaker, `dia_id` as external id, and an image caption appended to the text.
 /// Only the conversation is read: `qa` (answers, evidence) is never looked at here.
 pub fn parse_locomo(file: &Path) -> Result<Vec<ConversationBatch>> {
-    parse_locomo_text(file, &read(file)?)
+    parse_locomo_text(file, &read_text(file)?)
 }
 
 /// [`parse_locomo`] over text already read; `file` names it in errors.
@@ -146,7 +148,7 @@ pub fn parse_locomo_text(file: &Path, text: &str) -> Result<Vec<ConversationBatc
 /// `timestamp` RFC 3339 or Unix seconds/milliseconds. Lines without `conversation` belong
 /// to one named after the file. Blank lines are skipped.
 pub fn parse_chat_jsonl(file: &Path) -> Result<Vec<ConversationBatch>> {
-    parse_chat_jsonl_text(file, &read(file)?)
+    parse_chat_jsonl_text(file, &read_text(file)?)
 }
 
 /// [`parse_chat_jsonl`] over text already read; `file` names it in errors and is the
@@ -267,6 +269,65 @@ mod tests {
     }
 
     #[test]
+    fn formats_are_detected_from_name_and_content() {
+        use ImportFormat::*;
+        let d = ImportFormat::detect;
+        assert_eq!(d("a.jsonl", "").unwrap(), ChatJsonl);
+        assert_eq!(
+            d(
+                "a.txt",
+                "{\"role\":\"user\",\"content\":\"hi\"}\n{\"role\":\"user\",\"content\":\"x\"}"
+            )
+            .unwrap(),
+            ChatJsonl
+        );
+        assert_eq!(
+            d(
+                "l.json",
+                "\u{feff} [{\"sample_id\":\"c\",\"conversation\":{}}]"
+            )
+            .unwrap(),
+            Locomo
+        );
+        assert_eq!(d("l.json", "[ ]").unwrap(), Locomo);
+        let export = "{\n  \"format\" : \"somna-export\",\n  \"version\": 1\n}";
+        assert_eq!(d("e.json", export).unwrap(), Json);
+        assert_eq!(
+            d("e.json", "{\"format\":\"somna-export\",\"version\":1}").unwrap(),
+            Json
+        );
+        // What cannot be told apart is a typed import error naming the file, not a guess.
+        for bad in [
+            "",
+            "hello",
+            "{\"sample_id\":\"c\",\"conversation\":{}}",
+            "{\"format\":\"other\"}",
+            "[1, 2]",
+        ] {
+            match d("x.json", bad) {
+                Err(Error::Import { file, problem, .. }) => {
+                    assert_eq!(file, "x.json");
+                    assert!(problem.contains("cannot tell the format"), "{problem}");
+                }
+                other => panic!("{bad:?} gave {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn detected_formats_match_the_shipped_files() {
+        let demo = include_str!("../../../../assets/demo/demo.jsonl");
+        assert_eq!(
+            ImportFormat::detect("demo.jsonl", demo).unwrap(),
+            ImportFormat::ChatJsonl
+        );
+        assert_eq!(
+            ImportFormat::detect("demo.txt", demo).unwrap(),
+            ImportFormat::ChatJsonl
+        );
+    }
+
+    #[test]
     fn locomo_times_parse() {
         let t = parse_locomo_time("1:56 pm on 8 May, 2023").unwrap();
         assert_eq!(t, 1_683_554_160_000);
@@ -362,6 +423,89 @@ pub enum ImportFormat {
     Json,
 }
 
+impl ImportFormat {
+    /// Tells the format of a file from its name and content, reading only as much as it
+    /// needs: a `.jsonl` name or a first line that is a message object (`role` and
+    /// `content`) is chat JSONL; an object whose `format` is Somna's is an export; a list of
+    /// samples with a `conversation` object is LoCoMo. Anything else is a typed import error
+    /// that says what was found, so the caller can name the format instead.
+    pub fn detect(name: &str, text: &str) -> Result<ImportFormat> {
+        let file = Path::new(name);
+        let lower = name.to_lowercase();
+        if lower.ends_with(".jsonl") || lower.ends_with(".ndjson") {
+            return Ok(ImportFormat::ChatJsonl);
+        }
+        let body = text.trim_start_matches('\u{feff}').trim_start();
+        let undetected = |what: &str| {
+            import_err(
+                file,
+                "start of file",
+                format!(
+                    "cannot tell the format: {what}; expected chat JSONL (one {{\"role\", \"content\"}} object per line), LoCoMo JSON (a list of samples) or a Somna export"
+                ),
+            )
+        };
+        match body.chars().next() {
+            None => Err(undetected("the file is empty")),
+            Some('[') => {
+                // A LoCoMo file is a list of samples; peek at the first one's keys only.
+                let first = serde_json::Deserializer::from_str(&body[1..])
+                    .into_iter::<Value>()
+                    .next();
+                match first {
+                    Some(Ok(v)) if v.get("conversation").is_some_and(Value::is_object) => {
+                        Ok(ImportFormat::Locomo)
+                    }
+                    // An empty list, or a sample the LoCoMo parser will report precisely.
+                    _ if body[1..].trim_start().starts_with(']') => Ok(ImportFormat::Locomo),
+                    Some(Ok(v)) if v.is_object() => Ok(ImportFormat::Locomo),
+                    _ => Err(undetected("a JSON list whose first item is not an object")),
+                }
+            }
+            Some('{') => {
+                let first_line = body.lines().next().unwrap_or_default();
+                if let Ok(Value::Object(m)) = serde_json::from_str::<Value>(first_line) {
+                    if m.contains_key("role") && m.contains_key("content") {
+                        return Ok(ImportFormat::ChatJsonl);
+                    }
+                    if m.get("format")
+                        .and_then(Value::as_str)
+                        .is_some_and(|f| f == super::EXPORT_FORMAT)
+                    {
+                        return Ok(ImportFormat::Json);
+                    }
+                    if m.contains_key("conversation") {
+                        return Err(undetected(
+                            "a single LoCoMo sample; LoCoMo files are a list of samples",
+                        ));
+                    }
+                }
+                // A pretty-printed export names its format in its first field.
+                let head: String = body.chars().take(4096).collect();
+                if names_export_format(&head) {
+                    return Ok(ImportFormat::Json);
+                }
+                Err(undetected(
+                    "a JSON object that is neither a chat message nor a Somna export",
+                ))
+            }
+            Some(_) => Err(undetected("the file does not start with JSON")),
+        }
+    }
+}
+
+/// Whether `head` has a top-level `"format": "somna-export"` (any spacing).
+fn names_export_format(head: &str) -> bool {
+    head.match_indices("\"format\"").any(|(i, key)| {
+        let rest = head[i + key.len()..].trim_start();
+        rest.strip_prefix(':').is_some_and(|v| {
+            v.trim_start()
+                .strip_prefix('"')
+                .is_some_and(|v| v.starts_with(super::EXPORT_FORMAT))
+        })
+    })
+}
+
 /// What an import stored: conversations go through ingestion; an export restores memories.
 #[derive(Debug, Clone, serde::Serialize)]
 #[serde(untagged)]
@@ -412,7 +556,7 @@ impl crate::Somna {
         format: ImportFormat,
         job: &crate::Job,
     ) -> Result<ImportOutcome> {
-        let text = read(file)?;
+        let text = read_text(file)?;
         self.import_text(&file.display().to_string(), format, &text, job)
     }
 }

@@ -15,7 +15,7 @@ pub use export::{ExportDoc, ExportedMemory, ExportedMessage, EXPORT_FORMAT};
 pub use extract::{extract_facts, find_location, human_time, importance, w5h1_for_turn};
 pub use import::{
     parse_chat_jsonl, parse_chat_jsonl_text, parse_locomo, parse_locomo_text, parse_locomo_time,
-    ConversationBatch, ImportFormat, ImportOutcome,
+    read_text, ConversationBatch, ImportFormat, ImportOutcome,
 };
 pub use policy::{Decision, Policies, Rule, Style, Update, POLICIES_FILE};
 pub use reconcile::{reconcile, FactAction};

@@ -410,3 +410,45 @@ fn liquid_neighbour_lists_are_saved_beside_the_store_and_reused_after_a_restart(
     let e = open_hash(&cfg);
     assert_eq!(e.liquid_step(&params).unwrap().reused_neighbour_lists, 0);
 }
+
+#[test]
+fn imports_keep_the_store_clustered() {
+    use somna_engine::cluster::{ClusterUpkeep, AUTO_CLUSTER_MIN};
+    let f = Fixture::hash();
+    let e = &f.engine;
+    // Too few memories: nothing is clustered.
+    add_topical(e, 1, 0);
+    assert_eq!(
+        e.keep_clustered(&Job::default()).unwrap(),
+        ClusterUpkeep::TooFew { memories: 3 }
+    );
+    assert!(e.clusters().unwrap().is_empty());
+    // Enough: the first call clusters everything with the default k.
+    add_topical(e, 10, 1);
+    let n = visible(e);
+    assert!(n >= AUTO_CLUSTER_MIN);
+    match e.keep_clustered(&Job::default()).unwrap() {
+        ClusterUpkeep::Clustered {
+            k, n: clustered, ..
+        } => {
+            assert_eq!(k, (n / 10).clamp(8, 64).min(n));
+            assert_eq!(clustered, n);
+        }
+        other => panic!("expected a full clustering, got {other:?}"),
+    }
+    assert_eq!(e.cluster_assignments().unwrap().len(), n);
+    // Later imports join the existing clusters instead of replacing them.
+    let ids = |e: &Somna| {
+        let mut v: Vec<i64> = e.clusters().unwrap().iter().map(|c| c.id).collect();
+        v.sort_unstable();
+        v
+    };
+    let before = ids(e);
+    add_topical(e, 2, 100);
+    assert_eq!(
+        e.keep_clustered(&Job::default()).unwrap(),
+        ClusterUpkeep::Joined { memories: 6 }
+    );
+    assert_eq!(before, ids(e));
+    assert_eq!(e.cluster_assignments().unwrap().len(), n + 6);
+}
