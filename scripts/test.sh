@@ -20,6 +20,8 @@ step "cargo clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 step "cargo test"
 cargo test --workspace --all-targets --locked
+# The patched bhtsne (third_party/, not a workspace member) carries its own tests.
+cargo test --locked -p bhtsne --lib
 step "end-to-end tests of the desktop app"
 bash scripts/e2e.sh
 step "all tests passed"

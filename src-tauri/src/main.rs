@@ -17,6 +17,7 @@ use std::sync::Arc;
 use tauri::{Emitter, Manager};
 
 fn main() {
+    somna_engine::embed::pin_thread_count();
     let db_path = std::env::var_os("SOMNA_DB")
         .map(Into::into)
         .unwrap_or_else(somna_engine::paths::default_db);

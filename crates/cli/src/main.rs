@@ -299,6 +299,7 @@ fn parse_time(s: &str, end: bool) -> anyhow::Result<i64> {
 }
 
 fn main() {
+    somna_engine::embed::pin_thread_count();
     let cli = Cli::parse();
     let json = cli.json;
     if let Err(e) = run(cli) {

@@ -439,9 +439,9 @@ mod test {
         compute_gaussian_perplexity(&mut x, n, d, &mut row_p, &mut col_p, &mut val_p, perplexity, k);
         for i in 0..n {
             let row = &val_p[row_p[i]..row_p[i + 1]];
-            assert!(row.iter().all(|p| p.is_finite() && *p >= 0.0), "row {i}: {row:?}");
+            assert!(row.iter().all(|p| p.is_finite() && *p >= 0.0), "row {}: {:?}", i, row);
             let sum: f64 = row.iter().sum();
-            assert!((sum - 1.0).abs() < 1e-6, "row {i} sums to {sum}");
+            assert!((sum - 1.0).abs() < 1e-6, "row {} sums to {}", i, sum);
             // Effective number of neighbours close to the asked perplexity.
             let h: f64 = -row.iter().filter(|p| **p > 0.0).map(|p| p * p.ln()).sum::<f64>();
             assert!((h.exp() - perplexity).abs() < 1.0, "row {i}: perplexity {}", h.exp());

@@ -202,7 +202,7 @@ pub fn bench_embed(embedder: &dyn Embedder, sentences: &[String]) -> Result<Embe
     let mut singles = Vec::new();
     for s in refs.iter().cycle().take(200) {
         let t = Instant::now();
-        embedder.embed(&[s])?;
+        embedder.embed_one(s)?;
         singles.push(t.elapsed().as_secs_f64() * 1000.0);
     }
     Ok(EmbedResult {

@@ -38,6 +38,8 @@ pub struct BertEmbedder {
     counter: Tokenizer,
     dim: usize,
     device: Device,
+    /// One thread for single queries (see [`Embedder::embed_one`]).
+    query_pool: rayon::ThreadPool,
 }
 
 impl BertEmbedder {
@@ -53,6 +55,7 @@ impl BertEmbedder {
         if std::env::var_os("CANDLE_NUM_THREADS").is_none() {
             std::env::set_var("CANDLE_NUM_THREADS", "1");
         }
+        super::pin_thread_count();
         let device = Device::Cpu;
         let config_path = dir.file("config.json");
         let config_text =
@@ -89,6 +92,11 @@ impl BertEmbedder {
             counter,
             dim: config.hidden_size,
             device,
+            query_pool: rayon::ThreadPoolBuilder::new()
+                .num_threads(1)
+                .thread_name(|_| "somna-query-embed".into())
+                .build()
+                .map_err(|e| Error::Embedding(format!("query thread: {e}")))?,
         })
     }
 
@@ -132,10 +140,12 @@ impl Embedder for BertEmbedder {
         if texts.is_empty() {
             return Ok(Vec::new());
         }
-        let encodings = self
-            .tokenizer
-            .encode_batch(texts.to_vec(), true)
-            .map_err(|e| Error::Embedding(e.to_string()))?;
+        // One text (a query) skips the batch path, which hands the work to rayon.
+        let encodings = match texts {
+            [one] => self.tokenizer.encode(*one, true).map(|e| vec![e]),
+            _ => self.tokenizer.encode_batch(texts.to_vec(), true),
+        }
+        .map_err(|e| Error::Embedding(e.to_string()))?;
         let mut order: Vec<usize> = (0..texts.len()).collect();
         order.sort_by_key(|&i| encodings[i].len());
         let mut out = vec![Vec::new(); texts.len()];
@@ -146,6 +156,16 @@ impl Embedder for BertEmbedder {
             }
         }
         Ok(out)
+    }
+
+    /// A query's products are small (a dozen rows): split over two cores they gain less
+    /// than the hand-off costs, and beside the lexical search (which runs at the same time)
+    /// they wait for a core. On one thread of its own the embedding neither waits nor makes
+    /// the lexical search wait; `examples/query_embed.rs` measures the four arrangements.
+    fn embed_one(&self, text: &str) -> Result<Vec<f32>> {
+        let mut v = self.query_pool.install(|| self.embed(&[text]))?;
+        v.pop()
+            .ok_or_else(|| Error::Embedding("no vector for the text".into()))
     }
 
     fn count_tokens(&self, text: &str) -> usize {

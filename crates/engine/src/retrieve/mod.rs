@@ -335,7 +335,7 @@ pub fn search(ctx: &SearchCtx<'_>, q: &SearchQuery) -> Result<SearchResponse> {
     let (embedded, lexical_hits, lexical_ms) = std::thread::scope(|s| {
         let embedding = s.spawn(|| {
             let t = Instant::now();
-            (ctx.embedder.embed(&[query.as_str()]), ms(t))
+            (ctx.embedder.embed_one(&query), ms(t))
         });
         let t = Instant::now();
         let lexical_hits = if route == Route::Direct {
@@ -350,9 +350,7 @@ pub fn search(ctx: &SearchCtx<'_>, q: &SearchQuery) -> Result<SearchResponse> {
         (embedded, lexical_hits, lexical_ms)
     });
     let (qvec, embed_ms) = embedded;
-    let qvec = qvec?
-        .pop()
-        .ok_or_else(|| Error::Embedding("no query vector".into()))?;
+    let qvec = qvec?;
 
     // Candidate set.
     let t = Instant::now();
@@ -568,28 +566,32 @@ pub fn search(ctx: &SearchCtx<'_>, q: &SearchQuery) -> Result<SearchResponse> {
     let mut hits = ranked;
 
     let in_hits: HashSet<i64> = hits.iter().map(|h| h.memory.id).collect();
-    let mut connected = Vec::new();
     let mut seen = in_hits.clone();
+    let mut linked = Vec::new();
     for h in hits.iter().take(CONNECTED_FROM) {
         for (n, _) in read.neighbours(h.memory.id, &[LinkKind::Similar])? {
             if seen.insert(n) {
-                if let Some(m) = read.get_memory(n)?.filter(|m| q.filter.matches(m)) {
-                    connected.push(Hit {
-                        tokens: tokens_of(ctx, &m),
-                        memory: m,
-                        rank: None,
-                        origin: Origin::Connected,
-                        signals: Signals::default(),
-                        score: 0.0,
-                        mmr_score: None,
-                        mmr_rank: None,
-                        packed: false,
-                        attention: None,
-                    });
-                }
+                linked.push(n);
             }
         }
     }
+    let connected: Vec<Hit> = read
+        .get_memories(&linked)?
+        .into_iter()
+        .filter(|m| q.filter.matches(m))
+        .map(|m| Hit {
+            tokens: tokens_of(ctx, &m),
+            memory: m,
+            rank: None,
+            origin: Origin::Connected,
+            signals: Signals::default(),
+            score: 0.0,
+            mmr_score: None,
+            mmr_rank: None,
+            packed: false,
+            attention: None,
+        })
+        .collect();
 
     // MMR over the top k, then exact knapsack under the budget.
     let vecs: Vec<Vec<f32>> = hits

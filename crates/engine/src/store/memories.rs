@@ -370,16 +370,16 @@ impl Tx<'_> {
     /// The memories with these ids, in the order given (missing ids are skipped).
     pub fn get_memories(&self, ids: &[i64]) -> Result<Vec<Memory>> {
         let mut found = std::collections::HashMap::with_capacity(ids.len());
-        for chunk in ids.chunks(500) {
-            let mut stmt = self.conn().prepare_cached(&format!(
-                "SELECT {COLUMNS} FROM memories WHERE id IN ({})",
-                placeholders(chunk.len())
-            ))?;
-            let rows = stmt.query_map(rusqlite::params_from_iter(chunk), row_to_memory)?;
-            for m in rows {
-                let m = m?;
-                found.insert(m.id, m);
-            }
+        // The ids travel as one JSON array, so the statement text is the same for any count
+        // and stays in the prepared-statement cache (a placeholder per id made a new
+        // statement, prepared afresh, for every different count).
+        let list = serde_json::to_string(ids)?;
+        let mut stmt = self.conn().prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM memories WHERE id IN (SELECT value FROM json_each(?1))"
+        ))?;
+        for m in stmt.query_map([list], row_to_memory)? {
+            let m = m?;
+            found.insert(m.id, m);
         }
         Ok(ids.iter().filter_map(|id| found.remove(id)).collect())
     }

@@ -1,10 +1,9 @@
 mod sptree;
-mod vptree;
+mod knn;
 
 use super::{Float, NumCast};
 use rayon::prelude::*;
 use sptree::SPTree;
-use vptree::{DataPoint, VPTree};
 
 /// Computes the exact t-SNE gradient.
 pub fn compute_gradient<T>(p: &mut [T], y: &[T], n: usize, d: usize, dc: &mut [T])
@@ -287,7 +286,10 @@ pub fn compute_fixed_gaussian_perplexity<T>(
     }
 }
 
-/// Compute input similarities with a fixed perplexity using ball trees.
+/// Compute input similarities with a fixed perplexity over each point's k nearest
+/// neighbours (Somna patch: the neighbours come from the exact parallel search in
+/// `knn.rs` instead of a vantage-point tree, and the rows are calibrated in parallel).
+#[allow(clippy::too_many_arguments)]
 pub fn compute_gaussian_perplexity<T>(
     x: &mut [T],
     n: usize,
@@ -303,101 +305,94 @@ pub fn compute_gaussian_perplexity<T>(
         + std::iter::Sum
         + std::ops::AddAssign
         + std::ops::MulAssign
-        + std::ops::DivAssign,
+        + std::ops::DivAssign
+        + Send
+        + Sync,
 {
-    let mut cur_p: Vec<T> = vec![T::zero(); n - 1];
-
     row_p[0] = 0;
     for _n in 0..n {
         row_p[_n + 1] = row_p[_n] + k;
     }
+    let (indices, sq_distances) = knn::exact_knn(x, n, d, k);
 
-    // Build ball tree on data set.
-    let mut items: Vec<DataPoint<&[T]>> = Vec::new();
-    for (index, chunk) in x.chunks_exact(d).enumerate() {
-        items.push(DataPoint::new(index as u64, chunk));
-    }
-    let mut slice_of_ref: Vec<&DataPoint<&[T]>> = items.iter().collect::<Vec<&DataPoint<&[T]>>>();
-    let mut tree: VPTree<T> = VPTree::new(&mut slice_of_ref);
+    col_p[..n * k]
+        .par_chunks_mut(k)
+        .zip(val_p[..n * k].par_chunks_mut(k))
+        .enumerate()
+        .for_each(|(_n, (cols, vals))| {
+            let d2: Vec<T> = sq_distances[_n * k..(_n + 1) * k]
+                .iter()
+                .map(|v| T::from(*v).unwrap())
+                .collect();
+            let mut cur_p: Vec<T> = vec![T::zero(); k];
+            // Initialize some variables for binary search.
+            let mut found: bool = false;
+            let mut beta: T = T::one();
+            let mut max_beta: T = T::max_value();
+            let mut min_beta: T = -T::max_value();
+            let tol: T = T::from(1e-5).unwrap();
 
-    let mut indices: Vec<u64> = Vec::new();
-    let mut distances: Vec<T> = Vec::new();
+            let mut iter: u64 = 0;
+            let mut sum_p: T = T::zero();
+            // Iterate until we found a good perplexity.
+            while !found && iter < 200 {
+                for m in 0..k {
+                    cur_p[m] = (-beta * d2[m]).exp();
+                }
+                // Compute entropy of current row.
+                sum_p = T::min_positive_value();
+                for el in &cur_p[..] {
+                    sum_p += *el;
+                }
 
-    // Loop over all points to find nearest neighbors.
-    for _n in 0..n {
-        // Find nearest neighbors.
-        tree.search(&items[_n], k + 1, &mut indices, &mut distances);
-        // Initialize some variables for binary search.
-        let mut found: bool = false;
-        let mut beta: T = T::one();
-        let mut max_beta: T = T::max_value();
-        let mut min_beta: T = -T::max_value();
-        let tol: T = T::from(1e-5).unwrap();
+                let mut h: T = T::zero();
+                for m in 0..k {
+                    h += beta * (d2[m] * cur_p[m]);
+                }
+                h = (h / sum_p) + sum_p.ln();
 
-        let mut iter: u64 = 0;
-        let mut sum_p: T = T::zero();
-        // Iterate until we found a good perplexity.
-        while !found && iter < 200 {
-            for m in 0..k {
-                cur_p[m] = (-beta * distances[m + 1] * distances[m + 1]).exp();
-            }
-            // Compute entropy of current row.
-            sum_p = T::min_positive_value();
-            for el in &cur_p[..] {
-                sum_p += *el;
-            }
-
-            let mut h: T = T::zero();
-            for m in 0..k {
-                h += beta * (distances[m + 1] * distances[m + 1] * cur_p[m]);
-            }
-            h = (h / sum_p) + sum_p.ln();
-
-            // Evaluate whether the entropy is within the tolerance level.
-            let h_diff: T = h - perplexity.ln();
-            if h_diff < tol && -h_diff < tol {
-                found = true;
-            } else {
-                if h_diff > T::zero() {
-                    min_beta = beta;
-                    if max_beta == T::max_value() || max_beta == -T::max_value() {
-                        beta *= T::from(2.0).unwrap()
-                    } else {
-                        beta = (beta + max_beta) / T::from(2.0).unwrap();
-                    }
+                // Evaluate whether the entropy is within the tolerance level.
+                let h_diff: T = h - perplexity.ln();
+                if h_diff < tol && -h_diff < tol {
+                    found = true;
                 } else {
-                    max_beta = beta;
-                    if min_beta == T::max_value() || min_beta == -T::max_value() {
-                        // Somna patch: 0.4.1 set beta = -0.5 here and then kept doubling it,
-                        // a negative precision that corrupts P (NaN, then a stack overflow
-                        // in the space-partitioning tree). The reference C++ halves it.
-                        beta /= T::from(2.0).unwrap();
+                    if h_diff > T::zero() {
+                        min_beta = beta;
+                        if max_beta == T::max_value() || max_beta == -T::max_value() {
+                            beta *= T::from(2.0).unwrap()
+                        } else {
+                            beta = (beta + max_beta) / T::from(2.0).unwrap();
+                        }
                     } else {
-                        beta = (beta + min_beta) / T::from(2.0).unwrap();
+                        max_beta = beta;
+                        if min_beta == T::max_value() || min_beta == -T::max_value() {
+                            // Somna patch: 0.4.1 set beta = -0.5 here and then kept doubling
+                            // it, a negative precision that corrupts P (NaN, then a stack
+                            // overflow in the space-partitioning tree). The reference C++
+                            // halves it.
+                            beta /= T::from(2.0).unwrap();
+                        } else {
+                            beta = (beta + min_beta) / T::from(2.0).unwrap();
+                        }
+                    }
+                    // Check for overflows.
+                    if beta.is_infinite() && beta.is_sign_positive() {
+                        beta = T::max_value()
+                    }
+                    if beta.is_infinite() && beta.is_sign_negative() {
+                        beta = -T::max_value()
                     }
                 }
-                // Check for overflows.
-                if beta.is_infinite() && beta.is_sign_positive() {
-                    beta = T::max_value()
-                }
-                if beta.is_infinite() && beta.is_sign_negative() {
-                    beta = -T::max_value()
-                }
+                // Update iteration counter.
+                iter += 1;
             }
-            // Update iteration counter.
-            iter += 1;
-        }
 
-        // Row-normalize current row of P and store in matrix.
-        for el in &mut cur_p[..] {
-            *el /= sum_p;
-        }
-
-        for m in 0..k {
-            col_p[row_p[_n] + m] = indices[m + 1] as usize;
-            val_p[row_p[_n] + m] = cur_p[m];
-        }
-    }
+            // Row-normalize current row of P and store in matrix.
+            for m in 0..k {
+                cols[m] = indices[_n * k + m];
+                vals[m] = cur_p[m] / sum_p;
+            }
+        });
 }
 
 /// Symmetrizes a sparse matrix.
