@@ -44,10 +44,12 @@ def main():
         t = time.perf_counter()
         PCA(n_components=a.pca_dims, random_state=a.seed).fit_transform(x)
         out["pca"]["auto_solver_seconds"] = time.perf_counter() - t
-    if "tsne" in only:
+    tsne3 = "tsne" in only or "tsne3" in only
+    tsne2 = "tsne" in only or "tsne2" in only
+    s = x[: a.tsne_n]
+    if tsne3:
         from sklearn.manifold import TSNE
 
-        s = x[: a.tsne_n]
         t = time.perf_counter()
         y = TSNE(
             n_components=3,
@@ -62,6 +64,7 @@ def main():
             "seconds": time.perf_counter() - t,
             "trustworthiness10": float(trustworthiness(s, y, n_neighbors=10)),
         }
+    if tsne2:
         try:
             from openTSNE import TSNE as OTSNE
 

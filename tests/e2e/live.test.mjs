@@ -46,6 +46,16 @@ async function waitShown(ids, before, started) {
   return shownMs;
 }
 
+/// Starts the app's own server from the settings dialog (left open); its MCP URL and token.
+async function startServer() {
+  await s.click('[data-testid="settings-open"]');
+  // The dialog shows the server's status once it has asked for it.
+  await s.until(`document.querySelector('[data-testid="server-info"]')?.textContent.includes("status")`, 15000);
+  await s.click('[data-testid="server-toggle"]');
+  await s.waitFor('[data-testid="server-token"]', { timeout: 30000 });
+  return { url: await s.text('[data-testid="server-mcp-url"]'), token: await s.text('[data-testid="server-token"]') };
+}
+
 before(async () => {
   assert.ok(APP, "SOMNA_APP_BIN must point at the built app");
   assert.ok(CLI, "SOMNA_CLI_BIN must point at the built somna");
@@ -80,13 +90,7 @@ test("memories an agent adds through `somna mcp` (another process) appear withou
 });
 
 test("the app starts its own server, shows address and token; an agent's writes through it appear", { timeout: 240000 }, async () => {
-  await s.click('[data-testid="settings-open"]');
-  // The dialog shows the server's status once it has asked for it.
-  await s.until(`document.querySelector('[data-testid="server-info"]')?.textContent.includes("status")`, 15000);
-  await s.click('[data-testid="server-toggle"]');
-  await s.waitFor('[data-testid="server-token"]', { timeout: 30000 });
-  const url = await s.text('[data-testid="server-mcp-url"]');
-  const token = await s.text('[data-testid="server-token"]');
+  const { url, token } = await startServer();
   assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
   assert.match(token, /^[0-9a-f]{64}$/);
   await shot("settings-server");
@@ -105,12 +109,7 @@ test("the app starts its own server, shows address and token; an agent's writes 
 
 test("opening another store moves the app's running server to it", { timeout: 300000 }, async () => {
   const other = join(process.env.SOMNA_HOME ?? dirname(process.env.SOMNA_DB), "switched", "other.db");
-  await s.click('[data-testid="settings-open"]');
-  await s.until(`document.querySelector('[data-testid="server-info"]')?.textContent.includes("status")`, 15000);
-  await s.click('[data-testid="server-toggle"]');
-  await s.waitFor('[data-testid="server-token"]', { timeout: 30000 });
-  const url = await s.text('[data-testid="server-mcp-url"]');
-  const token = await s.text('[data-testid="server-token"]');
+  const { url, token } = await startServer();
   await s.clear('[data-testid="store-path"]');
   await s.type('[data-testid="store-path"]', other);
   await s.click('[data-testid="store-open"]');

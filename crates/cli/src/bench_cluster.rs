@@ -28,6 +28,9 @@ pub struct ClusterBenchArgs {
     tsne_n: usize,
     #[arg(long, default_value_t = 1000)]
     tsne_iterations: usize,
+    /// t-SNE output dimensions to run (Somna and the peer: 3 is scikit-learn, 2 openTSNE).
+    #[arg(long, value_delimiter = ',', default_value = "3,2")]
+    tsne_dims: Vec<usize>,
     #[arg(long, default_value_t = 50)]
     kmeans_k: usize,
     /// Points for the linfa KMeans comparison (0: skip; linfa is slow).
@@ -119,7 +122,7 @@ pub fn run(
         eprintln!("  {:?}", r.pca);
     }
     if has("tsne") {
-        for dims in [3, 2] {
+        for dims in [3, 2].into_iter().filter(|d| args.tsne_dims.contains(d)) {
             eprintln!(
                 "t-SNE: {} points → {dims}D, {} iterations",
                 args.tsne_n, args.tsne_iterations
@@ -174,7 +177,11 @@ pub fn run(
             args.tsne_iterations.to_string(),
             args.kmeans_k.to_string(),
         );
-        let only = only.join(",");
+        let mut only = only.join(",");
+        // The peer script reads "tsne" as both; "tsne2" / "tsne3" as one of them.
+        if has("tsne") && args.tsne_dims.len() == 1 {
+            only = only.replace("tsne", &format!("tsne{}", args.tsne_dims[0]));
+        }
         r.peer = Some(run_peer(
             py,
             &env.scripts.join("peer_cluster_bench.py"),

@@ -1,7 +1,8 @@
 //! Barnes-Hut t-SNE (bhtsne, the engine under linfa-tsne, patched in `third_party/bhtsne`)
 //! on a seeded sample of landmark points; every other point is placed at the
-//! similarity-weighted mean of its nearest landmarks. bhtsne's neighbour search grows
-//! about quadratically and runs on one core, so t-SNE itself only ever sees the landmarks.
+//! similarity-weighted mean of its nearest landmarks. t-SNE's input similarities need exact
+//! neighbours, an n² search (parallel since the bhtsne patch, but still quadratic), so t-SNE
+//! itself only ever sees the landmarks.
 
 use super::knn::nearest_by_dot;
 use super::pca::Pca;
