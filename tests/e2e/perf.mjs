@@ -61,7 +61,8 @@ try {
       st.points = points; st.layout = { method: "pca", dims: 3, ids, coords };
       sp.resetNormalisation();
       const res = { n, upload: [], recolor: [], select: [], pick: [], lasso: [] };
-      for (let i = 0; i < 3; i++) { const t = performance.now(); sp.setData(points, st.layout, false); res.upload.push(performance.now() - t); }
+      res.upload_parts = [];
+      for (let i = 0; i < 3; i++) { const t = performance.now(); sp.setData(points, st.layout, false); res.upload.push(performance.now() - t); res.upload_parts.push({ ...perf.upload_parts }); }
       const sel = document.querySelector('[data-testid="color-by"]');
       for (const c of ["kind", "recency", "usage", "cluster"]) { sel.value = c; sel.dispatchEvent(new Event("change")); res.recolor.push(perf.recolor_ms); }
       for (let i = 0; i < 3; i++) { const t = performance.now(); globalThis.__somnaSelect([ids[i * 1000]], ids[i * 1000]); res.select.push(performance.now() - t); }

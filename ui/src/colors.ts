@@ -33,6 +33,36 @@ export function ramp(t: number, out: Float32Array, o: number): void {
   out[o + 2] = a[2] + (b[2] - a[2]) * f;
 }
 
+/// The ramp sampled at 256 levels, for per-point colouring by table lookup.
+export const RAMP_LUT: Float32Array = (() => {
+  const lut = new Float32Array(256 * 3);
+  for (let i = 0; i < 256; i++) ramp(i / 255, lut, i * 3);
+  return lut;
+})();
+
+/// Writes `lut[idx[i]]` (rgb triples) into `out` for every point: one table read per point.
+export function paintByIndex(idx: ArrayLike<number>, lut: Float32Array, out: Float32Array, n: number): void {
+  for (let i = 0; i < n; i++) {
+    const o = idx[i] * 3;
+    out[i * 3] = lut[o]; out[i * 3 + 1] = lut[o + 1]; out[i * 3 + 2] = lut[o + 2];
+  }
+}
+
+/// Colours every point by a value scaled to [0, 1] (`value(i) * scale`) through the ramp.
+export function paintRamp(value: (i: number) => number, scale: number, out: Float32Array, n: number): void {
+  const lut = RAMP_LUT;
+  for (let i = 0; i < n; i++) {
+    const t = value(i) * scale;
+    const o = (t <= 0 ? 0 : t >= 1 ? 255 : (t * 255 + 0.5) | 0) * 3;
+    out[i * 3] = lut[o]; out[i * 3 + 1] = lut[o + 1]; out[i * 3 + 2] = lut[o + 2];
+  }
+}
+
+/// A flat rgb table of `colors` (index = category) for [`paintByIndex`].
+export function table(colors: [number, number, number][]): Float32Array {
+  return new Float32Array(colors.flat());
+}
+
 /// A distinct, stable colour for a category id (golden-angle hue walk).
 export function categorical(id: number, out: Float32Array, o: number): void {
   if (id < 0) {

@@ -7,7 +7,7 @@
 import * as THREE from "three";
 import { OrbitControls } from "three/examples/jsm/controls/OrbitControls.js";
 import { api } from "./api";
-import { categorical, cssColor, KIND_COLORS, ramp, STATE_COLORS, type ColorBy } from "./colors";
+import { categorical, cssColor, KIND_COLORS, paintByIndex, paintRamp, ramp, STATE_COLORS, table, type ColorBy } from "./colors";
 import { h, append, clear, fmtTime } from "./dom";
 import { bus, select, state, type LayoutData, type PointData } from "./store";
 import type { Memory, SearchResponse } from "./types";
@@ -23,11 +23,14 @@ export interface Perf {
   first_frame_at_ms: number;
   render_ms: number;
   points: number;
+  /// The last upload's stages: array allocation, layout fill, cluster pull, colours, flags.
+  upload_parts: { alloc: number; fill: number; pull: number; colors: number; flags: number };
 }
 
 /// Timings of what the app controls, readable by the end-to-end tests.
 export const perf: Perf = {
   upload_ms: 0, recolor_ms: 0, select_ms: 0, pick_ms: 0, lasso_ms: 0, first_frame_ms: 0, first_frame_at_ms: 0, render_ms: 0, points: 0,
+  upload_parts: { alloc: 0, fill: 0, pull: 0, colors: 0, flags: 0 },
 };
 (globalThis as unknown as { __somnaPerf: Perf }).__somnaPerf = perf;
 
@@ -65,6 +68,10 @@ void main() {
   }
   gl_FragColor = vec4(col * (1.0 - 0.25 * r), a);
 }`;
+
+// Kinds and states index these tables directly (both come from the backend as 0..len-1).
+const KIND_TABLE = table(KIND_COLORS);
+const STATE_TABLE = table(STATE_COLORS);
 
 export class Space {
   readonly el: HTMLElement;
@@ -217,10 +224,11 @@ export class Space {
       this.positions = new Float32Array(n * 3);
       this.base = new Float32Array(n * 3);
       this.target = new Float32Array(n * 3);
-      this.start = new Float32Array(n * 3);
+      // `start` (animations) and `screen` (picking) are allocated when first needed.
+      this.start = new Float32Array(0);
+      this.screen = new Float32Array(0);
       this.colors = new Float32Array(n * 3);
       this.flags = new Float32Array(n);
-      this.screen = new Float32Array(n * 2);
       this.geometry.dispose();
       this.geometry = new THREE.BufferGeometry();
       this.geometry.setAttribute("position", new THREE.BufferAttribute(this.positions, 3).setUsage(THREE.DynamicDrawUsage));
@@ -229,18 +237,24 @@ export class Space {
       this.points.geometry = this.geometry;
       this.firstFrameStart = t0;
     }
+    const parts = perf.upload_parts;
+    let t = performance.now();
+    parts.alloc = t - t0;
     this.fillTargets(points, layout);
-    this.applyPull(points);
-    if (animate && !resized) {
-      this.start.set(this.positions);
-      this.anim = { t0: performance.now(), ms: 650 };
-    } else {
-      this.positions.set(this.target);
-      this.anim = null;
-    }
+    parts.fill = performance.now() - t;
+    t = performance.now();
+    const animated = animate && !resized;
+    if (animated) this.beginAnimation(650);
+    else this.anim = null;
+    this.applyPull(points, !animated);
     (this.geometry.getAttribute("position") as THREE.BufferAttribute).needsUpdate = true;
+    parts.pull = performance.now() - t;
+    t = performance.now();
     this.paintColors(points);
-    this.paintFlags(points);
+    parts.colors = performance.now() - t;
+    t = performance.now();
+    this.paintFlags(points, false); // fillTargets left every flag at 0 (hidden) or 1
+    parts.flags = performance.now() - t;
     this.screenValid = false;
     perf.upload_ms = performance.now() - t0;
     perf.points = n;
@@ -297,12 +311,21 @@ export class Space {
     }
   }
 
+  /// Starts moving every point from where it is drawn now to its target.
+  private beginAnimation(ms: number): void {
+    if (this.start.length !== this.positions.length) this.start = new Float32Array(this.positions.length);
+    this.start.set(this.positions);
+    this.anim = { t0: performance.now(), ms };
+  }
+
   /// Where each point is drawn: its projected position moved `pull` of the way toward the
-  /// mean projected position of its cluster. Unclustered and hidden points stay put.
-  private applyPull(p: PointData): void {
+  /// mean projected position of its cluster. Unclustered and hidden points stay put. With
+  /// `place`, points are drawn there at once (no animation).
+  private applyPull(p: PointData, place: boolean): void {
     const n = p.n, base = this.base, out = this.target, cl = p.clusters;
     if (this.pull <= 0) {
       out.set(base);
+      if (place) this.positions.set(base);
       return;
     }
     let max = -1;
@@ -324,15 +347,15 @@ export class Space {
       if (cnt[c] > 0) { cen[c * 3] /= cnt[c]; cen[c * 3 + 1] /= cnt[c]; cen[c * 3 + 2] /= cnt[c]; }
     }
     const k = this.pull;
+    const pos = this.positions;
     for (let i = 0; i < n; i++) {
       const c = cl[i];
-      if (c < 0 || this.flags[i] === 0 || cnt[c] === 0) {
-        out[i * 3] = base[i * 3]; out[i * 3 + 1] = base[i * 3 + 1]; out[i * 3 + 2] = base[i * 3 + 2];
-        continue;
+      let x = base[i * 3], y = base[i * 3 + 1], z = base[i * 3 + 2];
+      if (c >= 0 && this.flags[i] !== 0 && cnt[c] > 0) {
+        x += k * (cen[c * 3] - x); y += k * (cen[c * 3 + 1] - y); z += k * (cen[c * 3 + 2] - z);
       }
-      out[i * 3] = base[i * 3] + k * (cen[c * 3] - base[i * 3]);
-      out[i * 3 + 1] = base[i * 3 + 1] + k * (cen[c * 3 + 1] - base[i * 3 + 1]);
-      out[i * 3 + 2] = base[i * 3 + 2] + k * (cen[c * 3 + 2] - base[i * 3 + 2]);
+      out[i * 3] = x; out[i * 3 + 1] = y; out[i * 3 + 2] = z;
+      if (place) { pos[i * 3] = x; pos[i * 3 + 1] = y; pos[i * 3 + 2] = z; }
     }
   }
 
@@ -341,9 +364,8 @@ export class Space {
   retarget(ms = 650): void {
     const p = state.points;
     if (!p || !this.renderer || this.base.length !== p.n * 3) return;
-    this.applyPull(p);
-    this.start.set(this.positions);
-    this.anim = { t0: performance.now(), ms };
+    this.beginAnimation(ms);
+    this.applyPull(p, false);
     this.screenValid = false;
     this.drawXray();
     this.requestFrame();
@@ -387,31 +409,35 @@ export class Space {
         break;
       }
       case "kind":
-        for (let i = 0; i < n; i++) out.set(KIND_COLORS[p.kinds[i]] ?? KIND_COLORS[0], i * 3);
+        paintByIndex(p.kinds, KIND_TABLE, out, n);
         break;
       case "state":
-        for (let i = 0; i < n; i++) out.set(STATE_COLORS[p.states[i]] ?? STATE_COLORS[0], i * 3);
+        paintByIndex(p.states, STATE_TABLE, out, n);
         break;
       case "recency": {
         let max = 1;
         for (let i = 0; i < n; i++) if (p.times[i] > max) max = p.times[i];
-        for (let i = 0; i < n; i++) ramp(p.times[i] / max, out, i * 3);
+        const times = p.times;
+        paintRamp((i) => times[i], 1 / max, out, n);
         break;
       }
       case "usage": {
         let max = 1;
         for (let i = 0; i < n; i++) if (p.access[i] > max) max = p.access[i];
-        const lm = Math.log1p(max);
-        for (let i = 0; i < n; i++) ramp(Math.log1p(p.access[i]) / lm, out, i * 3);
+        const access = p.access;
+        paintRamp((i) => Math.log1p(access[i]), 1 / Math.log1p(max), out, n);
         break;
       }
-      case "importance":
-        for (let i = 0; i < n; i++) ramp(p.importance[i], out, i * 3);
+      case "importance": {
+        const imp = p.importance;
+        paintRamp((i) => imp[i], 1, out, n);
         break;
+      }
       case "energy": {
         let max = 1e-6;
         for (let i = 0; i < n; i++) if (p.energy[i] > max) max = p.energy[i];
-        for (let i = 0; i < n; i++) ramp(p.energy[i] / max, out, i * 3);
+        const energy = p.energy;
+        paintRamp((i) => energy[i], 1 / max, out, n);
         break;
       }
     }
@@ -471,10 +497,10 @@ export class Space {
     }
   }
 
-  private paintFlags(p: PointData): void {
+  private paintFlags(p: PointData, reset = true): void {
     // Visible points to 1, then the selected ones to 2: O(n) without a set lookup per point.
     const f = this.flags;
-    for (let i = 0; i < p.n; i++) if (f[i] !== 0) f[i] = 1;
+    if (reset) for (let i = 0; i < p.n; i++) if (f[i] !== 0) f[i] = 1;
     for (const id of state.selection) {
       const i = p.index.get(id);
       if (i !== undefined && f[i] !== 0) f[i] = 2;
@@ -592,6 +618,7 @@ export class Space {
     const m = new THREE.Matrix4().multiplyMatrices(this.camera.projectionMatrix, this.camera.matrixWorldInverse);
     const e = m.elements;
     const w = this.overlay.width, hh = this.overlay.height;
+    if (this.screen.length !== (this.positions.length / 3) * 2) this.screen = new Float32Array((this.positions.length / 3) * 2);
     const pos = this.positions, out = this.screen;
     const n = pos.length / 3;
     for (let i = 0; i < n; i++) {
