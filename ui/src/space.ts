@@ -291,15 +291,27 @@ export class Space {
     const { cx, cy, cz, s } = this.norm;
     // Both arrays are usually ordered by id and identical: then rows map one to one and no
     // lookup table is needed (it is the costly part at a million points).
-    let same = layout.ids.length === n;
-    for (let i = 0; same && i < n; i++) same = layout.ids[i] === points.ids[i];
+    const lids = layout.ids, pids = points.ids, m = lids.length;
+    let same = m === n;
+    for (let i = 0; same && i < n; i++) same = lids[i] === pids[i];
+    // Otherwise both lists are normally ascending (the backend sends them by id): a merge
+    // finds each point's layout row in one pass. A Map is the fallback for any other order.
+    let ascending = !same;
+    for (let i = 1; ascending && i < n; i++) ascending = pids[i - 1] < pids[i];
+    for (let j = 1; ascending && j < m; j++) ascending = lids[j - 1] < lids[j];
     let rowOf: Map<number, number> | null = null;
-    if (!same) {
+    if (!same && !ascending) {
       rowOf = new Map<number, number>();
-      for (let j = 0; j < layout.ids.length; j++) rowOf.set(layout.ids[j], j);
+      for (let j = 0; j < m; j++) rowOf.set(lids[j], j);
     }
+    let cursor = 0;
     for (let i = 0; i < n; i++) {
-      const j = rowOf ? rowOf.get(points.ids[i]) : i;
+      let j: number | undefined = i;
+      if (rowOf) j = rowOf.get(pids[i]);
+      else if (ascending) {
+        while (cursor < m && lids[cursor] < pids[i]) cursor++;
+        j = cursor < m && lids[cursor] === pids[i] ? cursor : undefined;
+      }
       if (j === undefined) {
         this.flags[i] = 0;
         continue;
