@@ -73,6 +73,14 @@ void main() {
 const KIND_TABLE = table(KIND_COLORS);
 const STATE_TABLE = table(STATE_COLORS);
 
+/// The largest cluster id among the points (-1: none is clustered).
+function maxCluster(p: PointData): number {
+  let max = -1;
+  const cl = p.clusters;
+  for (let i = 0; i < p.n; i++) if (cl[i] > max) max = cl[i];
+  return max;
+}
+
 export class Space {
   readonly el: HTMLElement;
   private canvas: HTMLCanvasElement;
@@ -340,8 +348,7 @@ export class Space {
       if (place) this.positions.set(base);
       return;
     }
-    let max = -1;
-    for (let i = 0; i < n; i++) if (cl[i] > max) max = cl[i];
+    const max = maxCluster(p);
     if (this.centroids.length < (max + 1) * 3) {
       this.centroids = new Float32Array((max + 1) * 3);
       this.counts = new Float64Array(max + 1);
@@ -410,8 +417,7 @@ export class Space {
     switch (this.colorBy) {
       case "cluster": {
         // One palette entry per cluster id, then a table lookup per point.
-        let max = 0;
-        for (let i = 0; i < n; i++) if (p.clusters[i] > max) max = p.clusters[i];
+        const max = Math.max(0, maxCluster(p));
         const pal = new Float32Array((max + 2) * 3);
         for (let c = -1; c <= max; c++) categorical(c, pal, (c + 1) * 3);
         for (let i = 0; i < n; i++) {
@@ -467,8 +473,7 @@ export class Space {
     const tmp = new Float32Array(3);
     switch (this.colorBy) {
       case "cluster": {
-        let max = 0;
-        for (let i = 0; i < p.n; i++) if (p.clusters[i] > max) max = p.clusters[i];
+        const max = Math.max(0, maxCluster(p));
         const cnt = new Int32Array(max + 2);
         for (let i = 0; i < p.n; i++) cnt[p.clusters[i] + 1]++;
         const counts: [number, number][] = [];
