@@ -18,6 +18,8 @@ step "cargo fmt --check"
 cargo fmt --all -- --check
 step "cargo clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
+step "UI unit tests (vitest)"
+(cd ui && npm test --silent)
 step "cargo test"
 cargo test --workspace --all-targets --locked
 # The patched bhtsne (third_party/, not a workspace member) carries its own tests.

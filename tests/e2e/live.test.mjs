@@ -40,9 +40,8 @@ async function waitShown(ids, before, started) {
   await s.until(`Number(document.querySelector('[data-testid="browser-count"]').textContent.replace(/[^0-9]/g, "")) >= ${before + ids.length}`, 15000);
   const shownMs = Date.now() - started;
   const list = JSON.stringify(ids);
-  await s.until(`(() => { const st = globalThis.__somnaState; if (!st.points || !st.layout) return false;
-    const p = new Set(Array.from(st.points.ids)), l = new Set(Array.from(st.layout.ids));
-    return ${list}.every((id) => p.has(id) && l.has(id)); })()`, 30000);
+  await s.until(`(() => { const sp = globalThis.__somnaSpace;
+    return ${list}.every((id) => sp.positionOf(id) !== null); })()`, 30000);
   return shownMs;
 }
 

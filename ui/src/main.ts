@@ -183,7 +183,7 @@ async function refreshPoints(animate: boolean, full: boolean): Promise<void> {
     state.points = parsePoints(buf);
     bus.emit("points");
     if (state.points.n === 0) {
-      space.setData(state.points, null, false);
+      await space.setData(state.points, null, false);
       space.setStatus("no memories yet");
       return;
     }
@@ -192,8 +192,7 @@ async function refreshPoints(animate: boolean, full: boolean): Promise<void> {
     const summary = await waitJob<{ points: number; placed_incrementally: number; computed_at: number }>(job);
     if (token !== pointsToken) return;
     const layout = parseLayout(await api.layoutData(method, 3), method);
-    state.layout = layout;
-    space.setData(state.points, layout, animate);
+    await space.setData(state.points, layout, animate);
     space.setStatus(`${method === "pca" ? "PCA" : "t-SNE"} · ${fmtInt(summary.points)} points` +
       (summary.placed_incrementally ? ` · ${fmtInt(summary.placed_incrementally)} placed incrementally` : ""));
     bus.emit("layout");
@@ -318,9 +317,8 @@ async function showCachedLayout(): Promise<void> {
     const [attrs, layout] = await Promise.all([api.pointAttributes(), api.layoutData(method, 3)]);
     if (state.points) return;
     state.points = parsePoints(attrs);
-    state.layout = parseLayout(layout, method);
     overlay.hidden = true;
-    space.setData(state.points, state.layout, false);
+    void space.setData(state.points, parseLayout(layout, method), false);
     space.setStatus(`cached layout of ${fmtInt(state.points.n)} memories · opening the store…`);
   } catch {
     /* nothing cached yet: the view fills in when the engine is ready */

@@ -7,14 +7,18 @@
 import * as THREE from "three";
 import { OrbitControls } from "three/examples/jsm/controls/OrbitControls.js";
 import { api } from "./api";
-import { categorical, cssColor, KIND_COLORS, paintByIndex, paintRamp, ramp, STATE_COLORS, table, type ColorBy } from "./colors";
+import { categorical, cssColor, KIND_COLORS, ramp, STATE_COLORS, type ColorBy } from "./colors";
 import { h, append, clear, fmtTime } from "./dom";
 import { bus, select, state, type LayoutData, type PointData } from "./store";
 import type { Memory, SearchResponse } from "./types";
 import { KINDS, STATES } from "./types";
+import { columnBuffers, maxCluster, paintColors, pullTargets, type Columns, type Norm, type UploadRequest, type UploadResult } from "./upload";
 
 export interface Perf {
+  /// Main-thread time of the last data upload (posting it to the worker and installing the
+  /// result); `upload_worker_ms` is the worker's share.
   upload_ms: number;
+  upload_worker_ms: number;
   recolor_ms: number;
   select_ms: number;
   pick_ms: number;
@@ -23,14 +27,18 @@ export interface Perf {
   first_frame_at_ms: number;
   render_ms: number;
   points: number;
-  /// The last upload's stages: array allocation, layout fill, cluster pull, colours, flags.
-  upload_parts: { alloc: number; fill: number; pull: number; colors: number; flags: number };
+  /// The last upload's stages: posting and installing (main thread); layout fill, cluster
+  /// pull and colours (worker).
+  upload_parts: { post: number; install: number; fill: number; pull: number; colors: number };
+  /// Every upload so far (the first 50): points, main-thread ms, worker ms.
+  uploads: { n: number; main_ms: number; worker_ms: number }[];
 }
 
 /// Timings of what the app controls, readable by the end-to-end tests.
 export const perf: Perf = {
-  upload_ms: 0, recolor_ms: 0, select_ms: 0, pick_ms: 0, lasso_ms: 0, first_frame_ms: 0, first_frame_at_ms: 0, render_ms: 0, points: 0,
-  upload_parts: { alloc: 0, fill: 0, pull: 0, colors: 0, flags: 0 },
+  upload_ms: 0, upload_worker_ms: 0, recolor_ms: 0, select_ms: 0, pick_ms: 0, lasso_ms: 0, first_frame_ms: 0, first_frame_at_ms: 0, render_ms: 0, points: 0,
+  upload_parts: { post: 0, install: 0, fill: 0, pull: 0, colors: 0 },
+  uploads: [],
 };
 (globalThis as unknown as { __somnaPerf: Perf }).__somnaPerf = perf;
 
@@ -69,16 +77,47 @@ void main() {
   gl_FragColor = vec4(col * (1.0 - 0.25 * r), a);
 }`;
 
-// Kinds and states index these tables directly (both come from the backend as 0..len-1).
-const KIND_TABLE = table(KIND_COLORS);
-const STATE_TABLE = table(STATE_COLORS);
+/// Typed-array buffers kept for reuse by the next upload's column copies: the worker hands
+/// them back, so re-uploads copy into memory that is already mapped.
+class BufferPool {
+  private free = new Map<number, ArrayBuffer[]>();
 
-/// The largest cluster id among the points (-1: none is clustered).
-function maxCluster(p: PointData): number {
-  let max = -1;
-  const cl = p.clusters;
-  for (let i = 0; i < p.n; i++) if (cl[i] > max) max = cl[i];
-  return max;
+  take(bytes: number): ArrayBuffer {
+    return this.free.get(bytes)?.pop() ?? new ArrayBuffer(bytes);
+  }
+
+  give(bufs: ArrayBuffer[]): void {
+    for (const b of bufs) {
+      if (b.byteLength === 0) continue;
+      const list = this.free.get(b.byteLength) ?? [];
+      // Two uploads can be in flight; more buffers of one size would only hold memory.
+      if (list.length < 2) list.push(b);
+      this.free.set(b.byteLength, list);
+    }
+  }
+}
+
+/// Copies of the columns an upload reads, for transfer to the worker: the ids and clusters,
+/// and only the attribute the colour mode paints by (the others are sent empty).
+function uploadColumns(p: PointData, colorBy: ColorBy, pool: BufferPool): Columns {
+  const copy = <T extends Int32Array | Uint32Array | Float32Array | Uint8Array>(a: T, wanted: boolean): T => {
+    const Ctor = a.constructor as new (b: ArrayBuffer, o: number, n: number) => T;
+    if (!wanted) return new Ctor(new ArrayBuffer(0), 0, 0);
+    const c = new Ctor(pool.take(a.byteLength), 0, a.length);
+    (c as unknown as { set(x: T): void }).set(a);
+    return c;
+  };
+  return {
+    n: p.n,
+    ids: copy(p.ids, true),
+    clusters: copy(p.clusters, true),
+    times: copy(p.times, colorBy === "recency"),
+    access: copy(p.access, colorBy === "usage"),
+    importance: copy(p.importance, colorBy === "importance"),
+    energy: copy(p.energy, colorBy === "energy"),
+    kinds: copy(p.kinds, colorBy === "kind"),
+    states: copy(p.states, colorBy === "state"),
+  };
 }
 
 export class Space {
@@ -102,8 +141,6 @@ export class Space {
   private base = new Float32Array(0);
   private target = new Float32Array(0);
   private pull = 0.25;
-  private centroids = new Float32Array(0);
-  private counts = new Float64Array(0);
   private start = new Float32Array(0);
   private colors = new Float32Array(0);
   private flags = new Float32Array(0);
@@ -117,7 +154,16 @@ export class Space {
   private lasso: number[] | null = null;
   private firstFrameStart = 0;
   private textCache = new Map<number, Memory>();
-  private norm: { cx: number; cy: number; cz: number; s: number } | null = null;
+  private norm: Norm | null = null;
+  private worker: Worker | null = null;
+  private pool = new BufferPool();
+  private uploadSeq = 0;
+  /// The upload the worker is computing, and whether the pull, colours or clusters changed
+  /// since it was posted.
+  private pending: { req: UploadRequest; points: PointData; animate: boolean; resolve: () => void } | null = null;
+  private stale = false;
+  /// The point data of the installed upload: what the drawn arrays are indexed by.
+  private shown: PointData | null = null;
   private onMethod: (m: "pca" | "tsne") => void = () => {};
   private methodButtons: HTMLButtonElement[] = [];
 
@@ -159,6 +205,7 @@ export class Space {
     this.points = new THREE.Points(this.geometry, this.material);
     this.points.frustumCulled = false;
     this.scene.add(this.points, this.xray);
+    this.uploadWorker();
     this.camera.position.set(0, 0, 3.2);
     new ResizeObserver(() => this.resize()).observe(this.el);
     bus.on("selection", () => this.updateSelection());
@@ -222,113 +269,103 @@ export class Space {
   }
 
   /// Uploads point attributes and (when present) a layout; positions of ids missing from
-  /// the layout are hidden until placed.
-  setData(points: PointData, layout: LayoutData | null, animate: boolean): void {
-    if (!this.ensureRenderer()) return;
+  /// the layout are hidden until placed. The per-point work runs in the upload worker: the
+  /// main thread hands over the layout (its buffers are transferred, so the caller must not
+  /// use it afterwards) and copies of the columns the worker reads, and installs the
+  /// finished arrays. Resolves once this upload is installed, or when a later one
+  /// supersedes it.
+  setData(points: PointData, layout: LayoutData | null, animate: boolean): Promise<void> {
+    if (!this.ensureRenderer()) return Promise.resolve();
     const t0 = performance.now();
-    const n = points.n;
-    const resized = this.positions.length !== n * 3 || !this.geometry.getAttribute("position");
-    if (resized) {
-      this.positions = new Float32Array(n * 3);
-      this.base = new Float32Array(n * 3);
-      this.target = new Float32Array(n * 3);
-      // `start` (animations) and `screen` (picking) are allocated when first needed.
-      this.start = new Float32Array(0);
-      this.screen = new Float32Array(0);
-      this.colors = new Float32Array(n * 3);
-      this.flags = new Float32Array(n);
-      this.geometry.dispose();
-      this.geometry = new THREE.BufferGeometry();
-      this.geometry.setAttribute("position", new THREE.BufferAttribute(this.positions, 3).setUsage(THREE.DynamicDrawUsage));
-      this.geometry.setAttribute("color", new THREE.BufferAttribute(this.colors, 3).setUsage(THREE.DynamicDrawUsage));
-      this.geometry.setAttribute("flag", new THREE.BufferAttribute(this.flags, 1).setUsage(THREE.DynamicDrawUsage));
-      this.points.geometry = this.geometry;
-      this.firstFrameStart = t0;
-    }
-    const parts = perf.upload_parts;
-    let t = performance.now();
-    parts.alloc = t - t0;
-    this.fillTargets(points, layout);
-    parts.fill = performance.now() - t;
-    t = performance.now();
-    const animated = animate && !resized;
-    if (animated) this.beginAnimation(650);
-    else this.anim = null;
-    this.applyPull(points, !animated);
-    (this.geometry.getAttribute("position") as THREE.BufferAttribute).needsUpdate = true;
-    parts.pull = performance.now() - t;
-    t = performance.now();
-    this.paintColors(points);
-    parts.colors = performance.now() - t;
-    t = performance.now();
-    this.paintFlags(points, false); // fillTargets left every flag at 0 (hidden) or 1
-    parts.flags = performance.now() - t;
-    this.screenValid = false;
-    perf.upload_ms = performance.now() - t0;
-    perf.points = n;
-    this.drawXray();
-    this.requestFrame();
+    const seq = ++this.uploadSeq;
+    if (this.positions.length !== points.n * 3) this.firstFrameStart = t0;
+    const cols = uploadColumns(points, this.colorBy, this.pool);
+    const req: UploadRequest = {
+      seq,
+      points: cols,
+      layout: layout ? { dims: layout.dims, ids: layout.ids, coords: layout.coords } : null,
+      norm: this.norm,
+      pull: this.pull,
+      colorBy: this.colorBy,
+    };
+    const transfer = columnBuffers(cols).filter((b) => b.byteLength > 0);
+    if (layout) transfer.push(layout.ids.buffer as ArrayBuffer, layout.coords.buffer as ArrayBuffer);
+    this.stale = false;
+    this.pending?.resolve();
+    return new Promise((resolve) => {
+      this.pending = { req, points, animate, resolve };
+      this.uploadWorker().postMessage(req, [...new Set(transfer)]);
+      perf.upload_parts.post = performance.now() - t0;
+    });
   }
 
-  private fillTargets(points: PointData, layout: LayoutData | null): void {
-    const n = points.n;
-    if (!layout || layout.ids.length === 0) {
-      this.base.fill(0);
-      for (let i = 0; i < n; i++) this.flags[i] = 0;
-      return;
+  private uploadWorker(): Worker {
+    if (!this.worker) {
+      this.worker = new Worker(new URL("./upload.worker.ts", import.meta.url), { type: "module" });
+      this.worker.onmessage = (e: MessageEvent<UploadResult>) => this.install(e.data);
+      this.worker.onerror = (e) => {
+        // A bug, not bad input: say so where the view's status is shown.
+        this.setStatus(`the 3D view's upload worker failed: ${e.message}`);
+        this.pending?.resolve();
+        this.pending = null;
+      };
     }
-    const d = layout.dims;
-    const c = layout.coords;
-    if (!this.norm) {
-      // Normalise once per method: later (aligned) layouts share the frame and do not jump.
-      let cx = 0, cy = 0, cz = 0;
-      const m = layout.ids.length;
-      for (let j = 0; j < m; j++) {
-        cx += c[j * d]; cy += c[j * d + 1]; cz += d > 2 ? c[j * d + 2] : 0;
-      }
-      cx /= m; cy /= m; cz /= m;
-      const r: number[] = [];
-      for (let j = 0; j < m; j += Math.max(1, Math.floor(m / 5000))) {
-        const dx = c[j * d] - cx, dy = c[j * d + 1] - cy, dz = d > 2 ? c[j * d + 2] - cz : 0;
-        r.push(Math.sqrt(dx * dx + dy * dy + dz * dz));
-      }
-      r.sort((a, b) => a - b);
-      const p95 = r[Math.floor(r.length * 0.95)] || 1;
-      this.norm = { cx, cy, cz, s: 1 / p95 };
+    return this.worker;
+  }
+
+  /// Puts a finished upload on screen (if no later upload was started meanwhile).
+  private install(r: UploadResult): void {
+    this.pool.give(columnBuffers(r.returned));
+    const pend = this.pending;
+    if (!pend || r.seq !== pend.req.seq) return;
+    this.pending = null;
+    const t0 = performance.now();
+    const points = pend.points, n = points.n;
+    const animated = pend.animate && n > 0 && this.positions.length === n * 3;
+    if (animated) {
+      // The drawn positions are where the points glide from.
+      this.start = this.positions;
+      this.anim = { t0: performance.now(), ms: 650 };
+      r.positions.set(this.start);
+    } else {
+      this.anim = null;
+      this.start = new Float32Array(0);
     }
-    const { cx, cy, cz, s } = this.norm;
-    // Both arrays are usually ordered by id and identical: then rows map one to one and no
-    // lookup table is needed (it is the costly part at a million points).
-    const lids = layout.ids, pids = points.ids, m = lids.length;
-    let same = m === n;
-    for (let i = 0; same && i < n; i++) same = lids[i] === pids[i];
-    // Otherwise both lists are normally ascending (the backend sends them by id): a merge
-    // finds each point's layout row in one pass. A Map is the fallback for any other order.
-    let ascending = !same;
-    for (let i = 1; ascending && i < n; i++) ascending = pids[i - 1] < pids[i];
-    for (let j = 1; ascending && j < m; j++) ascending = lids[j - 1] < lids[j];
-    let rowOf: Map<number, number> | null = null;
-    if (!same && !ascending) {
-      rowOf = new Map<number, number>();
-      for (let j = 0; j < m; j++) rowOf.set(lids[j], j);
-    }
-    let cursor = 0;
-    for (let i = 0; i < n; i++) {
-      let j: number | undefined = i;
-      if (rowOf) j = rowOf.get(pids[i]);
-      else if (ascending) {
-        while (cursor < m && lids[cursor] < pids[i]) cursor++;
-        j = cursor < m && lids[cursor] === pids[i] ? cursor : undefined;
-      }
-      if (j === undefined) {
-        this.flags[i] = 0;
-        continue;
-      }
-      this.base[i * 3] = (c[j * d] - cx) * s;
-      this.base[i * 3 + 1] = (c[j * d + 1] - cy) * s;
-      this.base[i * 3 + 2] = d > 2 ? (c[j * d + 2] - cz) * s : 0;
-      this.flags[i] = 1;
-    }
+    this.shown = points;
+    this.norm = r.norm;
+    this.base = r.base;
+    this.target = r.target;
+    this.positions = r.positions;
+    this.colors = r.colors;
+    this.flags = r.flags;
+    // Picking's screen coordinates are allocated when first needed.
+    this.screen = new Float32Array(0);
+    this.geometry.dispose();
+    this.geometry = new THREE.BufferGeometry();
+    this.geometry.setAttribute("position", new THREE.BufferAttribute(this.positions, 3).setUsage(THREE.DynamicDrawUsage));
+    this.geometry.setAttribute("color", new THREE.BufferAttribute(this.colors, 3).setUsage(THREE.DynamicDrawUsage));
+    this.geometry.setAttribute("flag", new THREE.BufferAttribute(this.flags, 1).setUsage(THREE.DynamicDrawUsage));
+    this.points.geometry = this.geometry;
+    // What changed while the worker ran: the pull, the colour mode, or cluster memberships
+    // (a liquid step edits the point data in place).
+    if (this.stale || pend.req.pull !== this.pull) pullTargets(this.base, this.flags, points.clusters, n, this.pull, this.target, animated ? null : this.positions);
+    if (this.stale || pend.req.colorBy !== this.colorBy) paintColors(this.colorBy, points, this.colors);
+    this.stale = false;
+    this.drawLegend(points);
+    this.paintFlags(points, false); // the worker left every flag at 0 (hidden) or 1
+    this.screenValid = false;
+    const parts = perf.upload_parts;
+    parts.install = performance.now() - t0;
+    parts.fill = r.parts.fill;
+    parts.pull = r.parts.pull;
+    parts.colors = r.parts.colors;
+    perf.upload_ms = parts.post + parts.install;
+    perf.upload_worker_ms = r.parts.fill + r.parts.pull + r.parts.colors;
+    perf.points = n;
+    if (perf.uploads.length < 50) perf.uploads.push({ n, main_ms: perf.upload_ms, worker_ms: perf.upload_worker_ms });
+    this.drawXray();
+    this.requestFrame();
+    pend.resolve();
   }
 
   /// Starts moving every point from where it is drawn now to its target.
@@ -338,53 +375,14 @@ export class Space {
     this.anim = { t0: performance.now(), ms };
   }
 
-  /// Where each point is drawn: its projected position moved `pull` of the way toward the
-  /// mean projected position of its cluster. Unclustered and hidden points stay put. With
-  /// `place`, points are drawn there at once (no animation).
-  private applyPull(p: PointData, place: boolean): void {
-    const n = p.n, base = this.base, out = this.target, cl = p.clusters;
-    if (this.pull <= 0) {
-      out.set(base);
-      if (place) this.positions.set(base);
-      return;
-    }
-    const max = maxCluster(p);
-    if (this.centroids.length < (max + 1) * 3) {
-      this.centroids = new Float32Array((max + 1) * 3);
-      this.counts = new Float64Array(max + 1);
-    }
-    const cen = this.centroids, cnt = this.counts;
-    cen.fill(0);
-    cnt.fill(0);
-    for (let i = 0; i < n; i++) {
-      const c = cl[i];
-      if (c < 0 || this.flags[i] === 0) continue;
-      cen[c * 3] += base[i * 3]; cen[c * 3 + 1] += base[i * 3 + 1]; cen[c * 3 + 2] += base[i * 3 + 2];
-      cnt[c]++;
-    }
-    for (let c = 0; c <= max; c++) {
-      if (cnt[c] > 0) { cen[c * 3] /= cnt[c]; cen[c * 3 + 1] /= cnt[c]; cen[c * 3 + 2] /= cnt[c]; }
-    }
-    const k = this.pull;
-    const pos = this.positions;
-    for (let i = 0; i < n; i++) {
-      const c = cl[i];
-      let x = base[i * 3], y = base[i * 3 + 1], z = base[i * 3 + 2];
-      if (c >= 0 && this.flags[i] !== 0 && cnt[c] > 0) {
-        x += k * (cen[c * 3] - x); y += k * (cen[c * 3 + 1] - y); z += k * (cen[c * 3 + 2] - z);
-      }
-      out[i * 3] = x; out[i * 3 + 1] = y; out[i * 3 + 2] = z;
-      if (place) { pos[i * 3] = x; pos[i * 3 + 1] = y; pos[i * 3 + 2] = z; }
-    }
-  }
-
   /// Moves points to their targets after cluster memberships or the pull changed (a liquid
   /// step moved memories between clusters, or clusters merged), animated over `ms`.
   retarget(ms = 650): void {
-    const p = state.points;
+    const p = this.shown;
+    if (this.pending) this.stale = true;
     if (!p || !this.renderer || this.base.length !== p.n * 3) return;
     this.beginAnimation(ms);
-    this.applyPull(p, false);
+    pullTargets(this.base, this.flags, p.clusters, p.n, this.pull, this.target, null);
     this.screenValid = false;
     this.drawXray();
     this.requestFrame();
@@ -392,7 +390,7 @@ export class Space {
 
   /// The drawn position of a memory's point (for tests).
   positionOf(id: number): [number, number, number] | null {
-    const i = state.points?.index.get(id);
+    const i = this.shown?.index.get(id);
     if (i === undefined || this.flags[i] === 0) return null;
     return [this.target[i * 3], this.target[i * 3 + 1], this.target[i * 3 + 2]];
   }
@@ -403,64 +401,15 @@ export class Space {
 
   /// Recolours every point for the current colour mode.
   recolor(): void {
-    const p = state.points;
-    if (!p || !this.renderer) return;
+    const p = this.shown;
+    if (this.pending) this.stale = true;
+    if (!p || !this.renderer || this.colors.length !== p.n * 3) return;
     const t0 = performance.now();
-    this.paintColors(p);
-    perf.recolor_ms = performance.now() - t0;
-    this.requestFrame();
-  }
-
-  private paintColors(p: PointData): void {
-    const out = this.colors;
-    const n = p.n;
-    switch (this.colorBy) {
-      case "cluster": {
-        // One palette entry per cluster id, then a table lookup per point.
-        const max = Math.max(0, maxCluster(p));
-        const pal = new Float32Array((max + 2) * 3);
-        for (let c = -1; c <= max; c++) categorical(c, pal, (c + 1) * 3);
-        for (let i = 0; i < n; i++) {
-          const o = (p.clusters[i] + 1) * 3;
-          out[i * 3] = pal[o]; out[i * 3 + 1] = pal[o + 1]; out[i * 3 + 2] = pal[o + 2];
-        }
-        break;
-      }
-      case "kind":
-        paintByIndex(p.kinds, KIND_TABLE, out, n);
-        break;
-      case "state":
-        paintByIndex(p.states, STATE_TABLE, out, n);
-        break;
-      case "recency": {
-        let max = 1;
-        for (let i = 0; i < n; i++) if (p.times[i] > max) max = p.times[i];
-        const times = p.times;
-        paintRamp((i) => times[i], 1 / max, out, n);
-        break;
-      }
-      case "usage": {
-        let max = 1;
-        for (let i = 0; i < n; i++) if (p.access[i] > max) max = p.access[i];
-        const access = p.access;
-        paintRamp((i) => Math.log1p(access[i]), 1 / Math.log1p(max), out, n);
-        break;
-      }
-      case "importance": {
-        const imp = p.importance;
-        paintRamp((i) => imp[i], 1, out, n);
-        break;
-      }
-      case "energy": {
-        let max = 1e-6;
-        for (let i = 0; i < n; i++) if (p.energy[i] > max) max = p.energy[i];
-        const energy = p.energy;
-        paintRamp((i) => energy[i], 1 / max, out, n);
-        break;
-      }
-    }
+    paintColors(this.colorBy, p, this.colors);
     (this.geometry.getAttribute("color") as THREE.BufferAttribute).needsUpdate = true;
     this.drawLegend(p);
+    perf.recolor_ms = performance.now() - t0;
+    this.requestFrame();
   }
 
   private drawLegend(p: PointData): void {
@@ -473,7 +422,7 @@ export class Space {
     const tmp = new Float32Array(3);
     switch (this.colorBy) {
       case "cluster": {
-        const max = Math.max(0, maxCluster(p));
+        const max = Math.max(0, maxCluster(p.clusters, p.n));
         const cnt = new Int32Array(max + 2);
         for (let i = 0; i < p.n; i++) cnt[p.clusters[i] + 1]++;
         const counts: [number, number][] = [];
@@ -526,7 +475,7 @@ export class Space {
   }
 
   private updateSelection(): void {
-    const p = state.points;
+    const p = this.shown;
     if (!p || !this.renderer) return;
     const t0 = performance.now();
     this.paintFlags(p);
@@ -544,7 +493,7 @@ export class Space {
       g?.dispose();
     }
     const r: SearchResponse | null = state.search;
-    const p = state.points;
+    const p = this.shown;
     if (!r || !p || !this.renderer) {
       this.requestFrame();
       return;
@@ -711,7 +660,7 @@ export class Space {
   }
 
   clickAt(x: number, y: number, additive: boolean): void {
-    const p = state.points;
+    const p = this.shown;
     if (!p) return;
     const i = this.pick(x, y);
     if (i < 0) {
@@ -728,7 +677,7 @@ export class Space {
   }
 
   private hover(x: number, y: number): void {
-    const p = state.points;
+    const p = this.shown;
     if (!p) return;
     const i = this.pick(x, y);
     if (i < 0) {
@@ -783,7 +732,7 @@ export class Space {
     const l = this.lasso;
     this.lasso = null;
     this.overlay.getContext("2d")?.clearRect(0, 0, this.overlay.width, this.overlay.height);
-    const p = state.points;
+    const p = this.shown;
     if (!l || l.length < 6 || !p) return;
     this.selectPolygon(l, additive);
   }
@@ -792,7 +741,7 @@ export class Space {
   /// polygon is scan-converted once into a mask over its bounding box, so each point costs
   /// one lookup however many vertices the lasso has.
   selectPolygon(l: number[], additive: boolean): number {
-    const p = state.points;
+    const p = this.shown;
     if (!p) return 0;
     const t0 = performance.now();
     this.project();
@@ -841,7 +790,7 @@ export class Space {
 
   /// Screen position of a memory's point (for tests and for centring).
   screenOf(id: number): [number, number] | null {
-    const p = state.points;
+    const p = this.shown;
     const i = p?.index.get(id);
     if (i === undefined) return null;
     this.project();

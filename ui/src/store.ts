@@ -33,7 +33,38 @@ export interface PointData {
   kinds: Uint8Array;
   states: Uint8Array;
   /// id -> row
-  index: Map<number, number>;
+  index: RowIndex;
+}
+
+/// The row of a memory id in the point columns. The backend sends the points by id, so a
+/// binary search over the ids finds it without building a table; a Map is the fallback if
+/// they ever come in another order.
+export class RowIndex {
+  private map: Map<number, number> | null = null;
+
+  constructor(private readonly ids: Int32Array) {
+    for (let i = 1; i < ids.length; i++) {
+      if (ids[i - 1] >= ids[i]) {
+        this.map = new Map();
+        for (let j = 0; j < ids.length; j++) this.map.set(ids[j], j);
+        break;
+      }
+    }
+  }
+
+  get(id: number): number | undefined {
+    if (this.map) return this.map.get(id);
+    const ids = this.ids;
+    let lo = 0, hi = ids.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      const v = ids[mid];
+      if (v === id) return mid;
+      if (v < id) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return undefined;
+  }
 }
 
 export function parsePoints(buf: ArrayBuffer): PointData {
@@ -51,9 +82,7 @@ export function parsePoints(buf: ArrayBuffer): PointData {
   const energy = new Float32Array(buf, o, n); o += 4 * n;
   const kinds = new Uint8Array(buf, o, n); o += n;
   const states = new Uint8Array(buf, o, n);
-  const index = new Map<number, number>();
-  for (let i = 0; i < n; i++) index.set(ids[i], i);
-  return { n, t0, ids, clusters, times, access, importance, energy, kinds, states, index };
+  return { n, t0, ids, clusters, times, access, importance, energy, kinds, states, index: new RowIndex(ids) };
 }
 
 export interface LayoutData {
@@ -81,7 +110,6 @@ export const state = {
   primary: null as number | null,
   search: null as SearchResponse | null,
   points: null as PointData | null,
-  layout: null as LayoutData | null,
   clusterLabels: new Map<number, string>(),
 };
 
