@@ -257,7 +257,9 @@ export class Space {
     this.camera.aspect = w / hgt;
     this.camera.updateProjectionMatrix();
     this.screenValid = false;
-    this.requestFrame();
+    // Resizing cleared the canvas, and resize observers run after this update's animation
+    // frames: draw now, or the view shows empty for a frame (as when the X-ray tab takes it).
+    this.frame();
   }
 
   private resetView(): void {
@@ -549,7 +551,8 @@ export class Space {
   requestFrame(): void {
     if (this.frameQueued || !this.renderer) return;
     this.frameQueued = true;
-    requestAnimationFrame(() => this.frame());
+    // A frame drawn in the meantime (resize draws at once) makes this one unnecessary.
+    requestAnimationFrame(() => { if (this.frameQueued) this.frame(); });
   }
 
   private frame(): void {
