@@ -53,6 +53,36 @@ try {
       return res;
     })().then(done, (e) => done({ error: String(e) }));`));
   out.samples = timings;
+  // The memory list (newest id first): scrolled to 25, 50, 75 and 100% of its scrollbar.
+  // `render` is the main-thread time of the render a scroll triggers; `filled` the wall time
+  // until every drawn row shows its memory (pages are fetched from the backend on demand).
+  // At the bottom the store's oldest memory must be on screen.
+  out.list = await s.execAsync(`
+    const done = arguments[arguments.length - 1];
+    (async () => {
+      const list = document.querySelector('[data-testid="memory-list"]');
+      const total = Number(document.querySelector('[data-testid="browser-count"]').textContent.replace(/[^0-9]/g, ""));
+      const res = { total, render: [], filled: [] };
+      const frame = () => new Promise((r) => requestAnimationFrame(r));
+      for (const f of [0.25, 0.5, 0.75, 1]) {
+        const t = performance.now();
+        list.scrollTop = f * (list.scrollHeight - list.clientHeight);
+        list.dispatchEvent(new Event("scroll"));
+        res.render.push(performance.now() - t);
+        for (;;) {
+          const rows = [...list.querySelectorAll(".mrow:not([hidden])")];
+          if (rows.length && rows.every((r) => r.dataset.id)) break;
+          if (performance.now() - t > 30000) throw new Error("rows not filled at " + f);
+          await frame();
+        }
+        res.filled.push(performance.now() - t);
+      }
+      const oldest = globalThis.__somnaState.points.ids[0];
+      const row = list.querySelector('[data-testid="memory-row-' + oldest + '"]');
+      const lr = row?.getBoundingClientRect(), vr = list.getBoundingClientRect();
+      res.oldest_on_screen = !!row && !row.hidden && lr.top >= vr.top - 1 && lr.bottom <= vr.bottom + 1;
+      return res;
+    })().then(done, (e) => done({ error: String(e) }));`);
   await sleep(500);
   // Raster time: a forced synchronous frame (software GL under Xvfb).
   out.raster_ms = await s.exec(`

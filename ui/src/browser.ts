@@ -7,10 +7,9 @@ import { bus, select, state } from "./store";
 import type { Kind, ListQuery, MemState, Memory, SortKey, Stats } from "./types";
 import { KINDS, STATES } from "./types";
 
-const ROW = 58;
+import { listWindow, ROW } from "./virtual";
+
 const PAGE = 200;
-/// Browsers cap element heights (~33M px); beyond this the scrollbar is scaled.
-const MAX_SCROLL_PX = 8_000_000;
 
 export class Browser {
   readonly el: HTMLElement;
@@ -217,14 +216,9 @@ export class Browser {
 
   /// Renders only the visible rows, reusing a pool of row elements.
   private render(): void {
-    const full = this.total * ROW;
-    const height = Math.min(full, MAX_SCROLL_PX);
-    this.spacer.style.height = `${height}px`;
     const view = this.listEl.clientHeight || 600;
-    const scale = full > MAX_SCROLL_PX ? (full - view) / Math.max(1, height - view) : 1;
-    const virtualTop = this.listEl.scrollTop * scale;
-    const first = Math.max(0, Math.floor(virtualTop / ROW) - 2);
-    const count = Math.min(this.total - first, Math.ceil(view / ROW) + 5);
+    const { height, first, count, offset } = listWindow(this.total, this.listEl.scrollTop, view);
+    this.spacer.style.height = `${height}px`;
     while (this.rowPool.length < count) {
       const r = h("div", { class: "mrow", role: "option" });
       r.addEventListener("click", (e) => {
@@ -240,7 +234,6 @@ export class Browser {
       this.rowPool.push(r);
       this.rowsEl.append(r);
     }
-    const offset = this.listEl.scrollTop - (virtualTop - first * ROW);
     for (let j = 0; j < this.rowPool.length; j++) {
       const r = this.rowPool[j];
       if (j >= count) {
