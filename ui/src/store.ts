@@ -2,6 +2,7 @@
 // and the point data. Views subscribe to named topics; nothing here touches the DOM.
 
 import type { MemoryFilter, SearchResponse } from "./types";
+import type { Columns } from "./upload";
 import { emptyFilter } from "./types";
 
 type Topic = "selection" | "filter" | "search" | "points" | "layout" | "data" | "clusters";
@@ -21,17 +22,9 @@ class Bus {
 export const bus = new Bus();
 
 /// Column-oriented point attributes (the "SMPA" buffer from src-tauri/src/points.rs).
-export interface PointData {
-  n: number;
+export interface PointData extends Columns {
+  /// Unix ms that `times` (seconds) count from.
   t0: number;
-  ids: Int32Array;
-  clusters: Int32Array;
-  times: Float32Array;
-  access: Uint32Array;
-  importance: Float32Array;
-  energy: Float32Array;
-  kinds: Uint8Array;
-  states: Uint8Array;
   /// id -> row
   index: RowIndex;
 }
