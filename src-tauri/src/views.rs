@@ -262,10 +262,10 @@ pub fn set_llm_settings(
         *llm = None;
         return Ok(());
     }
-    if !base_url.starts_with("http://") {
+    if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
         return Err(ApiError::new(
             "invalid_input",
-            "the endpoint must be an http:// URL (a local Ollama or llama.cpp server, e.g. http://localhost:11434/v1)",
+            "the endpoint must be an http:// or https:// URL (a local Ollama or llama.cpp server such as http://localhost:11434/v1, or a hosted OpenAI-compatible API)",
         ));
     }
     if model.trim().is_empty() {

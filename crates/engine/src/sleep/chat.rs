@@ -4,14 +4,12 @@
 //! emergency truncation (drop the oldest half of the episodes) and one retry. Any other
 //! failure is an error, and the cycle falls back to the extractive backend for that batch.
 //!
-//! The client is a small HTTP/1.1 one over `std::net` (plain `http://` only, no TLS), so
-//! the engine gains no dependency; hosted endpoints need a local proxy.
+//! Requests go through ureq over `http://` (a local server) or `https://` (a hosted
+//! OpenAI-compatible API; rustls with the Mozilla root certificates).
 
 use super::compress::{Batch, Compression, Compressor, Corpus, SchemaDraft, SummaryView};
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
-use std::io::{Read, Write};
-use std::net::{TcpStream, ToSocketAddrs};
 use std::time::Duration;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -223,81 +221,41 @@ impl Compressor for ChatCompressor {
     }
 }
 
-/// POSTs a JSON body to an `http://` URL; returns the status and the body.
+/// POSTs a JSON body to an `http://` or `https://` URL (ureq, rustls with the Mozilla
+/// roots); returns the status and the body. Statuses other than 2xx are returned, not
+/// errors, so callers can read the server's message.
 fn post_json(
     url: &str,
     api_key: Option<&str>,
     body: &str,
     timeout: Duration,
 ) -> Result<(u16, String)> {
-    let rest = url
-        .strip_prefix("http://")
-        .ok_or_else(|| chat_error(format!("only http:// URLs are supported, not {url}")))?;
-    let (authority, path) = match rest.find('/') {
-        Some(i) => (&rest[..i], &rest[i..]),
-        None => (rest, "/"),
-    };
-    let addr = if authority.contains(':') {
-        authority.to_string()
-    } else {
-        format!("{authority}:80")
-    };
-    let sock = addr
-        .to_socket_addrs()
-        .map_err(|e| chat_error(format!("cannot resolve {addr}: {e}")))?
-        .next()
-        .ok_or_else(|| chat_error(format!("cannot resolve {addr}")))?;
-    let io = |e: std::io::Error| chat_error(format!("{url}: {e}"));
-    let mut stream = TcpStream::connect_timeout(&sock, timeout).map_err(io)?;
-    stream.set_read_timeout(Some(timeout)).map_err(io)?;
-    stream.set_write_timeout(Some(timeout)).map_err(io)?;
-    let auth = api_key.map_or(String::new(), |k| format!("Authorization: Bearer {k}\r\n"));
-    let head = format!(
-        "POST {path} HTTP/1.1\r\nHost: {authority}\r\nContent-Type: application/json\r\n\
-         Accept: application/json\r\n{auth}Content-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    );
-    stream.write_all(head.as_bytes()).map_err(io)?;
-    stream.write_all(body.as_bytes()).map_err(io)?;
-    let mut raw = Vec::new();
-    stream.read_to_end(&mut raw).map_err(io)?;
-    let split = raw
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .ok_or_else(|| chat_error("malformed HTTP response".into()))?;
-    let head = String::from_utf8_lossy(&raw[..split]).to_string();
-    let mut payload = raw[split + 4..].to_vec();
-    let status: u16 = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .ok_or_else(|| chat_error("malformed HTTP status line".into()))?;
-    if head.to_lowercase().contains("transfer-encoding: chunked") {
-        payload = dechunk(&payload)?;
+    if !(url.starts_with("http://") || url.starts_with("https://")) {
+        return Err(chat_error(format!(
+            "the endpoint must be an http:// or https:// URL, not {url}"
+        )));
     }
-    Ok((status, String::from_utf8_lossy(&payload).to_string()))
-}
-
-fn dechunk(mut data: &[u8]) -> Result<Vec<u8>> {
-    let mut out = Vec::new();
-    loop {
-        let line_end = data
-            .windows(2)
-            .position(|w| w == b"\r\n")
-            .ok_or_else(|| chat_error("malformed chunked body".into()))?;
-        let size_text = String::from_utf8_lossy(&data[..line_end]);
-        let size = usize::from_str_radix(size_text.split(';').next().unwrap_or("").trim(), 16)
-            .map_err(|_| chat_error("malformed chunk size".into()))?;
-        data = &data[line_end + 2..];
-        if size == 0 {
-            return Ok(out);
-        }
-        if data.len() < size {
-            return Err(chat_error("truncated chunked body".into()));
-        }
-        out.extend_from_slice(&data[..size]);
-        data = &data[(size + 2).min(data.len())..];
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_global(Some(timeout))
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let mut request = agent
+        .post(url)
+        .header("Accept", "application/json")
+        .content_type("application/json");
+    if let Some(key) = api_key {
+        request = request.header("Authorization", format!("Bearer {key}"));
     }
+    let mut response = request
+        .send(body)
+        .map_err(|e| chat_error(format!("{url}: {e}")))?;
+    let status = response.status().as_u16();
+    let text = response
+        .body_mut()
+        .read_to_string()
+        .map_err(|e| chat_error(format!("{url}: reading the response: {e}")))?;
+    Ok((status, text))
 }
 
 /// A chat reply's text and, when the server reported `usage`, its token counts.
@@ -359,11 +317,67 @@ mod tests {
         assert!(json_object::<CompressionJson>("no json here").is_err());
     }
 
+    /// A server that reads one request's head and answers with `reply` (raw bytes).
+    fn one_shot(reply: &'static [u8]) -> std::net::SocketAddr {
+        use std::io::{BufRead, BufReader, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        std::thread::spawn(move || {
+            let (mut stream, _) = listener.accept().unwrap();
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut line = String::new();
+            while reader.read_line(&mut line).is_ok_and(|n| n > 0) && line != "\r\n" {
+                line.clear();
+            }
+            let _ = stream.write_all(reply);
+        });
+        addr
+    }
+
     #[test]
-    fn chunked_bodies_are_joined() {
-        assert_eq!(
-            dechunk(b"4\r\nWiki\r\n5\r\npedia\r\n0\r\n\r\n").unwrap(),
-            b"Wikipedia"
+    fn chunked_bodies_are_joined_and_error_statuses_returned() {
+        let addr = one_shot(
+            b"HTTP/1.1 503 Busy\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n\
+              4\r\nWiki\r\n5\r\npedia\r\n0\r\n\r\n",
+        );
+        let (status, body) = post_json(
+            &format!("http://{addr}/v1"),
+            Some("k"),
+            "{}",
+            Duration::from_secs(5),
+        )
+        .unwrap();
+        assert_eq!((status, body.as_str()), (503, "Wikipedia"));
+    }
+
+    #[test]
+    fn https_urls_are_spoken_to_over_tls() {
+        // The first byte a client sends on an https:// URL is a TLS handshake record (0x16);
+        // this server then closes, so the request fails, naming the URL.
+        use std::io::Read;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("https://{}/v1", listener.local_addr().unwrap());
+        let first = std::thread::spawn(move || {
+            let (mut stream, _) = listener.accept().unwrap();
+            let mut byte = [0u8; 1];
+            stream.read_exact(&mut byte).unwrap();
+            byte[0]
+        });
+        let e = post_json(&url, None, "{}", Duration::from_secs(5))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(first.join().unwrap(), 0x16, "not a TLS handshake");
+        assert!(e.contains(&url), "{e}");
+    }
+
+    #[test]
+    fn other_schemes_are_refused_by_name() {
+        let e = post_json("ftp://example.org/v1", None, "{}", Duration::from_secs(1))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("http:// or https://") && e.contains("ftp://example.org/v1"),
+            "{e}"
         );
     }
 }
