@@ -160,7 +160,10 @@ export class Space {
   private uploadSeq = 0;
   /// The upload the worker is computing, and whether the pull, colours or clusters changed
   /// since it was posted.
-  private pending: { req: UploadRequest; points: PointData; animate: boolean; resolve: () => void } | null = null;
+  private pending: { req: UploadRequest; points: PointData; animate: boolean; normEpoch: number; resolve: () => void } | null = null;
+  /// Counts resets of the view's frame: an upload posted before a reset must not bring the
+  /// old frame back.
+  private normEpoch = 0;
   private stale = false;
   /// The point data of the installed upload: what the drawn arrays are indexed by.
   private shown: PointData | null = null;
@@ -295,7 +298,7 @@ export class Space {
     this.stale = false;
     this.pending?.resolve();
     return new Promise((resolve) => {
-      this.pending = { req, points, animate, resolve };
+      this.pending = { req, points, animate, normEpoch: this.normEpoch, resolve };
       this.uploadWorker().postMessage(req, [...new Set(transfer)]);
       perf.upload_parts.post = performance.now() - t0;
     });
@@ -334,7 +337,7 @@ export class Space {
       this.start = new Float32Array(0);
     }
     this.shown = points;
-    this.norm = r.norm;
+    if (pend.normEpoch === this.normEpoch) this.norm = r.norm;
     this.base = r.base;
     this.target = r.target;
     this.positions = r.positions;
@@ -399,6 +402,7 @@ export class Space {
 
   resetNormalisation(): void {
     this.norm = null;
+    this.normEpoch++;
   }
 
   /// Recolours every point for the current colour mode.
