@@ -11,7 +11,7 @@ use crate::views::LlmSettings;
 use somna_engine::cluster::ClusterInfo;
 use somna_engine::index::SearchPath;
 use somna_engine::memory::{Details, Kind, LinkKind, Memory, Source, State, W5H1};
-use somna_engine::points::{GraphEdge, GraphNode, MemorySleepEvent, Neighbourhood};
+use somna_engine::points::{GraphEdge, GraphNode, MemorySleepEvent, Neighbourhood, Similar};
 use somna_engine::retrieve::{
     Budget, Hit, Origin, Route, ScoreMode, SearchQuery, SearchResponse, Signals, Timings, Weights,
 };
@@ -69,6 +69,7 @@ fn render() -> String {
         GraphNode,
         GraphEdge,
         Neighbourhood,
+        Similar,
         MemorySleepEvent,
         ApiError,
         Status,

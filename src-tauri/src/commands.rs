@@ -227,6 +227,15 @@ pub async fn point_attributes(
 }
 
 #[tauri::command]
+pub fn similar(
+    state: State<'_, AppState>,
+    id: i64,
+    k: usize,
+) -> ApiResult<Vec<somna_engine::points::Similar>> {
+    Ok(state.engine()?.similar_to(id, k)?)
+}
+
+#[tauri::command]
 pub fn neighbourhood(
     state: State<'_, AppState>,
     seeds: Vec<i64>,

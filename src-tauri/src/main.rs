@@ -55,6 +55,7 @@ fn main() {
             commands::cancel_job,
             commands::point_attributes,
             commands::neighbourhood,
+            commands::similar,
             commands::actors,
             commands::open_store,
             commands::memory_sleep_history,

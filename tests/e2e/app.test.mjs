@@ -126,7 +126,7 @@ test("switch between PCA and t-SNE", { timeout: 900000 }, async () => {
   await s.until(`document.querySelector('[data-testid="space-status"]').textContent.startsWith("PCA ·")`, 120000);
 });
 
-test("select a point in the 3D view and see it in the browser and the graph", { timeout: 120000 }, async () => {
+test("select a point in the 3D view and see it in the browser, its nearest memories and the graph", { timeout: 120000 }, async () => {
   await s.click('[data-testid="tab-space"]');
   // A point whose screen position no other point covers closely.
   const target = await s.exec(`
@@ -144,6 +144,16 @@ test("select a point in the 3D view and see it in the browser and the graph", { 
   await s.clickAt('[data-testid="space-canvas"]', target.x, target.y);
   await s.waitFor('[data-testid="detail"]', { pred: (t) => t.includes(`#${target.id}`) });
   await s.until(`globalThis.__somnaState.selection.has(${target.id})`);
+  // Violet lines go from the point to its nearest memories in embedding space; the
+  // checkbox hides and shows them.
+  await s.until(`globalThis.__somnaSpace.nearDrawn().length > 0`, 15000);
+  const near = await s.exec("return globalThis.__somnaSpace.nearDrawn();");
+  assert.ok(near.length <= 8 && !near.includes(target.id), JSON.stringify(near));
+  await shot("space-near");
+  await s.click('[data-testid="show-near"]');
+  await s.until(`globalThis.__somnaSpace.nearDrawn().length === 0`);
+  await s.click('[data-testid="show-near"]');
+  await s.until(`globalThis.__somnaSpace.nearDrawn().length === ${near.length}`);
   await s.click('[data-testid="tab-graph"]');
   await s.until(`globalThis.__somnaGraph.nodeIds().includes(${target.id})`, 30000);
   await shot("graph-point");

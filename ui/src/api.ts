@@ -7,7 +7,7 @@ import type {
   ProgressPayload, SearchRequest, SearchResponse, Stats, Status, HistoryEntry,
 } from "./types";
 import type { SleepReport } from "./sleep";
-import type { AutoSleepSettings, LlmSettings, MemorySleepEvent, ServerStatus } from "./types";
+import type { AutoSleepSettings, LlmSettings, MemorySleepEvent, ServerStatus, Similar } from "./types";
 
 export class CommandError extends Error {
   constructor(public code: string, message: string) {
@@ -44,6 +44,7 @@ export const api = {
   pointAttributes: () => call<ArrayBuffer>("point_attributes"),
   actors: () => call<string[]>("actors"),
   memorySleepHistory: (id: number) => call<MemorySleepEvent[]>("memory_sleep_history", { id }),
+  similar: (id: number, k: number) => call<Similar[]>("similar", { id, k }),
   neighbourhood: (seeds: number[], depth: number, limit: number) =>
     call<Neighbourhood>("neighbourhood", { seeds, depth, limit }),
   openStore: (path: string) => call<number>("open_store", { path }),

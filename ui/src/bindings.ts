@@ -189,6 +189,12 @@ export type Neighbourhood = { nodes: Array<GraphNode>, edges: Array<GraphEdge>,
  */
 truncated: boolean, };
 
+export type Similar = { id: number, 
+/**
+ * Cosine similarity of the two memories' embeddings.
+ */
+similarity: number, };
+
 export type MemorySleepEvent = { cycle: number, started_at: number, 
 /**
  * The cycle's status (completed, undone, …).

@@ -10,7 +10,7 @@ import { api } from "./api";
 import { categorical, cssColor, KIND_COLORS, ramp, STATE_COLORS, type ColorBy } from "./colors";
 import { h, append, clear, fmtTime } from "./dom";
 import { bus, select, state, type LayoutData, type PointData } from "./store";
-import type { Memory, SearchResponse } from "./types";
+import type { Memory, SearchResponse, Similar } from "./types";
 import { KINDS, STATES } from "./types";
 import { columnBuffers, maxCluster, paintColors, pullTargets, type Columns, type Norm, type UploadRequest, type UploadResult } from "./upload";
 
@@ -77,6 +77,9 @@ void main() {
   gl_FragColor = vec4(col * (1.0 - 0.25 * r), a);
 }`;
 
+/// How many nearest memories of the selection the view draws lines to.
+const NEAR_K = 8;
+
 /// Typed-array buffers kept for reuse by the next upload's column copies: the worker hands
 /// them back, so re-uploads copy into memory that is already mapped.
 class BufferPool {
@@ -135,6 +138,11 @@ export class Space {
   private material: THREE.ShaderMaterial;
   private points: THREE.Points;
   private xray = new THREE.Group();
+  /// Lines from the selected memory to its nearest memories in embedding space.
+  private nearGroup = new THREE.Group();
+  private showNear = true;
+  private near: { id: number; list: Similar[] } | null = null;
+  private nearToken = 0;
   private positions = new Float32Array(0);
   /// The projection's coordinates (normalised); `target` is where points are drawn: the
   /// projection pulled toward the centre of each point's cluster by `pull`.
@@ -192,11 +200,18 @@ export class Space {
         pullOut.textContent = `${Math.round(this.pull * 100)}%`;
         this.retarget(250);
       } });
+    const nearIn = h("input", { type: "checkbox", checked: true, "aria-label": "show nearest memories", "data-testid": "show-near",
+      onchange: () => {
+        this.showNear = nearIn.checked;
+        void this.loadNear();
+      } });
     const toolbar = h("div", { class: "toolbar" },
       h("div", { class: "segmented" }, ...this.methodButtons),
       h("label", { class: "muted" }, "colour ", colorSel),
       h("label", { class: "muted", title: "Draws each point toward the centre of its cluster, so points move as the liquid loop moves memories between clusters and merges them. 0% is the pure projection." },
         "cluster pull ", pullIn, pullOut),
+      h("label", { class: "muted", title: `Violet lines from the selected memory to its ${NEAR_K} nearest memories in embedding space (the vector index), brighter for more similar.` },
+        nearIn, " nearest"),
       h("button", { class: "icon", title: "reset view", onclick: () => this.resetView() }, "⟲"),
       this.status);
     this.el = h("section", { class: "space" }, toolbar,
@@ -207,11 +222,14 @@ export class Space {
     });
     this.points = new THREE.Points(this.geometry, this.material);
     this.points.frustumCulled = false;
-    this.scene.add(this.points, this.xray);
+    this.scene.add(this.points, this.xray, this.nearGroup);
     this.uploadWorker();
     this.camera.position.set(0, 0, 3.2);
     new ResizeObserver(() => this.resize()).observe(this.el);
-    bus.on("selection", () => this.updateSelection());
+    bus.on("selection", () => {
+      this.updateSelection();
+      void this.loadNear();
+    });
     bus.on("search", () => this.drawXray());
     this.bindPointer();
   }
@@ -369,6 +387,7 @@ export class Space {
     perf.points = n;
     if (perf.uploads.length < 50) perf.uploads.push({ n, main_ms: perf.upload_ms, worker_ms: perf.upload_worker_ms });
     this.drawXray();
+    this.drawNear();
     this.requestFrame();
     pend.resolve();
   }
@@ -390,6 +409,7 @@ export class Space {
     pullTargets(this.base, this.flags, p.clusters, p.n, this.pull, this.target, null);
     this.screenValid = false;
     this.drawXray();
+    this.drawNear();
     this.requestFrame();
   }
 
@@ -488,6 +508,64 @@ export class Space {
     this.material.uniforms.uDim.value = state.selection.size > 0 ? 0.55 : 1.0;
     perf.select_ms = performance.now() - t0;
     this.requestFrame();
+  }
+
+  /// Fetches the nearest memories of the primary selection (when shown) and draws them.
+  private async loadNear(): Promise<void> {
+    const token = ++this.nearToken;
+    const id = state.primary;
+    if (!this.showNear || id === null || state.selection.size === 0) {
+      this.near = null;
+      this.drawNear();
+      return;
+    }
+    if (this.near?.id === id) return this.drawNear();
+    try {
+      const list = await api.similar(id, NEAR_K);
+      if (token !== this.nearToken) return;
+      this.near = { id, list };
+    } catch {
+      // A memory deleted meanwhile has no neighbours to show.
+      if (token !== this.nearToken) return;
+      this.near = null;
+    }
+    this.drawNear();
+  }
+
+  /// Draws the lines to the nearest memories (opacity by similarity) at the points' targets.
+  private drawNear(): void {
+    for (const c of [...this.nearGroup.children]) {
+      this.nearGroup.remove(c);
+      const line = c as THREE.LineSegments;
+      line.geometry.dispose();
+      (line.material as THREE.Material).dispose();
+    }
+    const from = this.near ? this.positionOf(this.near.id) : null;
+    if (this.near && from) {
+      // Three bands of similarity, each one draw call.
+      const top = this.near.list[0]?.similarity ?? 0;
+      const bands: number[][] = [[], [], []];
+      for (const s of this.near.list) {
+        const to = this.positionOf(s.id);
+        if (!to) continue;
+        const rel = top > 0 ? s.similarity / top : 0;
+        bands[rel > 0.9 ? 0 : rel > 0.75 ? 1 : 2].push(...from, ...to);
+      }
+      bands.forEach((arr, b) => {
+        if (!arr.length) return;
+        const g = new THREE.BufferGeometry();
+        g.setAttribute("position", new THREE.Float32BufferAttribute(arr, 3));
+        const mat = new THREE.LineBasicMaterial({ color: 0xa78bfa, transparent: true, opacity: [0.95, 0.7, 0.45][b] });
+        this.nearGroup.add(new THREE.LineSegments(g, mat));
+      });
+    }
+    this.requestFrame();
+  }
+
+  /// The ids the nearest-memory lines go to (for tests).
+  nearDrawn(): number[] {
+    if (!this.near || this.nearGroup.children.length === 0) return [];
+    return this.near.list.map((s) => s.id).filter((id) => this.positionOf(id) !== null);
   }
 
   /// The X-ray overlay: the query at the similarity-weighted mean of its hits' positions,

@@ -8,7 +8,7 @@ export type {
   ApiError, Details, Hit, HistoryEntry, JobDone, JsonValue, Kind, Link, LinkKind, ListQuery, LlmSettings, Memory,
   MemoryDetail, MemoryFilter, MemorySleepEvent, MemoryUpdate, Origin, Page, Route, ScoreMode, SearchResponse,
   Signals, SortKey, Source, Stats, Status, Timings, Weights, ClusterInfo, ClusterMerge, GraphNode, GraphEdge,
-  Neighbourhood, AutoSleepSettings, ServerStatus, ExternalChanges,
+  Neighbourhood, AutoSleepSettings, ServerStatus, ExternalChanges, Similar,
 } from "./bindings";
 
 /** A memory's lifecycle state (the engine's `State`). */

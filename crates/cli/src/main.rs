@@ -106,6 +106,13 @@ enum Command {
     },
     /// Show one memory with its links, provenance and history.
     Get { id: i64 },
+    /// The memories nearest to one memory in embedding space, most similar first.
+    Similar {
+        id: i64,
+        /// How many (at most 100).
+        #[arg(long, default_value_t = 8)]
+        k: usize,
+    },
     /// List memories.
     List {
         #[command(flatten)]
@@ -517,6 +524,18 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 print_json(&d)?;
             } else {
                 output::print_detail(&d);
+            }
+        }
+        Command::Similar { id, k } => {
+            let engine = open()?;
+            let near = engine.similar_to(id, k)?;
+            if json {
+                print_json(&near)?;
+            } else {
+                for s in &near {
+                    let m = engine.get(s.id)?.memory;
+                    out!("{:.3}  {}", s.similarity, output::memory_line(&m));
+                }
             }
         }
         Command::List {

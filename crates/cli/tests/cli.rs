@@ -216,6 +216,22 @@ fn json_output_has_the_documented_shape() {
     );
     assert_eq!(got["history"][0]["event"], "add");
 
+    // Its nearest memories: never itself, most similar first, at most k.
+    let near = json(
+        somna(&db)
+            .args(["--json", "similar", &episode.to_string(), "--k", "3"])
+            .output()
+            .unwrap(),
+    );
+    let near = near.as_array().unwrap();
+    assert!(!near.is_empty() && near.len() <= 3, "{near:?}");
+    assert!(near.iter().all(|s| s["id"].as_i64() != Some(episode)));
+    let sims: Vec<f64> = near
+        .iter()
+        .map(|s| s["similarity"].as_f64().unwrap())
+        .collect();
+    assert!(sims.windows(2).all(|w| w[0] >= w[1]), "{sims:?}");
+
     ok(somna(&db)
         .args([
             "update",

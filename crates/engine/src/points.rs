@@ -75,6 +75,53 @@ pub fn attributes(store: &crate::store::Store) -> Result<PointAttributes> {
     Ok(out)
 }
 
+/// A memory near another in embedding space.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct Similar {
+    pub id: i64,
+    /// Cosine similarity of the two memories' embeddings.
+    pub similarity: f32,
+}
+
+impl Somna {
+    /// The `k` (at most 100) visible memories nearest to memory `id` in embedding space,
+    /// most similar first: the vector index's search (exact in small stores) from the
+    /// memory's own embedding. Empty while the memory has no embedding in the index.
+    pub fn similar_to(&self, id: i64, k: usize) -> Result<Vec<Similar>> {
+        let k = k.min(100);
+        let hits = {
+            let index = self.index_read();
+            let Some(v) = index.vector(id).map(<[f32]>::to_vec) else {
+                return self.with_store(|s| {
+                    if s.read().get_memories(&[id])?.is_empty() {
+                        Err(crate::Error::NotFound { id })
+                    } else {
+                        Ok(Vec::new())
+                    }
+                });
+            };
+            // A few more than asked: the memory itself, and any that are not visible.
+            index.search(&v, k + 8, None, None).0
+        };
+        let ids: Vec<i64> = hits.iter().map(|h| h.0).filter(|&h| h != id).collect();
+        let visible: std::collections::HashSet<i64> = self.with_store(|s| {
+            Ok(s.read()
+                .get_memories(&ids)?
+                .into_iter()
+                .filter(|m| m.deleted_at.is_none() && m.state != State::Forgotten)
+                .map(|m| m.id)
+                .collect())
+        })?;
+        Ok(hits
+            .into_iter()
+            .filter(|(h, _)| *h != id && visible.contains(h))
+            .take(k)
+            .map(|(id, similarity)| Similar { id, similarity })
+            .collect())
+    }
+}
+
 /// A node of the bubble graph: enough to draw and label it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]

@@ -678,3 +678,59 @@ fn token_counts_missing_from_an_older_store_are_backfilled_on_open() {
     let engine = open_hash(&cfg);
     assert_eq!(engine.get(id).unwrap().memory.tokens, Some(4));
 }
+
+// ---------------------------------------------------------------- similar memories
+
+#[test]
+fn similar_memories_are_the_nearest_visible_ones_by_embedding() {
+    let f = Fixture::real();
+    let e = &f.engine;
+    let texts = [
+        "the boiler needs servicing before winter",
+        "the heating engineer will look at the boiler on Monday",
+        "our radiators stay cold even with the boiler on",
+        "I ran ten kilometres along the river this morning",
+        "my favourite pasta is spaghetti with clams",
+    ];
+    let ids: Vec<i64> = texts
+        .iter()
+        .map(|t| e.add("c", &[msg("Ann", t)], &no_facts()).unwrap().episodes[0])
+        .collect();
+    let near = e.similar_to(ids[0], 3).unwrap();
+    let got: Vec<i64> = near.iter().map(|s| s.id).collect();
+    // The two other heating notes come first; the memory itself is never among them.
+    assert_eq!(
+        BTreeSet::from([got[0], got[1]]),
+        BTreeSet::from([ids[1], ids[2]])
+    );
+    assert!(!got.contains(&ids[0]));
+    assert!(
+        near.windows(2).all(|w| w[0].similarity >= w[1].similarity),
+        "{near:?}"
+    );
+    // Each similarity is the cosine of the stored embeddings.
+    let (a, b) = (embedding(e, ids[0]), embedding(e, got[0]));
+    let cos: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
+    assert!(
+        (near[0].similarity - cos).abs() < 1e-4,
+        "{} vs {cos}",
+        near[0].similarity
+    );
+
+    // A deleted memory is no longer anyone's neighbour.
+    e.delete(got[0], false, "test").unwrap();
+    let after: Vec<i64> = e
+        .similar_to(ids[0], 3)
+        .unwrap()
+        .iter()
+        .map(|s| s.id)
+        .collect();
+    assert!(!after.contains(&got[0]), "{after:?}");
+    assert!(after.contains(&got[1]));
+
+    // An unknown id is a typed error, not an empty answer.
+    assert!(matches!(
+        e.similar_to(999_999, 3),
+        Err(somna_engine::Error::NotFound { id: 999_999 })
+    ));
+}
