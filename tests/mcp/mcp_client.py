@@ -25,6 +25,7 @@ TOOLS = {
     "list_memories",
     "run_sleep_cycle",
     "memory_history",
+    "similar_memories",
 }
 
 
@@ -89,6 +90,13 @@ async def exercise(client, tag):
 
     got = await call(client, "get_memory", {"id": first})
     check(got["memory"]["id"] == first and "Pixel" in got["memory"]["text"], f"get_memory: {got}")
+
+    near = await call(client, "similar_memories", {"id": first, "k": 2})
+    sims = [s["similarity"] for s in near["similar"]]
+    check(near["id"] == first and 0 < len(sims) <= 2, f"similar_memories: {near}")
+    check(all(s["memory"]["id"] != first for s in near["similar"]), f"similar_memories lists itself: {near}")
+    check(sims == sorted(sims, reverse=True), f"similar_memories not ordered: {near}")
+    await refused(client, "similar_memories", {"id": first, "k": 0}, "k must be")
 
     upd = await call(client, "update_memory", {"id": first, "text": f"I adopted a black cat called Pixel ({tag}).", "importance": 0.9})
     check("black cat" in upd["text"] and abs(upd["importance"] - 0.9) < 1e-9, f"update_memory: {upd}")

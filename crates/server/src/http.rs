@@ -141,6 +141,24 @@ async fn memory_history(
     Ok(Json(ops.history(id).await?))
 }
 
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+struct SimilarQuery {
+    /// How many (1 to 100, default 8).
+    k: Option<usize>,
+}
+
+/// The memories nearest to one memory in embedding space: {id, similar: [{similarity, memory}]}.
+#[utoipa::path(get, path = "/api/v1/memories/{id}/similar", params(("id" = i64, Path, description = "memory id"), SimilarQuery),
+    responses((status = 200, body = EngineJson), (status = 404, description = "no such memory"), (status = 422, description = "k out of range")))]
+async fn similar_memories(
+    State(ops): State<Ops>,
+    Path(id): Path<i64>,
+    Query(q): Query<SimilarQuery>,
+) -> Result<Json<EngineJson>, OpError> {
+    Ok(Json(ops.similar(id, q.k).await?))
+}
+
 /// Run a sleep cycle (or a dry run); returns its report.
 #[utoipa::path(post, path = "/api/v1/sleep", request_body = SleepArgs,
     responses((status = 200, body = EngineJson)))]
@@ -159,6 +177,7 @@ pub fn rest_routes(ops: Ops) -> (axum::Router, utoipa::openapi::OpenApi) {
         .routes(routes!(list_memories))
         .routes(routes!(get_memory, update_memory, delete_memory))
         .routes(routes!(memory_history))
+        .routes(routes!(similar_memories))
         .routes(routes!(run_sleep_cycle))
         .with_state(ops)
         .split_for_parts();

@@ -4,7 +4,8 @@
 //! refuses values out of range the same way.
 
 use crate::ops::{
-    AddMemoryArgs, DeleteArgs, IdArgs, ListArgs, Ops, SearchArgs, SleepArgs, UpdateArgs,
+    AddMemoryArgs, DeleteArgs, IdArgs, ListArgs, Ops, SearchArgs, SimilarArgs, SleepArgs,
+    UpdateArgs,
 };
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
@@ -60,6 +61,16 @@ impl SomnaMcp {
         Parameters(args): Parameters<IdArgs>,
     ) -> Result<CallToolResult, ErrorData> {
         structured(self.ops.get(args.id).await?.0)
+    }
+
+    #[tool(
+        description = "The memories nearest to one memory in embedding space (k, default 8), most similar first, with their cosine similarity: related memories, near-duplicates, context around a memory."
+    )]
+    async fn similar_memories(
+        &self,
+        Parameters(args): Parameters<SimilarArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        structured(self.ops.similar(args.id, args.k).await?.0)
     }
 
     #[tool(

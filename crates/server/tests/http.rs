@@ -199,6 +199,33 @@ async fn rest_routes_do_every_operation() {
         .collect();
     assert_eq!(events, ["add", "update"]);
 
+    // The other memory is the first one's only neighbour, with its text and a similarity.
+    let (s, near) = send(
+        &app,
+        "GET",
+        &format!("/api/v1/memories/{}/similar?k=5", ids[0]),
+        t,
+        None,
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{near}");
+    assert_eq!(near["id"], ids[0]);
+    let list = near["similar"].as_array().unwrap();
+    assert_eq!(list.len(), 1, "{near}");
+    assert_eq!(list[0]["memory"]["id"], ids[1]);
+    assert!(list[0]["similarity"].is_number());
+    let (s, _) = send(&app, "GET", "/api/v1/memories/999999/similar", t, None).await;
+    assert_eq!(s, StatusCode::NOT_FOUND);
+    let (s, bad) = send(
+        &app,
+        "GET",
+        &format!("/api/v1/memories/{}/similar?k=0", ids[0]),
+        t,
+        None,
+    )
+    .await;
+    assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{bad}");
+
     let (s, page) = send(
         &app,
         "POST",
@@ -290,6 +317,7 @@ async fn the_openapi_document_lists_every_route_with_its_schemas() {
         ("/api/v1/memories/{id}", "patch"),
         ("/api/v1/memories/{id}", "delete"),
         ("/api/v1/memories/{id}/history", "get"),
+        ("/api/v1/memories/{id}/similar", "get"),
         ("/api/v1/sleep", "post"),
     ] {
         assert!(paths[path][method].is_object(), "{method} {path} missing");
