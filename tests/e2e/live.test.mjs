@@ -114,7 +114,9 @@ test("opening another store moves the app's running server to it", { timeout: 30
   await s.click('[data-testid="store-open"]');
   // The page reloads on the new, empty store.
   await s.until(`/^0 memories/.test(document.querySelector('[data-testid="browser-count"]')?.textContent ?? "")`, 180000);
-  await s.exec(`document.querySelector(".overlay-card")?.setAttribute("hidden", "");`);
+  // The empty store offers the demo once its first refresh is done; start empty instead.
+  await s.waitFor('[data-testid="start-empty"]', { timeout: 60000 });
+  await s.click('[data-testid="start-empty"]');
   await s.click('[data-testid="settings-open"]');
   await s.waitFor('[data-testid="server-store"]', { timeout: 30000, pred: (t) => t === other });
   assert.equal(await s.text('[data-testid="server-mcp-url"]'), url, "same address after the switch");

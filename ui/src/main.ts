@@ -297,7 +297,7 @@ function showFirstRun(): void {
     h("p", null, "Load the bundled demo: six people talking with their assistants over eight weeks (1,270 turns), so every view has something to show. Or import your own conversations."),
     h("div", { class: "actions" }, demoBtn,
       h("button", { onclick: () => { overlay.hidden = true; openImportDialog(); } }, "Import a file…"),
-      h("button", { onclick: () => { overlay.hidden = true; } }, "Start empty"))));
+      h("button", { "data-testid": "start-empty", onclick: () => { overlay.hidden = true; } }, "Start empty"))));
 }
 
 async function loadDemo(): Promise<void> {
