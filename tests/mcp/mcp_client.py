@@ -97,6 +97,7 @@ async def exercise(client, tag):
     check(all(s["memory"]["id"] != first for s in near["similar"]), f"similar_memories lists itself: {near}")
     check(sims == sorted(sims, reverse=True), f"similar_memories not ordered: {near}")
     await refused(client, "similar_memories", {"id": first, "k": 0}, "k must be")
+    await refused(client, "similar_memories", {"id": 987654321}, "not found")
 
     upd = await call(client, "update_memory", {"id": first, "text": f"I adopted a black cat called Pixel ({tag}).", "importance": 0.9})
     check("black cat" in upd["text"] and abs(upd["importance"] - 0.9) < 1e-9, f"update_memory: {upd}")
