@@ -193,7 +193,7 @@ export type Similar = { id: number,
 /**
  * Cosine similarity of the two memories' embeddings.
  */
-similarity: number, };
+similarity: number, memory: Memory, };
 
 export type MemorySleepEvent = { cycle: number, started_at: number, 
 /**

@@ -527,14 +527,12 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             }
         }
         Command::Similar { id, k } => {
-            let engine = open()?;
-            let near = engine.similar_to(id, k)?;
+            let near = open()?.similar_to(id, k)?;
             if json {
                 print_json(&near)?;
             } else {
                 for s in &near {
-                    let m = engine.get(s.id)?.memory;
-                    out!("{:.3}  {}", s.similarity, output::memory_line(&m));
+                    out!("{:.3}  {}", s.similarity, output::memory_line(&s.memory));
                 }
             }
         }

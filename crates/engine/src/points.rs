@@ -76,18 +76,20 @@ pub fn attributes(store: &crate::store::Store) -> Result<PointAttributes> {
 }
 
 /// A memory near another in embedding space.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Similar {
     pub id: i64,
     /// Cosine similarity of the two memories' embeddings.
     pub similarity: f32,
+    pub memory: crate::Memory,
 }
 
 impl Somna {
     /// The `k` (at most 100) visible memories nearest to memory `id` in embedding space,
-    /// most similar first: the vector index's search (exact in small stores) from the
-    /// memory's own embedding. Empty while the memory has no embedding in the index.
+    /// most similar first, with the memories themselves: the vector index's search (exact
+    /// in small stores) from the memory's own embedding. Empty while the memory has no
+    /// embedding in the index.
     pub fn similar_to(&self, id: i64, k: usize) -> Result<Vec<Similar>> {
         let k = k.min(100);
         let hits = {
@@ -105,19 +107,25 @@ impl Somna {
             index.search(&v, k + 8, None, None).0
         };
         let ids: Vec<i64> = hits.iter().map(|h| h.0).filter(|&h| h != id).collect();
-        let visible: std::collections::HashSet<i64> = self.with_store(|s| {
+        let mut visible: std::collections::HashMap<i64, crate::Memory> = self.with_store(|s| {
             Ok(s.read()
                 .get_memories(&ids)?
                 .into_iter()
                 .filter(|m| m.deleted_at.is_none() && m.state != State::Forgotten)
-                .map(|m| m.id)
+                .map(|m| (m.id, m))
                 .collect())
         })?;
         Ok(hits
             .into_iter()
-            .filter(|(h, _)| *h != id && visible.contains(h))
+            .filter_map(|(id, similarity)| {
+                let memory = visible.remove(&id)?;
+                Some(Similar {
+                    id,
+                    similarity,
+                    memory,
+                })
+            })
             .take(k)
-            .map(|(id, similarity)| Similar { id, similarity })
             .collect())
     }
 }

@@ -148,7 +148,7 @@ struct SimilarQuery {
     k: Option<usize>,
 }
 
-/// The memories nearest to one memory in embedding space: {id, similar: [{similarity, memory}]}.
+/// The memories nearest to one memory in embedding space: {id, similar: [{id, similarity, memory}]}.
 #[utoipa::path(get, path = "/api/v1/memories/{id}/similar", params(("id" = i64, Path, description = "memory id"), SimilarQuery),
     responses((status = 200, body = EngineJson), (status = 404, description = "no such memory"), (status = 422, description = "k out of range")))]
 async fn similar_memories(

@@ -527,24 +527,14 @@ impl Ops {
     }
 
     /// The memories nearest to memory `id` in embedding space, most similar first:
-    /// `{id, similar: [{similarity, memory}]}`.
+    /// `{id, similar: [{id, similarity, memory}]}`.
     pub async fn similar(&self, id: i64, k: Option<usize>) -> Result<EngineJson, OpError> {
         let k = k.unwrap_or(8);
         if !(1..=100).contains(&k) {
             return Err(OpError::invalid(format!("k must be 1 to 100, not {k}")));
         }
         self.blocking(move |e, _| {
-            let near = e.similar_to(id, k)?;
-            let ids: Vec<i64> = near.iter().map(|s| s.id).collect();
-            let memories = e.with_store(|s| s.read().get_memories(&ids))?;
-            let similar: Vec<serde_json::Value> = near
-                .iter()
-                .filter_map(|s| {
-                    let m = memories.iter().find(|m| m.id == s.id)?;
-                    Some(serde_json::json!({ "similarity": s.similarity, "memory": m }))
-                })
-                .collect();
-            to_json(&serde_json::json!({ "id": id, "similar": similar }))
+            to_json(&serde_json::json!({ "id": id, "similar": e.similar_to(id, k)? }))
         })
         .await
     }
