@@ -262,12 +262,7 @@ pub fn set_llm_settings(
         *llm = None;
         return Ok(());
     }
-    if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
-        return Err(ApiError::new(
-            "invalid_input",
-            "the endpoint must be an http:// or https:// URL (a local Ollama or llama.cpp server such as http://localhost:11434/v1, or a hosted OpenAI-compatible API)",
-        ));
-    }
+    somna_engine::sleep::chat::check_base_url(&base_url)?;
     if model.trim().is_empty() {
         return Err(ApiError::new("invalid_input", "give the model name"));
     }

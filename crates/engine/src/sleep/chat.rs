@@ -221,6 +221,17 @@ impl Compressor for ChatCompressor {
     }
 }
 
+/// Refuses an endpoint URL the client cannot speak to (anything but `http://` and `https://`).
+pub fn check_base_url(url: &str) -> Result<()> {
+    if url.starts_with("http://") || url.starts_with("https://") {
+        return Ok(());
+    }
+    Err(chat_error(format!(
+        "the endpoint must be an http:// or https:// URL (a local server such as \
+         http://localhost:11434/v1, or a hosted OpenAI-compatible API), not {url}"
+    )))
+}
+
 /// POSTs a JSON body to an `http://` or `https://` URL (ureq, rustls with the Mozilla
 /// roots); returns the status and the body. Statuses other than 2xx are returned, not
 /// errors, so callers can read the server's message.
@@ -230,11 +241,7 @@ fn post_json(
     body: &str,
     timeout: Duration,
 ) -> Result<(u16, String)> {
-    if !(url.starts_with("http://") || url.starts_with("https://")) {
-        return Err(chat_error(format!(
-            "the endpoint must be an http:// or https:// URL, not {url}"
-        )));
-    }
+    check_base_url(url)?;
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .timeout_global(Some(timeout))
         .http_status_as_error(false)
