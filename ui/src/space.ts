@@ -77,6 +77,18 @@ void main() {
   gl_FragColor = vec4(col * (1.0 - 0.25 * r), a);
 }`;
 
+/// Removes every object of an overlay group and frees its GPU geometry and material.
+function clearGroup(g: THREE.Group): void {
+  for (const c of [...g.children]) {
+    g.remove(c);
+    const o = c as THREE.Mesh;
+    o.geometry?.dispose();
+    const m = o.material;
+    if (Array.isArray(m)) m.forEach((x) => x.dispose());
+    else m?.dispose();
+  }
+}
+
 /// How many nearest memories of the selection the view draws lines to.
 const NEAR_K = 8;
 
@@ -386,9 +398,7 @@ export class Space {
     perf.upload_worker_ms = r.parts.fill + r.parts.pull + r.parts.colors;
     perf.points = n;
     if (perf.uploads.length < 50) perf.uploads.push({ n, main_ms: perf.upload_ms, worker_ms: perf.upload_worker_ms });
-    this.drawXray();
-    this.drawNear();
-    this.requestFrame();
+    this.drawOverlays();
     pend.resolve();
   }
 
@@ -408,9 +418,7 @@ export class Space {
     this.beginAnimation(ms);
     pullTargets(this.base, this.flags, p.clusters, p.n, this.pull, this.target, null);
     this.screenValid = false;
-    this.drawXray();
-    this.drawNear();
-    this.requestFrame();
+    this.drawOverlays();
   }
 
   /// The drawn position of a memory's point (for tests).
@@ -510,6 +518,12 @@ export class Space {
     this.requestFrame();
   }
 
+  /// Redraws the lines that end at points (X-ray, nearest memories) after points moved.
+  private drawOverlays(): void {
+    this.drawXray();
+    this.drawNear();
+  }
+
   /// Fetches the nearest memories of the primary selection (when shown) and draws them.
   private async loadNear(): Promise<void> {
     const token = ++this.nearToken;
@@ -534,12 +548,7 @@ export class Space {
 
   /// Draws the lines to the nearest memories (opacity by similarity) at the points' targets.
   private drawNear(): void {
-    for (const c of [...this.nearGroup.children]) {
-      this.nearGroup.remove(c);
-      const line = c as THREE.LineSegments;
-      line.geometry.dispose();
-      (line.material as THREE.Material).dispose();
-    }
+    clearGroup(this.nearGroup);
     const from = this.near ? this.positionOf(this.near.id) : null;
     if (this.near && from) {
       // Three bands of similarity, each one draw call.
@@ -571,25 +580,15 @@ export class Space {
   /// The X-ray overlay: the query at the similarity-weighted mean of its hits' positions,
   /// solid lines to the top-k, dashed ones to the near misses.
   drawXray(): void {
-    for (const c of [...this.xray.children]) {
-      this.xray.remove(c);
-      const g = (c as THREE.Line).geometry;
-      g?.dispose();
-    }
+    clearGroup(this.xray);
     const r: SearchResponse | null = state.search;
-    const p = this.shown;
-    if (!r || !p || !this.renderer) {
+    if (!r || !this.shown || !this.renderer) {
       this.requestFrame();
       return;
     }
-    const pos = (id: number): [number, number, number] | null => {
-      const i = p.index.get(id);
-      if (i === undefined || this.flags[i] === 0) return null;
-      return [this.target[i * 3], this.target[i * 3 + 1], this.target[i * 3 + 2]];
-    };
     let wx = 0, wy = 0, wz = 0, ws = 0;
     for (const hit of r.hits) {
-      const q = pos(hit.memory.id);
+      const q = this.positionOf(hit.memory.id);
       if (!q) continue;
       const w = Math.max(1e-3, hit.signals.semantic) ** 2;
       wx += q[0] * w; wy += q[1] * w; wz += q[2] * w; ws += w;
@@ -602,7 +601,7 @@ export class Space {
     const lines = (hits: typeof r.hits, color: number, dashed: boolean) => {
       const arr: number[] = [];
       for (const hit of hits) {
-        const q = pos(hit.memory.id);
+        const q = this.positionOf(hit.memory.id);
         if (q) arr.push(qp.x, qp.y, qp.z, q[0], q[1], q[2]);
       }
       if (!arr.length) return;
