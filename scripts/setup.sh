@@ -10,9 +10,10 @@ source scripts/env.sh
 
 somna_install_system_packages
 somna_build_ui
+# One build of both binaries (one feature selection: see somna_build_all in env.sh).
+step "building somna and the desktop app"
+cargo build --locked -p somna-cli -p somna-app
 somna_install_model
-step "building the desktop app"
-cargo build --locked -p somna-app
 mkdir -p "$HOME/.local/bin"
 ln -sf "$CARGO_TARGET_DIR/debug/somna" "$HOME/.local/bin/somna"
 ln -sf "$CARGO_TARGET_DIR/debug/somna-app" "$HOME/.local/bin/somna-app"

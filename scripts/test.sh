@@ -10,6 +10,7 @@ source scripts/env.sh
 somna_install_system_packages
 # The app embeds ui/dist at compile time, so the UI is built (and type-checked) first.
 somna_build_ui
+somna_build_all
 somna_install_model
 # The Python MCP client (pinned) that the MCP tests drive `somna mcp` / `somna serve` with.
 bash scripts/mcp-venv.sh >/dev/null
