@@ -17,7 +17,8 @@ use std::time::Instant;
 /// Stores with a cycle (or an undo) running in this process: one at a time per store.
 static RUNNING: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
-/// Holds a store's place in [`RUNNING`] until dropped.
+/// Holds a store's place in [`RUNNING`] until dropped: a cycle holds it from start to end,
+/// and so does an undo, so neither starts while the other runs.
 struct Running(String);
 
 impl Running {
@@ -564,8 +565,9 @@ impl Somna {
         cascade: bool,
         job: &Job,
     ) -> Result<Vec<SleepReport>> {
+        let _running = Running::claim(self)?;
         if !cascade {
-            return Ok(vec![self.sleep_undo(id, job)?]);
+            return Ok(vec![self.undo_claimed(id, job)?]);
         }
         let mut closure: HashSet<i64> = HashSet::from([id]);
         let mut todo = vec![id];
@@ -582,7 +584,7 @@ impl Somna {
             .into_iter()
             .map(|c| {
                 job.cancel.check()?;
-                self.sleep_undo(c, job)
+                self.undo_claimed(c, job)
             })
             .collect()
     }
@@ -592,8 +594,15 @@ impl Somna {
     /// and history) are removed, and the history the cycle wrote is dropped. Any cycle can
     /// be undone unless a later live cycle touched the same memories
     /// ([`Error::UndoBlocked`] names them; [`Self::sleep_undo_cascade`] undoes them first).
+    /// Refused with [`Error::CycleRunning`] for as long as a cycle (or another undo) runs on
+    /// this store.
     pub fn sleep_undo(&self, id: i64, job: &Job) -> Result<SleepReport> {
-        let _running = RUNNING.try_lock().map_err(|_| Error::CycleRunning)?;
+        let _running = Running::claim(self)?;
+        self.undo_claimed(id, job)
+    }
+
+    /// [`Self::sleep_undo`] once this store's cycle slot is held.
+    fn undo_claimed(&self, id: i64, job: &Job) -> Result<SleepReport> {
         let mut store = self.store();
         let row = store
             .read()
