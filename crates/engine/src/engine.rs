@@ -8,7 +8,10 @@ use crate::ingest::{self, AddOptions, AddReport, ConversationBatch, ExportDoc, E
 use crate::ledger::Cost;
 use crate::memory::{embedding_text, Kind, LinkKind, Memory, State};
 use crate::retrieve::{self, SearchCtx, SearchQuery, SearchResponse};
-use crate::store::{HistoryEntry, Link, ListQuery, MemoryFilter, MemoryUpdate, Message, Store};
+use crate::store::{
+    ChangeBus, ChangeEvent, HistoryEntry, Link, ListQuery, MemoryFilter, MemoryUpdate, Message,
+    Store,
+};
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -101,6 +104,8 @@ pub struct Somna {
     policies: RwLock<Arc<ingest::Policies>>,
     /// How far this process has read other processes' writes (sync.rs).
     pub(crate) sync: Mutex<crate::sync::SyncCursor>,
+    /// The store's change stream (also reachable without the store lock).
+    pub(crate) changes: Arc<ChangeBus>,
 }
 
 impl Somna {
@@ -132,7 +137,9 @@ impl Somna {
         let actors = store.read().actors()?;
         let has_causal_links = store.read().has_causal_links()?;
         let sync = crate::sync::SyncCursor::at(store.conn())?;
+        let changes = store.changes().clone();
         Ok(Self {
+            changes,
             has_causal_links: has_causal_links.into(),
             queue: EmbedQueue::new(embedder.clone(), config.queue_batch, config.queue_flush),
             store: Mutex::new(store),
@@ -147,6 +154,13 @@ impl Somna {
             policies: RwLock::new(Arc::new(ingest::Policies::none())),
             sync: Mutex::new(sync),
         })
+    }
+
+    /// A receiver of every change committed to the store from now on: this engine's own
+    /// writes (`Local`) and, once caught up with ([`Somna::sync_external_changes`],
+    /// [`Somna::watch_external`]), other processes' (`External`). Drop it to unsubscribe.
+    pub fn subscribe(&self) -> std::sync::mpsc::Receiver<ChangeEvent> {
+        self.changes.subscribe()
     }
 
     pub fn open_report(&self) -> &OpenReport {

@@ -34,7 +34,8 @@ pub use memory::{Kind, Memory, NewMemory, Source, State};
 pub use project::{Layout, ProjectionMethod, ProjectionParams};
 pub use retrieve::{Route, ScoreMode, SearchQuery, SearchResponse};
 pub use sleep::{
-    Change, PhaseReport, ProposedMemory, ReplayWeights, SleepConfig, SleepOptions, SleepReport,
+    FieldChange, PhaseReport, ProposedMemory, ReplayWeights, SleepConfig, SleepOptions, SleepReport,
 };
+pub use store::{Change, ChangeEvent, Origin};
 pub use store::{ListQuery, MemoryFilter, MemoryUpdate, Message};
-pub use sync::Changes;
+pub use sync::{Changes, ExternalWatch};

@@ -14,13 +14,22 @@
 //! Own writes are not reported when no other connection committed in between (the caller
 //! already knows about them); when both happened, both are reported, so consumers treat
 //! the lists as upserts.
+//!
+//! What a catch-up finds is also published on the store's change stream as `External`
+//! changes; [`Somna::watch_external`] runs the catch-up on a background thread, so front
+//! ends subscribe to the stream instead of polling.
 
 use crate::events::Job;
 use crate::memory::Memory;
+use crate::store::{Change, Origin};
 use crate::{Result, Somna};
 use rusqlite::OptionalExtension;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::sync::mpsc::{self, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex, Weak};
+use std::thread::JoinHandle;
+use std::time::Duration;
 
 /// What changed in the store since the previous call.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -143,6 +152,97 @@ impl Somna {
             changes.indexed = index.catch_up(&store, &Job::default())?;
         }
         self.refresh_actors(&store)?;
+        drop(store);
+        let ids = |ms: &[Memory]| ms.iter().map(|m| m.id).collect::<Vec<_>>();
+        let found = [
+            Change::MemoriesAdded {
+                ids: ids(&changes.added),
+            },
+            Change::MemoriesUpdated {
+                ids: ids(&changes.updated),
+            },
+            Change::MemoriesRemoved {
+                ids: changes.removed.clone(),
+            },
+        ];
+        self.changes.publish(
+            Origin::External,
+            found.into_iter().filter(|c| !is_empty(c)).collect(),
+        );
         Ok(changes)
+    }
+
+    /// Catches up with other processes' writes every `interval` on a background thread (see
+    /// [`Somna::sync_external_changes`]); what it finds arrives on [`Somna::subscribe`]'s
+    /// stream as `External` changes. It stops when the handle or the engine is dropped.
+    pub fn watch_external(self: &Arc<Self>, interval: Duration) -> ExternalWatch {
+        let engine: Weak<Somna> = Arc::downgrade(self);
+        let (stop, stopped) = mpsc::channel::<()>();
+        let last_error = Arc::new(Mutex::new(None));
+        let errors = last_error.clone();
+        let handle = std::thread::Builder::new()
+            .name("somna-watch".into())
+            .spawn(move || loop {
+                match stopped.recv_timeout(interval) {
+                    Err(RecvTimeoutError::Timeout) => {}
+                    _ => break,
+                }
+                let Some(engine) = engine.upgrade() else {
+                    break;
+                };
+                let outcome = engine.sync_external_changes();
+                *errors.lock().unwrap_or_else(|p| p.into_inner()) =
+                    outcome.err().map(|e| e.to_string());
+            })
+            .expect("spawn the external-change watcher");
+        ExternalWatch {
+            stop: Some(stop),
+            handle: Some(handle),
+            last_error,
+        }
+    }
+}
+
+fn is_empty(c: &Change) -> bool {
+    match c {
+        Change::MemoriesAdded { ids }
+        | Change::MemoriesUpdated { ids }
+        | Change::MemoriesRemoved { ids } => ids.is_empty(),
+        _ => false,
+    }
+}
+
+/// The background catch-up of [`Somna::watch_external`]; dropping it stops the thread.
+pub struct ExternalWatch {
+    stop: Option<Sender<()>>,
+    handle: Option<JoinHandle<()>>,
+    last_error: Arc<Mutex<Option<String>>>,
+}
+
+impl ExternalWatch {
+    /// The error of the latest catch-up, if it failed (the next one tries again).
+    pub fn last_error(&self) -> Option<String> {
+        self.last_error
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Stops the thread and waits for it.
+    pub fn stop(mut self) {
+        self.shutdown();
+    }
+
+    fn shutdown(&mut self) {
+        self.stop.take();
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+impl Drop for ExternalWatch {
+    fn drop(&mut self) {
+        self.shutdown();
     }
 }

@@ -208,7 +208,10 @@ pub fn refresh(
         for ((w, m, sources, parents), v) in planned.iter().zip(&vectors) {
             let score = l_score(m.source, parents).max(0.01);
             let id = match w.existing.and_then(|id| {
-                tx.get_memory(id).ok().flatten().filter(|e| e.deleted_at.is_none())
+                tx.get_memory(id)
+                    .ok()
+                    .flatten()
+                    .filter(|e| e.deleted_at.is_none())
             }) {
                 Some(old) => {
                     let mut new = old.clone();
@@ -216,19 +219,8 @@ pub fn refresh(
                     new.w5h1 = m.w5h1.clone();
                     new.metadata = m.metadata.clone();
                     tx.write_memory_fields(&new, now)?;
-                    tx.conn().execute(
-                        "UPDATE memories SET details = ?2, occurred_at = ?3, l_score = ?4 WHERE id = ?1",
-                        rusqlite::params![
-                            old.id,
-                            serde_json::to_string(&m.details)?,
-                            m.occurred_at,
-                            score
-                        ],
-                    )?;
-                    tx.conn().execute(
-                        "DELETE FROM links WHERE src = ?1 AND kind = 'derived_from'",
-                        [old.id],
-                    )?;
+                    tx.set_summary_fields(old.id, &m.details, m.occurred_at, score)?;
+                    tx.clear_derived_links(old.id)?;
                     tx.record_history(
                         old.id,
                         "update",

@@ -5,7 +5,7 @@
 
 use super::compress::{Compressor, Extractive};
 use super::plan::{self, MemberRef, SchemaPlan, Snapshot, SummaryPlan};
-use super::{Change, PhaseReport, ProposedMemory, SleepOptions, SleepReport, PHASES};
+use super::{FieldChange, PhaseReport, ProposedMemory, SleepOptions, SleepReport, PHASES};
 use crate::events::Job;
 use crate::memory::{embedding_text, l_score, Details, Kind, LinkKind, NewMemory, Source, W5H1};
 use crate::store::{now_ms, CycleRow, Tx};
@@ -617,7 +617,7 @@ impl Somna {
         if !later.is_empty() {
             return Err(Error::UndoBlocked { cycle: id, later });
         }
-        let changes: Vec<Change> = serde_json::from_value(row.changed.clone())?;
+        let changes: Vec<FieldChange> = serde_json::from_value(row.changed.clone())?;
         job.report("undo", 0, (changes.len() + row.created_ids.len()) as u64);
         let mut undone = row.clone();
         undone.status = "undone".into();
@@ -661,7 +661,7 @@ impl Somna {
 
 /// Memories a cycle touched: changed, created or forgotten.
 fn touched(row: &CycleRow) -> Result<HashSet<i64>> {
-    let changes: Vec<Change> = serde_json::from_value(row.changed.clone())?;
+    let changes: Vec<FieldChange> = serde_json::from_value(row.changed.clone())?;
     Ok(changes
         .iter()
         .map(|c| c.memory_id)

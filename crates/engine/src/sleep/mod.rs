@@ -177,7 +177,7 @@ pub struct ProposedMemory {
 
 /// One field of one memory changed by a cycle.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Change {
+pub struct FieldChange {
     pub memory_id: i64,
     /// `last_accessed`, `importance` or `state`.
     pub field: String,
@@ -200,7 +200,7 @@ pub struct SleepReport {
     pub backend: String,
     pub phases: Vec<PhaseReport>,
     pub created: Vec<ProposedMemory>,
-    pub changed: Vec<Change>,
+    pub changed: Vec<FieldChange>,
     pub forgotten: Vec<i64>,
     /// Fallbacks, skipped batches, recovered cycles, errors.
     pub notes: Vec<String>,

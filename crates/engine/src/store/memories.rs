@@ -1,6 +1,6 @@
 //! Queries on `memories`.
 
-use super::{blob_to_vec, vec_to_blob, Tx};
+use super::{blob_to_vec, vec_to_blob, Change, Tx};
 use crate::memory::{Details, Kind, Memory, NewMemory, Source, State, W5H1};
 use crate::{Error, Result};
 use rusqlite::types::Value;
@@ -321,7 +321,9 @@ impl Tx<'_> {
                 serde_json::to_string(&m.details)?,
             ],
         )?;
-        Ok(self.conn().last_insert_rowid())
+        let id = self.conn().last_insert_rowid();
+        self.note(Change::MemoriesAdded { ids: vec![id] })?;
+        Ok(id)
     }
 
     /// Memories whose token count has not been recorded.
@@ -335,6 +337,7 @@ impl Tx<'_> {
 
     /// Records the token count of a memory's text.
     pub fn set_tokens(&self, id: i64, tokens: usize) -> Result<()> {
+        self.note(Change::MemoriesUpdated { ids: vec![id] })?;
         self.conn()
             .prepare_cached("UPDATE memories SET tokens = ?2 WHERE id = ?1")?
             .execute(params![id, tokens as i64])?;
@@ -343,6 +346,7 @@ impl Tx<'_> {
 
     /// Stores an embedding and stamps it with the next change-log position.
     pub fn set_embedding(&self, id: i64, embedding: &[f32]) -> Result<()> {
+        self.note(Change::MemoriesUpdated { ids: vec![id] })?;
         self.conn().execute(
             "UPDATE memories SET embedding = ?1,
                 embed_seq = (SELECT IFNULL(MAX(embed_seq), 0) + 1 FROM memories)
@@ -434,6 +438,7 @@ impl Tx<'_> {
 
     /// Writes every user-editable field of `m` (after `MemoryUpdate::apply`).
     pub fn write_memory_fields(&self, m: &Memory, now: i64) -> Result<()> {
+        self.note(Change::MemoriesUpdated { ids: vec![m.id] })?;
         self.conn().execute(
             "UPDATE memories SET text = ?2, who = ?3, what = ?4, \"when\" = ?5, \"where\" = ?6,
                 why = ?7, how = ?8, importance = ?9, state = ?10, tags = ?11, metadata = ?12,
@@ -458,7 +463,27 @@ impl Tx<'_> {
         Ok(())
     }
 
+    /// Rewrites what a regenerated summary derives: its details, time and provenance score.
+    pub fn set_summary_fields(
+        &self,
+        id: i64,
+        details: &Details,
+        occurred_at: Option<i64>,
+        l_score: f64,
+    ) -> Result<()> {
+        self.note(Change::MemoriesUpdated { ids: vec![id] })?;
+        self.conn().execute(
+            "UPDATE memories SET details = ?2, occurred_at = ?3, l_score = ?4 WHERE id = ?1",
+            params![id, serde_json::to_string(details)?, occurred_at, l_score],
+        )?;
+        Ok(())
+    }
+
     pub fn set_deleted(&self, id: i64, deleted_at: Option<i64>) -> Result<()> {
+        self.note(match deleted_at {
+            Some(_) => Change::MemoriesRemoved { ids: vec![id] },
+            None => Change::MemoriesUpdated { ids: vec![id] },
+        })?;
         self.conn().execute(
             "UPDATE memories SET deleted_at = ?2, updated_at = COALESCE(?2, ?3) WHERE id = ?1",
             params![id, deleted_at, super::now_ms()],
@@ -467,6 +492,8 @@ impl Tx<'_> {
     }
 
     pub fn hard_delete(&self, id: i64) -> Result<()> {
+        self.note(Change::MemoriesRemoved { ids: vec![id] })?;
+        self.note(Change::Links { ids: vec![id] })?;
         self.conn().execute(
             "UPDATE messages SET memory_id = NULL WHERE memory_id = ?1",
             [id],
@@ -478,6 +505,7 @@ impl Tx<'_> {
 
     /// Counts one access of each memory.
     pub fn touch(&self, ids: &[i64], now: i64) -> Result<()> {
+        self.note(Change::MemoriesAccessed { ids: ids.to_vec() })?;
         let mut stmt = self.conn().prepare_cached(
             "UPDATE memories SET access_count = access_count + 1, last_accessed = ?2 WHERE id = ?1",
         )?;

@@ -1,6 +1,6 @@
 //! Queries on `messages`, the raw conversation log.
 
-use super::Tx;
+use super::{Change, Tx};
 use crate::Result;
 use rusqlite::{params, OptionalExtension};
 use serde::{Deserialize, Serialize};
@@ -27,6 +27,9 @@ impl Tx<'_> {
     /// their texts total at most `max_chars`. Returns how many were dropped. The memories
     /// made from them stay.
     pub fn prune_messages(&self, conversation: &str, max_chars: usize) -> Result<usize> {
+        self.note(Change::Messages {
+            conversations: vec![conversation.to_string()],
+        })?;
         Ok(self.conn().execute(
             "DELETE FROM messages WHERE id IN (
                 SELECT id FROM (
@@ -51,6 +54,9 @@ impl Tx<'_> {
                 return Ok(None);
             }
         }
+        self.note(Change::Messages {
+            conversations: vec![conversation.to_string()],
+        })?;
         let metadata = if m.metadata.is_null() {
             "{}".to_string()
         } else {
@@ -77,6 +83,7 @@ impl Tx<'_> {
     }
 
     pub fn link_message(&self, message_id: i64, memory_id: i64) -> Result<()> {
+        self.writing()?;
         self.conn()
             .prepare_cached("UPDATE messages SET memory_id = ?2 WHERE id = ?1")?
             .execute(params![message_id, memory_id])?;
@@ -155,6 +162,9 @@ impl Tx<'_> {
 
     /// Inserts an exported message as it was (id and all).
     pub fn restore_message(&self, m: &crate::ingest::ExportedMessage) -> Result<()> {
+        self.note(Change::Messages {
+            conversations: vec![m.conversation.clone()],
+        })?;
         self.conn().execute(
             "INSERT INTO messages (id, conversation, session, role, speaker, text, occurred_at,
                 external_id, metadata, memory_id, created_at)
