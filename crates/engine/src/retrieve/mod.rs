@@ -12,9 +12,9 @@ pub use router::{classify, Route};
 
 use crate::embed::Embedder;
 use crate::index::{SearchPath, VectorIndex};
-use crate::ingest::find_location;
 use crate::memory::{embedding_text, Kind, LinkKind, Memory};
 use crate::store::{MemoryFilter, Store, Tx};
+use crate::text::find_location;
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
