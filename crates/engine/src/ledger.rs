@@ -128,13 +128,13 @@ impl Somna {
 /// compression and schema phases made (a chat backend makes one per call; retries after a
 /// context overflow are not seen here).
 pub(crate) struct Counting<'a> {
-    inner: &'a dyn crate::sleep::Compressor,
+    inner: &'a dyn crate::compress::Compressor,
     pub(crate) compress: std::sync::atomic::AtomicU64,
     pub(crate) schema: std::sync::atomic::AtomicU64,
 }
 
 impl<'a> Counting<'a> {
-    pub(crate) fn new(inner: &'a dyn crate::sleep::Compressor) -> Self {
+    pub(crate) fn new(inner: &'a dyn crate::compress::Compressor) -> Self {
         Self {
             inner,
             compress: Default::default(),
@@ -148,16 +148,16 @@ impl<'a> Counting<'a> {
     }
 }
 
-impl crate::sleep::Compressor for Counting<'_> {
+impl crate::compress::Compressor for Counting<'_> {
     fn name(&self) -> &str {
         self.inner.name()
     }
 
     fn compress(
         &self,
-        batch: &crate::sleep::Batch,
-        corpus: &crate::sleep::compress::Corpus,
-    ) -> Result<crate::sleep::Compression> {
+        batch: &crate::compress::Batch,
+        corpus: &crate::compress::Corpus,
+    ) -> Result<crate::compress::Compression> {
         self.compress
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         self.inner.compress(batch, corpus)
@@ -166,9 +166,9 @@ impl crate::sleep::Compressor for Counting<'_> {
     fn schema(
         &self,
         core_concepts: &[String],
-        members: &[&crate::sleep::compress::SummaryView],
-        corpus: &crate::sleep::compress::Corpus,
-    ) -> Result<crate::sleep::SchemaDraft> {
+        members: &[&crate::compress::SummaryView],
+        corpus: &crate::compress::Corpus,
+    ) -> Result<crate::compress::SchemaDraft> {
         self.schema
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         self.inner.schema(core_concepts, members, corpus)

@@ -4,6 +4,7 @@
 
 pub mod bench;
 pub mod cluster;
+pub mod compress;
 pub mod embed;
 mod engine;
 mod error;

@@ -8,11 +8,10 @@
 //! These summaries are marked in their metadata (`conversation_window`); sleep cycles do not
 //! count their episodes as consolidated, so a cycle still replays and compresses them.
 
+use crate::compress::text::DocFreq;
+use crate::compress::{Batch, Compressor, Corpus, EpisodeView, Extractive};
 use crate::index::VectorIndex;
 use crate::memory::{embedding_text, l_score, Details, Kind, LinkKind, NewMemory, Source, W5H1};
-use crate::sleep::compress::Corpus;
-use crate::sleep::text::DocFreq;
-use crate::sleep::{Batch, Compressor, EpisodeView, Extractive};
 use crate::store::Store;
 use crate::{Error, Result};
 use std::collections::HashMap;

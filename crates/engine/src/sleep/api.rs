@@ -3,9 +3,9 @@
 //! records the cycle's progress in `sleep_cycles`. A killed cycle leaves its committed
 //! phases (recorded, undoable) and the next cycle finds the remaining work.
 
-use super::compress::{Compressor, Extractive};
 use super::plan::{self, MemberRef, SchemaPlan, Snapshot, SummaryPlan};
 use super::{FieldChange, PhaseReport, ProposedMemory, SleepOptions, SleepReport, PHASES};
+use crate::compress::{Compressor, Extractive};
 use crate::events::Job;
 use crate::memory::{embedding_text, l_score, Details, Kind, LinkKind, NewMemory, Source, W5H1};
 use crate::store::{now_ms, CycleRow, Tx};

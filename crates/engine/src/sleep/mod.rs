@@ -6,12 +6,11 @@
 mod api;
 pub mod auto;
 pub mod chat;
-pub mod compress;
 pub mod endpoint;
 mod plan;
-pub mod text;
 
-pub use compress::{Batch, Compression, Compressor, EpisodeView, Extractive, SchemaDraft};
+pub use crate::compress::{self, text};
+pub use crate::compress::{Batch, Compression, Compressor, EpisodeView, Extractive, SchemaDraft};
 
 use crate::memory::{Details, Kind};
 use serde::{Deserialize, Serialize};

@@ -1,10 +1,10 @@
 //! The phases of a cycle as pure computations over a snapshot of the store: nothing here
 //! writes, so a dry run and a real run compute exactly the same thing.
 
-use super::compress::{Batch, Compression, Compressor, Corpus, EpisodeView, Extractive};
-use super::compress::{SchemaDraft, SummaryView};
-use super::text::{self, DocFreq};
 use super::{FieldChange, SleepConfig};
+use crate::compress::text::{self, DocFreq};
+use crate::compress::{Batch, Compression, Compressor, Corpus, EpisodeView, Extractive};
+use crate::compress::{SchemaDraft, SummaryView};
 use crate::events::Job;
 use crate::memory::{Details, Kind, Memory, State};
 use crate::Result;
