@@ -22,6 +22,17 @@ pub struct Message {
     pub metadata: serde_json::Value,
 }
 
+/// A stored message with its id, conversation, memory and time (the export format's row).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExportedMessage {
+    pub id: i64,
+    pub conversation: String,
+    #[serde(flatten)]
+    pub message: Message,
+    pub memory_id: Option<i64>,
+    pub created_at: i64,
+}
+
 impl Tx<'_> {
     /// FIFO cap (seed 002): drops the oldest messages of `conversation` from the log until
     /// their texts total at most `max_chars`. Returns how many were dropped. The memories
@@ -133,7 +144,7 @@ impl Tx<'_> {
 
 impl Tx<'_> {
     /// Every message with its id, conversation, memory id and creation time (for export).
-    pub fn all_messages(&self) -> Result<Vec<crate::ingest::ExportedMessage>> {
+    pub fn all_messages(&self) -> Result<Vec<ExportedMessage>> {
         let mut stmt = self.conn().prepare(
             "SELECT id, conversation, role, speaker, text, session, occurred_at, external_id,
                     metadata, memory_id, created_at
@@ -141,7 +152,7 @@ impl Tx<'_> {
         )?;
         let rows = stmt.query_map([], |r| {
             let md: String = r.get(8)?;
-            Ok(crate::ingest::ExportedMessage {
+            Ok(ExportedMessage {
                 id: r.get(0)?,
                 conversation: r.get(1)?,
                 message: Message {
@@ -161,7 +172,7 @@ impl Tx<'_> {
     }
 
     /// Inserts an exported message as it was (id and all).
-    pub fn restore_message(&self, m: &crate::ingest::ExportedMessage) -> Result<()> {
+    pub fn restore_message(&self, m: &ExportedMessage) -> Result<()> {
         self.note(Change::Messages {
             conversations: vec![m.conversation.clone()],
         })?;

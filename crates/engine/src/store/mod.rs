@@ -26,7 +26,7 @@ pub use layouts::StoredLayout;
 pub use ledger::{LedgerEntry, LedgerSummary};
 pub use links::Link;
 pub use memories::{ListQuery, MemoryFilter, MemoryUpdate, SortKey};
-pub use messages::Message;
+pub use messages::{ExportedMessage, Message};
 pub use sleep_cycles::CycleRow;
 
 use crate::{Error, Result};
