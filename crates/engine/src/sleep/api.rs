@@ -3,10 +3,12 @@
 //! records the cycle's progress in `sleep_cycles`. A killed cycle leaves its committed
 //! phases (recorded, undoable) and the next cycle finds the remaining work.
 
+use super::counting::Counting;
 use super::plan::{self, MemberRef, SchemaPlan, Snapshot, SummaryPlan};
 use super::{FieldChange, PhaseReport, ProposedMemory, SleepOptions, SleepReport, PHASES};
 use crate::compress::{Compressor, Extractive};
 use crate::events::Job;
+use crate::ledger::Cost;
 use crate::memory::{embedding_text, l_score, Details, Kind, LinkKind, NewMemory, Source, W5H1};
 use crate::store::{now_ms, CycleRow, Tx};
 use crate::{Error, Result, Somna};
@@ -132,7 +134,7 @@ impl Somna {
         if let Some(id) = rep.id {
             self.golden_around_sleep("before_sleep", id, &mut rep.notes);
         }
-        let counting = crate::ledger::Counting::new(compressor);
+        let counting = Counting::new(compressor);
         let outcome = self.run_phases(&snap, &counting, &mut rep, job);
         rep.ended_at = Some(now_ms());
         match outcome {
@@ -814,4 +816,26 @@ fn report_from_row(read: &Tx<'_>, row: &CycleRow) -> Result<SleepReport> {
         config: serde_json::from_value(get("config")).unwrap_or_default(),
         golden: crate::eval::golden::runs_for_cycle(read, row.id)?,
     })
+}
+
+impl Somna {
+    /// Records each phase of a finished sleep cycle: its time, what it counted (replay:
+    /// selected; compress: summaries; schemas: schemas; forget: forgotten) and its LLM calls.
+    fn record_sleep(&self, rep: &crate::SleepReport, counting: &Counting<'_>) {
+        use std::sync::atomic::Ordering::Relaxed;
+        for p in &rep.phases {
+            let (key, calls) = match p.name.as_str() {
+                "replay" => ("selected", 0),
+                "compress" => ("summaries", counting.compress.load(Relaxed)),
+                "schemas" => ("schemas", counting.schema.load(Relaxed)),
+                _ => ("forgotten", 0),
+            };
+            let cost = Cost {
+                items: p.counts.get(key).copied().unwrap_or(0),
+                llm_calls: if counting.is_llm() { calls } else { 0 },
+                tokens: 0,
+            };
+            self.record_ms(&format!("sleep:{}", p.name), p.millis as f64, cost);
+        }
+    }
 }

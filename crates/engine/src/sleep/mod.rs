@@ -6,6 +6,7 @@
 mod api;
 pub mod auto;
 pub mod chat;
+mod counting;
 pub mod endpoint;
 mod plan;
 
