@@ -814,7 +814,7 @@ fn report_from_row(read: &Tx<'_>, row: &CycleRow) -> Result<SleepReport> {
         forgotten: row.forgotten_ids.clone(),
         notes: serde_json::from_value(get("notes")).unwrap_or_default(),
         config: serde_json::from_value(get("config")).unwrap_or_default(),
-        golden: crate::eval::golden::runs_for_cycle(read, row.id)?,
+        golden: crate::golden::runs_for_cycle(read, row.id)?,
     })
 }
 

@@ -207,7 +207,7 @@ pub struct SleepReport {
     pub config: SleepConfig,
     /// The golden-query runs before and after the cycle (when golden queries exist).
     #[serde(default)]
-    pub golden: Vec<crate::eval::golden::GoldenRun>,
+    pub golden: Vec<crate::golden::GoldenRun>,
 }
 
 impl SleepReport {
