@@ -103,7 +103,7 @@ pub struct Somna {
     /// [`ingest::Policies::none`] until set.
     policies: RwLock<Arc<ingest::Policies>>,
     /// How far this process has read other processes' writes (sync.rs).
-    pub(crate) sync: Mutex<crate::sync::SyncCursor>,
+    pub(crate) sync: Mutex<crate::store::ExternalCursor>,
     /// The store's change stream (also reachable without the store lock).
     pub(crate) changes: Arc<ChangeBus>,
 }
@@ -136,7 +136,7 @@ impl Somna {
         let (index, rebuilt) = VectorIndex::open(&store, embedder.dim(), config.index, job)?;
         let actors = store.read().actors()?;
         let has_causal_links = store.read().has_causal_links()?;
-        let sync = crate::sync::SyncCursor::at(store.conn())?;
+        let sync = store.external_cursor()?;
         let changes = store.changes().clone();
         Ok(Self {
             changes,
@@ -646,9 +646,7 @@ impl Somna {
             include_deleted: true,
             ..Default::default()
         })?;
-        let links: i64 = store
-            .conn()
-            .query_row("SELECT COUNT(*) FROM links", [], |r| r.get(0))?;
+        let links = read.count_links()?;
         let index = self.index_read();
         Ok(Stats {
             db_path: store.path().display().to_string(),
@@ -657,7 +655,7 @@ impl Somna {
             by_state,
             deleted: with_deleted - all,
             conversations: read.conversations()?,
-            links: links as u64,
+            links,
             indexed: index.len(),
             index_tombstones: index.tombstones(),
             embedding_model: self.embedder.model_id().to_string(),

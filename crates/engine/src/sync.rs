@@ -1,15 +1,8 @@
-//! Catching up with writes that another process made to the same store file (the desktop
-//! app and an external `somna serve` / `somna mcp` share one SQLite store in WAL mode).
-//!
-//! Each process writes through its own connection; SQLite serialises the write
-//! transactions (busy_timeout waits for the lock), and every change of a memory is one
-//! row of the `history` table, written in the same transaction as the change. A reader
-//! therefore catches up by reading the history rows after the last one it has seen:
-//! * `PRAGMA data_version` changes only when *another* connection commits, so a poll that
-//!   finds it unchanged costs two tiny queries and reports nothing;
-//! * otherwise the new history rows name the memories added, changed and deleted; the
-//!   vector index catches up from the store's embedding change log (new and re-embedded
-//!   vectors) and drops the deleted ones; cached speaker names are refreshed.
+//! Catching up with writes that another process made to the same store (the desktop app
+//! and an external `somna serve` / `somna mcp` share one store). The store finds them
+//! (`Store::external_changes`: for SQLite, `PRAGMA data_version` and the `history` rows
+//! after the last one seen); here the vector index takes in their new and re-embedded
+//! vectors and drops the deleted ones, and cached speaker names are refreshed.
 //!
 //! Own writes are not reported when no other connection committed in between (the caller
 //! already knows about them); when both happened, both are reported, so consumers treat
@@ -23,7 +16,6 @@ use crate::events::Job;
 use crate::memory::Memory;
 use crate::store::{Change, Origin};
 use crate::{Result, Somna};
-use rusqlite::OptionalExtension;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
@@ -50,38 +42,6 @@ impl Changes {
     }
 }
 
-/// Where a reader stands: the connection's data version and the last history row seen.
-#[derive(Debug, Default)]
-pub(crate) struct SyncCursor {
-    data_version: i64,
-    history_id: i64,
-}
-
-fn data_version(conn: &rusqlite::Connection) -> Result<i64> {
-    Ok(conn.pragma_query_value(None, "data_version", |r| r.get(0))?)
-}
-
-fn max_history_id(conn: &rusqlite::Connection) -> Result<i64> {
-    Ok(conn
-        .query_row("SELECT MAX(id) FROM history", [], |r| {
-            r.get::<_, Option<i64>>(0)
-        })
-        .optional()?
-        .flatten()
-        .unwrap_or(0))
-}
-
-impl SyncCursor {
-    /// The cursor of a freshly opened store: everything so far is known.
-    pub(crate) fn at(conn: &rusqlite::Connection) -> Result<Self> {
-        let history_id = max_history_id(conn)?;
-        Ok(Self {
-            data_version: data_version(conn)?,
-            history_id,
-        })
-    }
-}
-
 impl Somna {
     /// Catches up with what other processes wrote to this store since the last call (or
     /// since opening): the index takes in their new vectors and drops their deleted
@@ -89,36 +49,7 @@ impl Somna {
     pub fn sync_external_changes(&self) -> Result<Changes> {
         let mut cursor = self.sync.lock().unwrap_or_else(|p| p.into_inner());
         let store = self.store();
-        // Read the high-water mark before the version: a commit by another process in
-        // between changes the version, so its rows are read below, never skipped.
-        let latest = max_history_id(store.conn())?;
-        let version = data_version(store.conn())?;
-        if version == cursor.data_version {
-            cursor.history_id = latest;
-            return Ok(Changes::default());
-        }
-        cursor.data_version = version;
-
-        let mut seen: BTreeMap<i64, bool> = BTreeMap::new(); // id → added since
-        let mut max_seen = cursor.history_id;
-        {
-            let mut stmt = store.conn().prepare_cached(
-                "SELECT id, memory_id, event FROM history WHERE id > ?1 ORDER BY id",
-            )?;
-            let rows = stmt.query_map([cursor.history_id], |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, i64>(1)?,
-                    r.get::<_, String>(2)?,
-                ))
-            })?;
-            for row in rows {
-                let (hid, memory_id, event) = row?;
-                max_seen = max_seen.max(hid);
-                *seen.entry(memory_id).or_insert(false) |= event == "add";
-            }
-        }
-        cursor.history_id = max_seen;
+        let seen = store.external_changes(&mut cursor)?;
         if seen.is_empty() {
             return Ok(Changes::default());
         }

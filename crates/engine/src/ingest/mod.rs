@@ -206,13 +206,10 @@ pub fn add_batch(
     let fresh: Vec<&Message> = {
         let guard = lock();
         let read = guard.read();
-        let mut stmt = read.conn().prepare_cached(
-            "SELECT 1 FROM messages WHERE conversation = ?1 AND external_id = ?2",
-        )?;
         let mut out = Vec::new();
         for m in messages {
             let exists = match &m.external_id {
-                Some(ext) => stmt.exists(rusqlite::params![conversation, ext])?,
+                Some(ext) => read.message_exists(conversation, ext)?,
                 None => false,
             };
             if exists {

@@ -49,30 +49,12 @@ pub fn refresh(
     let (work, memories) = {
         let guard = lock();
         let read = guard.read();
-        let conn = read.conn();
-        let episodes: Vec<i64> = conn
-            .prepare_cached(
-                "SELECT id FROM memories WHERE conversation = ?1 AND kind = 'episode' ORDER BY id",
-            )?
-            .query_map([conversation], |r| r.get(0))?
-            .collect::<rusqlite::Result<_>>()?;
-        let mut have: HashMap<usize, (i64, usize)> = HashMap::new();
-        let mut stmt = conn.prepare_cached(
-            "SELECT id, json_extract(metadata, '$.conversation_window'),
-                    json_extract(metadata, '$.episodes')
-             FROM memories WHERE conversation = ?1 AND kind = 'summary' AND deleted_at IS NULL
-               AND json_extract(metadata, '$.conversation_window') IS NOT NULL",
-        )?;
-        for row in stmt.query_map([conversation], |r| {
-            Ok((
-                r.get::<_, i64>(0)?,
-                r.get::<_, i64>(1)?,
-                r.get::<_, i64>(2)?,
-            ))
-        })? {
-            let (id, w, n) = row?;
-            have.insert(w as usize, (id, n as usize));
-        }
+        let episodes = read.conversation_episodes(conversation)?;
+        let have: HashMap<usize, (i64, usize)> = read
+            .window_summaries(conversation)?
+            .into_iter()
+            .map(|(id, w, n)| (w, (id, n)))
+            .collect();
         let mut work = Vec::new();
         for (w, chunk) in episodes.chunks(every).enumerate() {
             let complete = chunk.len() == every;

@@ -107,6 +107,24 @@ impl Tx<'_> {
         )?)
     }
 
+    pub fn count_links(&self) -> Result<u64> {
+        let n: i64 = self
+            .conn()
+            .query_row("SELECT COUNT(*) FROM links", [], |r| r.get(0))?;
+        Ok(n as u64)
+    }
+
+    /// The `limit` visible memories with the most outgoing links, most linked first.
+    pub fn most_linked(&self, limit: usize) -> Result<Vec<i64>> {
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT l.src FROM links l JOIN memories m ON m.id = l.src
+             WHERE m.deleted_at IS NULL AND m.state != 'forgotten'
+             GROUP BY l.src ORDER BY COUNT(*) DESC, l.src LIMIT ?1",
+        )?;
+        let rows = stmt.query_map([limit as i64], |r| r.get(0))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
     pub fn all_links(&self) -> Result<Vec<Link>> {
         self.query_links(
             "SELECT src, dst, kind, score, created_at FROM links ORDER BY src, dst, kind",

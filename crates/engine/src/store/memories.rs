@@ -12,6 +12,23 @@ const COLUMNS: &str =
      occurred_at, created_at, updated_at, importance, novelty, access_count, last_accessed, state, \
      tags, source, l_score, metadata, details, deleted_at, tokens";
 
+/// What a point of a visualisation needs of one visible memory (see `points`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PointRow {
+    pub id: i64,
+    pub kind: Kind,
+    pub state: State,
+    /// Cluster id, or -1 when the memory is in no cluster.
+    pub cluster: i64,
+    /// `occurred_at`, falling back to `created_at`.
+    pub time: i64,
+    pub access_count: i64,
+    pub importance: f64,
+    /// Liquid energy as stored (0 when never set) and the step it was stored at.
+    pub energy: f64,
+    pub energy_step: i64,
+}
+
 /// Which memories a listing or search considers.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -426,6 +443,62 @@ impl Tx<'_> {
             .optional()?)
     }
 
+    /// The previous and next live episode of `m`'s conversation and session (by id).
+    pub fn adjacent_episodes(&self, m: &Memory) -> Result<[Option<i64>; 2]> {
+        let mut prev = self.conn().prepare_cached(
+            "SELECT id FROM memories WHERE conversation IS ?1 AND session IS ?2 AND kind = 'episode'
+               AND id < ?3 AND deleted_at IS NULL ORDER BY id DESC LIMIT 1",
+        )?;
+        let p: Option<i64> = prev
+            .query_row(params![m.conversation, m.session, m.id], |r| r.get(0))
+            .optional()?;
+        let mut next = self.conn().prepare_cached(
+            "SELECT id FROM memories WHERE conversation IS ?1 AND session IS ?2 AND kind = 'episode'
+               AND id > ?3 AND deleted_at IS NULL ORDER BY id ASC LIMIT 1",
+        )?;
+        let n: Option<i64> = next
+            .query_row(params![m.conversation, m.session, m.id], |r| r.get(0))
+            .optional()?;
+        Ok([p, n])
+    }
+
+    /// Every episode id of `conversation`, deleted ones included, in the order stored.
+    pub fn conversation_episodes(&self, conversation: &str) -> Result<Vec<i64>> {
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT id FROM memories WHERE conversation = ?1 AND kind = 'episode' ORDER BY id",
+        )?;
+        let rows = stmt.query_map([conversation], |r| r.get(0))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// The live rolling summaries of `conversation`: (id, window, episodes it covers).
+    pub fn window_summaries(&self, conversation: &str) -> Result<Vec<(i64, usize, usize)>> {
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT id, json_extract(metadata, '$.conversation_window'),
+                    json_extract(metadata, '$.episodes')
+             FROM memories WHERE conversation = ?1 AND kind = 'summary' AND deleted_at IS NULL
+               AND json_extract(metadata, '$.conversation_window') IS NOT NULL",
+        )?;
+        let rows = stmt.query_map([conversation], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, i64>(1)? as usize,
+                r.get::<_, i64>(2)? as usize,
+            ))
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// The latest `occurred_at` of each conversation.
+    pub fn last_turn_times(&self) -> Result<Vec<(String, i64)>> {
+        let mut stmt = self.conn().prepare(
+            "SELECT conversation, MAX(occurred_at) FROM memories
+             WHERE conversation IS NOT NULL AND occurred_at IS NOT NULL GROUP BY conversation",
+        )?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
     /// Ids of the memories passing `filter`.
     pub fn filter_ids(&self, filter: &MemoryFilter) -> Result<Vec<i64>> {
         let (cond, params) = filter.to_sql();
@@ -611,6 +684,38 @@ impl Tx<'_> {
             .prepare(&format!("SELECT {COLUMNS} FROM memories ORDER BY id"))?;
         let rows = stmt.query_map([], row_to_memory)?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Every visible (not deleted, not forgotten) memory's point attributes, by id, handed
+    /// to `each` row by row (a store of millions is read without a list of rows).
+    pub fn point_rows(&self, each: &mut dyn FnMut(PointRow)) -> Result<()> {
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT m.id, m.kind, m.state, COALESCE(c.cluster_id, -1),
+                    COALESCE(m.occurred_at, m.created_at), m.access_count, m.importance,
+                    COALESCE(e.energy, 0), COALESCE(e.at_step, 0)
+             FROM memories m
+             LEFT JOIN cluster_members c ON c.memory_id = m.id
+             LEFT JOIN memory_energy e ON e.memory_id = m.id
+             WHERE m.deleted_at IS NULL AND m.state != 'forgotten'
+             ORDER BY m.id",
+        )?;
+        let mut rows = stmt.query([])?;
+        while let Some(r) = rows.next()? {
+            let kind: String = r.get(1)?;
+            let state: String = r.get(2)?;
+            each(PointRow {
+                id: r.get(0)?,
+                kind: kind.parse()?,
+                state: state.parse()?,
+                cluster: r.get(3)?,
+                time: r.get(4)?,
+                access_count: r.get(5)?,
+                importance: r.get(6)?,
+                energy: r.get(7)?,
+                energy_step: r.get(8)?,
+            });
+        }
+        Ok(())
     }
 
     /// Distinct speaker names of episodes and facts.

@@ -93,6 +93,14 @@ impl Tx<'_> {
         Ok(Some(self.conn().last_insert_rowid()))
     }
 
+    /// Whether `conversation` holds a message with this external id.
+    pub fn message_exists(&self, conversation: &str, external_id: &str) -> Result<bool> {
+        Ok(self
+            .conn()
+            .prepare_cached("SELECT 1 FROM messages WHERE conversation = ?1 AND external_id = ?2")?
+            .exists(params![conversation, external_id])?)
+    }
+
     pub fn link_message(&self, message_id: i64, memory_id: i64) -> Result<()> {
         self.writing()?;
         self.conn()

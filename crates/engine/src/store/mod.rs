@@ -5,6 +5,7 @@
 mod changes;
 mod clusters;
 mod co_access;
+mod external;
 mod fts;
 mod golden;
 mod history;
@@ -19,13 +20,14 @@ mod sleep_cycles;
 pub use changes::{coalesce, Change, ChangeBus, ChangeEvent, Origin};
 pub use clusters::{ClusterMerge, ClusterRow, EnergyRow};
 pub use co_access::CoAccess;
+pub use external::ExternalCursor;
 pub use fts::{fts_query, query_tokens};
 pub use golden::{GoldenQuery, GoldenResultRow, GoldenRunRow};
 pub use history::HistoryEntry;
 pub use layouts::StoredLayout;
 pub use ledger::{LedgerEntry, LedgerSummary};
 pub use links::Link;
-pub use memories::{ListQuery, MemoryFilter, MemoryUpdate, SortKey};
+pub use memories::{ListQuery, MemoryFilter, MemoryUpdate, PointRow, SortKey};
 pub use messages::{ExportedMessage, Message};
 pub use sleep_cycles::CycleRow;
 
