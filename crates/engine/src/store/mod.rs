@@ -90,6 +90,10 @@ impl Store {
         &self.path
     }
 
+    /// The raw connection, for tests that inspect or bend the store directly (the
+    /// `testing` feature). Inside the engine only `store/` holds the connection, so every
+    /// SQL string lives here and every write is announced.
+    #[cfg(any(test, feature = "testing"))]
     pub fn conn(&self) -> &Connection {
         &self.conn
     }
@@ -141,7 +145,7 @@ pub struct Tx<'c> {
 }
 
 impl Tx<'_> {
-    pub fn conn(&self) -> &Connection {
+    fn conn(&self) -> &Connection {
         self.conn
     }
 
