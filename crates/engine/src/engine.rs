@@ -8,7 +8,10 @@ use crate::ingest::{self, AddOptions, AddReport, ConversationBatch, ExportDoc, E
 use crate::ledger::Cost;
 use crate::memory::{embedding_text, Kind, LinkKind, Memory, State};
 use crate::retrieve::{self, SearchCtx, SearchQuery, SearchResponse};
-use crate::store::{HistoryEntry, Link, ListQuery, MemoryFilter, MemoryUpdate, Message, Store};
+use crate::store::{
+    ChangeBus, ChangeEvent, HistoryEntry, Link, ListQuery, MemoryFilter, MemoryUpdate, Message,
+    Store,
+};
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -100,7 +103,9 @@ pub struct Somna {
     /// [`ingest::Policies::none`] until set.
     policies: RwLock<Arc<ingest::Policies>>,
     /// How far this process has read other processes' writes (sync.rs).
-    pub(crate) sync: Mutex<crate::sync::SyncCursor>,
+    pub(crate) sync: Mutex<crate::store::ExternalCursor>,
+    /// The store's change stream (also reachable without the store lock).
+    pub(crate) changes: Arc<ChangeBus>,
 }
 
 impl Somna {
@@ -131,8 +136,10 @@ impl Somna {
         let (index, rebuilt) = VectorIndex::open(&store, embedder.dim(), config.index, job)?;
         let actors = store.read().actors()?;
         let has_causal_links = store.read().has_causal_links()?;
-        let sync = crate::sync::SyncCursor::at(store.conn())?;
+        let sync = store.external_cursor()?;
+        let changes = store.changes().clone();
         Ok(Self {
+            changes,
             has_causal_links: has_causal_links.into(),
             queue: EmbedQueue::new(embedder.clone(), config.queue_batch, config.queue_flush),
             store: Mutex::new(store),
@@ -147,6 +154,13 @@ impl Somna {
             policies: RwLock::new(Arc::new(ingest::Policies::none())),
             sync: Mutex::new(sync),
         })
+    }
+
+    /// A receiver of every change committed to the store from now on: this engine's own
+    /// writes (`Local`) and, once caught up with ([`Somna::sync_external_changes`],
+    /// [`Somna::watch_external`]), other processes' (`External`). Drop it to unsubscribe.
+    pub fn subscribe(&self) -> std::sync::mpsc::Receiver<ChangeEvent> {
+        self.changes.subscribe()
     }
 
     pub fn open_report(&self) -> &OpenReport {
@@ -632,9 +646,7 @@ impl Somna {
             include_deleted: true,
             ..Default::default()
         })?;
-        let links: i64 = store
-            .conn()
-            .query_row("SELECT COUNT(*) FROM links", [], |r| r.get(0))?;
+        let links = read.count_links()?;
         let index = self.index_read();
         Ok(Stats {
             db_path: store.path().display().to_string(),
@@ -643,7 +655,7 @@ impl Somna {
             by_state,
             deleted: with_deleted - all,
             conversations: read.conversations()?,
-            links: links as u64,
+            links,
             indexed: index.len(),
             index_tombstones: index.tombstones(),
             embedding_model: self.embedder.model_id().to_string(),

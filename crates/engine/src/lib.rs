@@ -4,15 +4,18 @@
 
 pub mod bench;
 pub mod cluster;
+pub mod compress;
 pub mod embed;
 mod engine;
 mod error;
 pub mod eval;
 pub mod events;
+pub mod golden;
 pub mod index;
 pub mod ingest;
 pub mod ledger;
 pub mod memory;
+pub mod metrics;
 pub mod paths;
 pub mod points;
 pub mod project;
@@ -27,14 +30,15 @@ pub use cluster::{
     Moved,
 };
 pub use engine::{Config, MemoryDetail, OpenReport, Page, Somna, Stats, IMPORT_BATCH};
-pub use error::{Error, Result};
+pub use error::{Error, ErrorKind, Result};
 pub use events::{CancelToken, Job, Progress, ProgressEvent};
 pub use ingest::{AddOptions, AddReport};
 pub use memory::{Kind, Memory, NewMemory, Source, State};
 pub use project::{Layout, ProjectionMethod, ProjectionParams};
 pub use retrieve::{Route, ScoreMode, SearchQuery, SearchResponse};
 pub use sleep::{
-    Change, PhaseReport, ProposedMemory, ReplayWeights, SleepConfig, SleepOptions, SleepReport,
+    FieldChange, PhaseReport, ProposedMemory, ReplayWeights, SleepConfig, SleepOptions, SleepReport,
 };
+pub use store::{Change, ChangeEvent, Origin};
 pub use store::{ListQuery, MemoryFilter, MemoryUpdate, Message};
-pub use sync::Changes;
+pub use sync::{Changes, ExternalWatch};

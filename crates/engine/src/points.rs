@@ -41,37 +41,24 @@ impl Somna {
 /// Attributes of every visible memory, read straight from a store (the app reads them this
 /// way while the engine is still opening, to show the cached layout at once).
 pub fn attributes(store: &crate::store::Store) -> Result<PointAttributes> {
-    let mut stmt = store.conn().prepare_cached(
-        "SELECT m.id, m.kind, m.state, COALESCE(c.cluster_id, -1),
-                    COALESCE(m.occurred_at, m.created_at), m.access_count, m.importance,
-                    COALESCE(e.energy, 0), COALESCE(e.at_step, 0)
-             FROM memories m
-             LEFT JOIN cluster_members c ON c.memory_id = m.id
-             LEFT JOIN memory_energy e ON e.memory_id = m.id
-             WHERE m.deleted_at IS NULL AND m.state != 'forgotten'
-             ORDER BY m.id",
-    )?;
-    let step: i64 = store
+    let read = store.read();
+    let step: i64 = read
         .get_meta("liquid_step")?
         .and_then(|s| s.parse().ok())
         .unwrap_or(0);
     let mut out = PointAttributes::default();
-    let mut rows = stmt.query([])?;
-    while let Some(r) = rows.next()? {
-        out.ids.push(r.get(0)?);
-        let kind: String = r.get(1)?;
-        let state: String = r.get(2)?;
-        out.kinds.push(kind.parse::<Kind>()?);
-        out.states.push(state.parse::<State>()?);
-        out.clusters.push(r.get(3)?);
-        out.times.push(r.get(4)?);
-        out.access_counts.push(r.get(5)?);
-        out.importance.push(r.get::<_, f64>(6)? as f32);
-        let (energy, at): (f64, i64) = (r.get(7)?, r.get(8)?);
-        let age = (step - at).clamp(0, i32::MAX as i64) as i32;
+    read.point_rows(&mut |r| {
+        out.ids.push(r.id);
+        out.kinds.push(r.kind);
+        out.states.push(r.state);
+        out.clusters.push(r.cluster);
+        out.times.push(r.time);
+        out.access_counts.push(r.access_count);
+        out.importance.push(r.importance as f32);
+        let age = (step - r.energy_step).clamp(0, i32::MAX as i64) as i32;
         out.energy
-            .push(energy as f32 * crate::cluster::liquid::DEFAULT_DECAY.powi(age));
-    }
+            .push(r.energy as f32 * crate::cluster::liquid::DEFAULT_DECAY.powi(age));
+    })?;
     Ok(out)
 }
 
@@ -177,14 +164,7 @@ impl Somna {
             let read = store.read();
             let mut seeds = seeds.to_vec();
             if seeds.is_empty() {
-                let mut stmt = store.conn().prepare_cached(
-                    "SELECT l.src FROM links l JOIN memories m ON m.id = l.src
-                     WHERE m.deleted_at IS NULL AND m.state != 'forgotten'
-                     GROUP BY l.src ORDER BY COUNT(*) DESC, l.src LIMIT 12",
-                )?;
-                seeds = stmt
-                    .query_map([], |r| r.get(0))?
-                    .collect::<std::result::Result<_, _>>()?;
+                seeds = read.most_linked(12)?;
             }
             let limit = limit.max(1);
             // Each node's links are read once, for the walk and for the edges.

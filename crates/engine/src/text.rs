@@ -1,5 +1,6 @@
-//! Text helpers shared by the parts of the engine that pick terms from memories (cluster
-//! labels, sleep-cycle concepts).
+//! Text helpers shared by the parts of the engine that read memories' text: stopwords for
+//! picking terms (cluster labels, sleep-cycle concepts), and places named in a text (the
+//! `where` of a bubble at ingestion, the spatial signal of a query at retrieval).
 
 /// English function words and conversational filler that never make a useful term.
 pub const STOPWORDS: &[&str] = &[
@@ -237,4 +238,24 @@ pub fn is_stopword(word: &str) -> bool {
         std::sync::OnceLock::new();
     SET.get_or_init(|| STOPWORDS.iter().copied().collect())
         .contains(word)
+}
+
+/// The first path or URL mentioned in `text`.
+pub fn find_location(text: &str) -> Option<String> {
+    text.split_whitespace()
+        .map(|w| {
+            w.trim_matches(|c: char| {
+                matches!(c, '(' | ')' | '"' | '\'' | ',' | ';' | '<' | '>' | '`')
+            })
+        })
+        .map(|w| w.trim_end_matches(['.', ':', '!', '?']))
+        .find(|w| {
+            w.starts_with("http://")
+                || w.starts_with("https://")
+                || w.starts_with("file://")
+                || ((w.starts_with('/') || w.starts_with("~/") || w.starts_with("./"))
+                    && w.len() > 2
+                    && w[1..].contains(|c: char| c.is_alphanumeric()))
+        })
+        .map(str::to_string)
 }

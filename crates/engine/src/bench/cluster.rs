@@ -3,8 +3,8 @@
 //! layouts when 5% new points arrive.
 
 use crate::cluster::kmeans::{self, KMeansParams};
-use crate::eval::metrics::trustworthiness;
 use crate::events::Job;
+use crate::metrics::trustworthiness;
 use crate::project::align::{align, median_movement};
 use crate::project::knn::nearest_by_dot;
 use crate::project::pca::Pca;

@@ -877,11 +877,7 @@ impl Somna {
                 tx.update_cluster(*id, label, centroid, *energy, now)?;
             }
             tx.put_energies(&energy_rows)?;
-            tx.conn().execute(
-                "INSERT INTO meta (key, value) VALUES (?1, ?2)
-                 ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                rusqlite::params![STEP_META, step.to_string()],
-            )?;
+            tx.set_meta(STEP_META, &step.to_string())?;
             Ok(merged)
         })?;
         let alive: Vec<f32> = (0..cache.ids.len())

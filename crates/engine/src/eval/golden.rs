@@ -1,60 +1,15 @@
-//! The retrieval regression suite: saved ("golden") queries with the memories they should
-//! find. A run searches each one (without access bookkeeping), scores R@k and NDCG@k of
-//! its top k against the expected ids, stores the results, and flags every query that
-//! scores lower than in the previous run. Sleep cycles run the suite before and after
-//! themselves when golden queries exist, and their report carries both runs.
+//! The retrieval regression suite as the engine runs it: saving, listing and removing
+//! golden queries, and running them (searching each without access bookkeeping). The
+//! data and scoring are in `crate::golden`; sleep cycles run the suite before and after
+//! themselves when golden queries exist.
 
-use super::metrics::{ndcg_at_k, recall_at_k};
+pub use crate::golden::{GoldenOptions, GoldenOutcome, GoldenRun};
+
 use crate::events::Job;
-use crate::retrieve::{Route, ScoreMode, SearchQuery};
-use crate::store::{now_ms, GoldenQuery, GoldenResultRow, GoldenRunRow, MemoryFilter, Tx};
+use crate::golden::{assemble, options_of, runs_for_cycle, score};
+use crate::retrieve::SearchQuery;
+use crate::store::{now_ms, GoldenQuery, GoldenRunRow};
 use crate::{Error, Result, Somna};
-use serde::{Deserialize, Serialize};
-use std::collections::HashSet;
-
-/// Search options a golden query keeps (everything else takes the defaults).
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct GoldenOptions {
-    pub filter: MemoryFilter,
-    pub mode: Option<ScoreMode>,
-    pub route: Option<Route>,
-}
-
-/// One query's outcome in a run, with the previous run's for comparison.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct GoldenOutcome {
-    pub query_id: i64,
-    pub query: String,
-    pub k: usize,
-    pub expected: Vec<i64>,
-    pub ranked: Vec<i64>,
-    pub recall: f64,
-    pub ndcg: f64,
-    pub previous_recall: Option<f64>,
-    pub previous_ndcg: Option<f64>,
-    /// Lower R@k or NDCG@k than in the previous run.
-    pub regressed: bool,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct GoldenRun {
-    pub id: i64,
-    pub run_at: i64,
-    /// manual, before_sleep or after_sleep.
-    pub stage: String,
-    pub cycle_id: Option<i64>,
-    pub outcomes: Vec<GoldenOutcome>,
-    pub mean_recall: f64,
-    pub mean_ndcg: f64,
-    pub regressions: usize,
-}
-
-const EPS: f64 = 1e-9;
-
-fn options_of(q: &GoldenQuery) -> GoldenOptions {
-    serde_json::from_value(q.options.clone()).unwrap_or_default()
-}
 
 impl Somna {
     /// Saves a golden query. Every expected id must be a stored memory.
@@ -129,14 +84,7 @@ impl Somna {
                 .take(g.k)
                 .map(|h| h.memory.id)
                 .collect();
-            let as_str: Vec<String> = ranked.iter().map(i64::to_string).collect();
-            let want: HashSet<String> = g.expected.iter().map(i64::to_string).collect();
-            rows.push(GoldenResultRow {
-                query_id: g.id,
-                recall: recall_at_k(&as_str, &want, g.k),
-                ndcg: ndcg_at_k(&as_str, &want, g.k),
-                ranked,
-            });
+            rows.push(score(g, ranked));
             job.report("golden", i as u64 + 1, queries.len() as u64);
         }
         let run_at = now_ms();
@@ -177,54 +125,4 @@ impl Somna {
             notes.push(format!("golden queries ({stage}) failed: {e}"));
         }
     }
-}
-
-/// The stored runs of a cycle with their outcomes.
-pub(crate) fn runs_for_cycle(read: &Tx<'_>, cycle_id: i64) -> Result<Vec<GoldenRun>> {
-    let queries = read.golden_queries()?;
-    read.golden_runs_for_cycle(cycle_id)?
-        .iter()
-        .map(|run| assemble(read, run, &queries, read.golden_results(run.id)?))
-        .collect()
-}
-
-fn assemble(
-    read: &Tx<'_>,
-    run: &GoldenRunRow,
-    queries: &[GoldenQuery],
-    rows: Vec<GoldenResultRow>,
-) -> Result<GoldenRun> {
-    let mut outcomes = Vec::with_capacity(rows.len());
-    for r in rows {
-        let Some(g) = queries.iter().find(|q| q.id == r.query_id) else {
-            continue;
-        };
-        let prev = read.previous_golden_result(r.query_id, run.id)?;
-        let regressed = prev
-            .as_ref()
-            .is_some_and(|p| r.recall + EPS < p.recall || r.ndcg + EPS < p.ndcg);
-        outcomes.push(GoldenOutcome {
-            query_id: g.id,
-            query: g.query.clone(),
-            k: g.k,
-            expected: g.expected.clone(),
-            ranked: r.ranked,
-            recall: r.recall,
-            ndcg: r.ndcg,
-            previous_recall: prev.as_ref().map(|p| p.recall),
-            previous_ndcg: prev.as_ref().map(|p| p.ndcg),
-            regressed,
-        });
-    }
-    let n = outcomes.len().max(1) as f64;
-    Ok(GoldenRun {
-        id: run.id,
-        run_at: run.run_at,
-        stage: run.stage.clone(),
-        cycle_id: run.cycle_id,
-        mean_recall: outcomes.iter().map(|o| o.recall).sum::<f64>() / n,
-        mean_ndcg: outcomes.iter().map(|o| o.ndcg).sum::<f64>() / n,
-        regressions: outcomes.iter().filter(|o| o.regressed).count(),
-        outcomes,
-    })
 }

@@ -529,14 +529,7 @@ pub fn run(
 
 /// The last turn's time per conversation: "now" for recency, as an agent at the end of it.
 fn last_turns(engine: &Somna) -> Result<HashMap<String, i64>> {
-    engine.with_store(|s| {
-        let mut stmt = s.conn().prepare(
-            "SELECT conversation, MAX(occurred_at) FROM memories
-             WHERE conversation IS NOT NULL AND occurred_at IS NOT NULL GROUP BY conversation",
-        )?;
-        let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))?;
-        Ok(rows.collect::<std::result::Result<_, _>>()?)
-    })
+    engine.with_store(|s| Ok(s.read().last_turn_times()?.into_iter().collect()))
 }
 
 struct Evaluator<'a> {

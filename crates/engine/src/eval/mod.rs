@@ -4,4 +4,5 @@
 pub mod golden;
 pub mod locomo;
 pub mod memory;
-pub mod metrics;
+
+pub use crate::metrics;

@@ -2,6 +2,7 @@
 //! entry, with ids preserved, so an export imported into an empty store is the same store.
 
 use crate::memory::Memory;
+pub use crate::store::ExportedMessage;
 use crate::store::{CoAccess, HistoryEntry, Link};
 use serde::{Deserialize, Serialize};
 
@@ -13,16 +14,6 @@ pub struct ExportedMemory {
     pub memory: Memory,
     /// Stored so an import needs no model and loses nothing.
     pub embedding: Option<Vec<f32>>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ExportedMessage {
-    pub id: i64,
-    pub conversation: String,
-    #[serde(flatten)]
-    pub message: crate::store::Message,
-    pub memory_id: Option<i64>,
-    pub created_at: i64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -3,32 +3,13 @@
 //! what the text carries.
 
 use crate::memory::W5H1;
+use crate::text::find_location;
 use chrono::{DateTime, Utc};
 
 /// Formats a Unix-ms time the way people write it: "8 May 2023, 1:56 pm".
 pub fn human_time(ms: i64) -> Option<String> {
     let t: DateTime<Utc> = DateTime::from_timestamp_millis(ms)?;
     Some(t.format("%-d %B %Y, %-I:%M %P").to_string())
-}
-
-/// The first path or URL mentioned in `text`.
-pub fn find_location(text: &str) -> Option<String> {
-    text.split_whitespace()
-        .map(|w| {
-            w.trim_matches(|c: char| {
-                matches!(c, '(' | ')' | '"' | '\'' | ',' | ';' | '<' | '>' | '`')
-            })
-        })
-        .map(|w| w.trim_end_matches(['.', ':', '!', '?']))
-        .find(|w| {
-            w.starts_with("http://")
-                || w.starts_with("https://")
-                || w.starts_with("file://")
-                || ((w.starts_with('/') || w.starts_with("~/") || w.starts_with("./"))
-                    && w.len() > 2
-                    && w[1..].contains(|c: char| c.is_alphanumeric()))
-        })
-        .map(str::to_string)
 }
 
 /// 5W1H of a conversation turn.

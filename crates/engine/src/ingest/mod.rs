@@ -10,9 +10,10 @@ mod policy;
 mod reconcile;
 pub mod summary;
 
+pub use crate::text::find_location;
 pub use causal::{find_cue, CausalCue};
 pub use export::{ExportDoc, ExportedMemory, ExportedMessage, EXPORT_FORMAT};
-pub use extract::{extract_facts, find_location, human_time, importance, w5h1_for_turn};
+pub use extract::{extract_facts, human_time, importance, w5h1_for_turn};
 pub use import::{
     parse_chat_jsonl, parse_chat_jsonl_text, parse_locomo, parse_locomo_text, parse_locomo_time,
     read_text, ConversationBatch, ImportFormat, ImportOutcome,
@@ -205,13 +206,10 @@ pub fn add_batch(
     let fresh: Vec<&Message> = {
         let guard = lock();
         let read = guard.read();
-        let mut stmt = read.conn().prepare_cached(
-            "SELECT 1 FROM messages WHERE conversation = ?1 AND external_id = ?2",
-        )?;
         let mut out = Vec::new();
         for m in messages {
             let exists = match &m.external_id {
-                Some(ext) => stmt.exists(rusqlite::params![conversation, ext])?,
+                Some(ext) => read.message_exists(conversation, ext)?,
                 None => false,
             };
             if exists {

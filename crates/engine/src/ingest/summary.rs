@@ -8,11 +8,10 @@
 //! These summaries are marked in their metadata (`conversation_window`); sleep cycles do not
 //! count their episodes as consolidated, so a cycle still replays and compresses them.
 
+use crate::compress::text::DocFreq;
+use crate::compress::{Batch, Compressor, Corpus, EpisodeView, Extractive};
 use crate::index::VectorIndex;
 use crate::memory::{embedding_text, l_score, Details, Kind, LinkKind, NewMemory, Source, W5H1};
-use crate::sleep::compress::Corpus;
-use crate::sleep::text::DocFreq;
-use crate::sleep::{Batch, Compressor, EpisodeView, Extractive};
 use crate::store::Store;
 use crate::{Error, Result};
 use std::collections::HashMap;
@@ -50,30 +49,12 @@ pub fn refresh(
     let (work, memories) = {
         let guard = lock();
         let read = guard.read();
-        let conn = read.conn();
-        let episodes: Vec<i64> = conn
-            .prepare_cached(
-                "SELECT id FROM memories WHERE conversation = ?1 AND kind = 'episode' ORDER BY id",
-            )?
-            .query_map([conversation], |r| r.get(0))?
-            .collect::<rusqlite::Result<_>>()?;
-        let mut have: HashMap<usize, (i64, usize)> = HashMap::new();
-        let mut stmt = conn.prepare_cached(
-            "SELECT id, json_extract(metadata, '$.conversation_window'),
-                    json_extract(metadata, '$.episodes')
-             FROM memories WHERE conversation = ?1 AND kind = 'summary' AND deleted_at IS NULL
-               AND json_extract(metadata, '$.conversation_window') IS NOT NULL",
-        )?;
-        for row in stmt.query_map([conversation], |r| {
-            Ok((
-                r.get::<_, i64>(0)?,
-                r.get::<_, i64>(1)?,
-                r.get::<_, i64>(2)?,
-            ))
-        })? {
-            let (id, w, n) = row?;
-            have.insert(w as usize, (id, n as usize));
-        }
+        let episodes = read.conversation_episodes(conversation)?;
+        let have: HashMap<usize, (i64, usize)> = read
+            .window_summaries(conversation)?
+            .into_iter()
+            .map(|(id, w, n)| (w, (id, n)))
+            .collect();
         let mut work = Vec::new();
         for (w, chunk) in episodes.chunks(every).enumerate() {
             let complete = chunk.len() == every;
@@ -208,7 +189,10 @@ pub fn refresh(
         for ((w, m, sources, parents), v) in planned.iter().zip(&vectors) {
             let score = l_score(m.source, parents).max(0.01);
             let id = match w.existing.and_then(|id| {
-                tx.get_memory(id).ok().flatten().filter(|e| e.deleted_at.is_none())
+                tx.get_memory(id)
+                    .ok()
+                    .flatten()
+                    .filter(|e| e.deleted_at.is_none())
             }) {
                 Some(old) => {
                     let mut new = old.clone();
@@ -216,19 +200,8 @@ pub fn refresh(
                     new.w5h1 = m.w5h1.clone();
                     new.metadata = m.metadata.clone();
                     tx.write_memory_fields(&new, now)?;
-                    tx.conn().execute(
-                        "UPDATE memories SET details = ?2, occurred_at = ?3, l_score = ?4 WHERE id = ?1",
-                        rusqlite::params![
-                            old.id,
-                            serde_json::to_string(&m.details)?,
-                            m.occurred_at,
-                            score
-                        ],
-                    )?;
-                    tx.conn().execute(
-                        "DELETE FROM links WHERE src = ?1 AND kind = 'derived_from'",
-                        [old.id],
-                    )?;
+                    tx.set_summary_fields(old.id, &m.details, m.occurred_at, score)?;
+                    tx.clear_derived_links(old.id)?;
                     tx.record_history(
                         old.id,
                         "update",

@@ -237,7 +237,7 @@ pub(crate) mod tests {
         assert!(dist(&alone, &start) < 1e-3, "{alone:?}");
     }
 
-    use crate::eval::metrics::trustworthiness;
+    use crate::metrics::trustworthiness;
     use crate::project::ProjectionMethod;
     use rand::Rng;
 

@@ -12,9 +12,9 @@ pub use router::{classify, Route};
 
 use crate::embed::Embedder;
 use crate::index::{SearchPath, VectorIndex};
-use crate::ingest::find_location;
 use crate::memory::{embedding_text, Kind, LinkKind, Memory};
 use crate::store::{MemoryFilter, Store, Tx};
+use crate::text::find_location;
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
@@ -441,7 +441,7 @@ pub fn search(ctx: &SearchCtx<'_>, q: &SearchQuery) -> Result<SearchResponse> {
             if m.kind != Kind::Episode {
                 continue;
             }
-            let adj = adjacent_turns(&read, m)?;
+            let adj = read.adjacent_episodes(m)?;
             for n in adj.iter().flatten() {
                 if allow(*n) && !cands.contains_key(n) {
                     cands.insert(
@@ -704,31 +704,6 @@ fn allowed_ids(read: &Tx<'_>, f: &MemoryFilter) -> Result<(Allowed, Option<Vec<i
     }
     let ids = read.filter_ids(f)?;
     Ok((Allowed::Only(ids.iter().copied().collect()), Some(ids)))
-}
-
-/// The previous and next episode of the same conversation and session.
-fn adjacent_turns(read: &Tx<'_>, m: &Memory) -> Result<[Option<i64>; 2]> {
-    use rusqlite::OptionalExtension;
-    let conn = read.conn();
-    let mut prev = conn.prepare_cached(
-        "SELECT id FROM memories WHERE conversation IS ?1 AND session IS ?2 AND kind = 'episode'
-           AND id < ?3 AND deleted_at IS NULL ORDER BY id DESC LIMIT 1",
-    )?;
-    let p: Option<i64> = prev
-        .query_row(rusqlite::params![m.conversation, m.session, m.id], |r| {
-            r.get(0)
-        })
-        .optional()?;
-    let mut next = conn.prepare_cached(
-        "SELECT id FROM memories WHERE conversation IS ?1 AND session IS ?2 AND kind = 'episode'
-           AND id > ?3 AND deleted_at IS NULL ORDER BY id ASC LIMIT 1",
-    )?;
-    let n: Option<i64> = next
-        .query_row(rusqlite::params![m.conversation, m.session, m.id], |r| {
-            r.get(0)
-        })
-        .optional()?;
-    Ok([p, n])
 }
 
 /// Actors the query is about: the caller's, else known speaker names found in the query.

@@ -3,10 +3,12 @@
 //! records the cycle's progress in `sleep_cycles`. A killed cycle leaves its committed
 //! phases (recorded, undoable) and the next cycle finds the remaining work.
 
-use super::compress::{Compressor, Extractive};
+use super::counting::Counting;
 use super::plan::{self, MemberRef, SchemaPlan, Snapshot, SummaryPlan};
-use super::{Change, PhaseReport, ProposedMemory, SleepOptions, SleepReport, PHASES};
+use super::{FieldChange, PhaseReport, ProposedMemory, SleepOptions, SleepReport, PHASES};
+use crate::compress::{Compressor, Extractive};
 use crate::events::Job;
+use crate::ledger::Cost;
 use crate::memory::{embedding_text, l_score, Details, Kind, LinkKind, NewMemory, Source, W5H1};
 use crate::store::{now_ms, CycleRow, Tx};
 use crate::{Error, Result, Somna};
@@ -17,7 +19,8 @@ use std::time::Instant;
 /// Stores with a cycle (or an undo) running in this process: one at a time per store.
 static RUNNING: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
-/// Holds a store's place in [`RUNNING`] until dropped.
+/// Holds a store's place in [`RUNNING`] until dropped: a cycle holds it from start to end,
+/// and so does an undo, so neither starts while the other runs.
 struct Running(String);
 
 impl Running {
@@ -30,9 +33,7 @@ impl Running {
         };
         let mut running = RUNNING.lock().unwrap_or_else(|p| p.into_inner());
         if running.contains(&key) {
-            return Err(Error::InvalidInput(
-                "a sleep cycle is already running on this store".into(),
-            ));
+            return Err(Error::CycleRunning);
         }
         running.push(key.clone());
         Ok(Self(key))
@@ -133,7 +134,7 @@ impl Somna {
         if let Some(id) = rep.id {
             self.golden_around_sleep("before_sleep", id, &mut rep.notes);
         }
-        let counting = crate::ledger::Counting::new(compressor);
+        let counting = Counting::new(compressor);
         let outcome = self.run_phases(&snap, &counting, &mut rep, job);
         rep.ended_at = Some(now_ms());
         match outcome {
@@ -545,9 +546,7 @@ impl Somna {
     pub fn sleep_report(&self, id: i64) -> Result<SleepReport> {
         let store = self.store();
         let read = store.read();
-        let row = read
-            .get_cycle(id)?
-            .ok_or_else(|| Error::InvalidInput(format!("there is no sleep cycle {id}")))?;
+        let row = read.get_cycle(id)?.ok_or(Error::CycleNotFound { id })?;
         report_from_row(&read, &row)
     }
 
@@ -556,9 +555,7 @@ impl Somna {
     pub fn sleep_undo_blockers(&self, id: i64) -> Result<Vec<i64>> {
         let store = self.store();
         let read = store.read();
-        let row = read
-            .get_cycle(id)?
-            .ok_or_else(|| Error::InvalidInput(format!("there is no sleep cycle {id}")))?;
+        let row = read.get_cycle(id)?.ok_or(Error::CycleNotFound { id })?;
         blockers(&read, &row)
     }
 
@@ -570,8 +567,9 @@ impl Somna {
         cascade: bool,
         job: &Job,
     ) -> Result<Vec<SleepReport>> {
+        let _running = Running::claim(self)?;
         if !cascade {
-            return Ok(vec![self.sleep_undo(id, job)?]);
+            return Ok(vec![self.undo_claimed(id, job)?]);
         }
         let mut closure: HashSet<i64> = HashSet::from([id]);
         let mut todo = vec![id];
@@ -588,7 +586,7 @@ impl Somna {
             .into_iter()
             .map(|c| {
                 job.cancel.check()?;
-                self.sleep_undo(c, job)
+                self.undo_claimed(c, job)
             })
             .collect()
     }
@@ -598,15 +596,20 @@ impl Somna {
     /// and history) are removed, and the history the cycle wrote is dropped. Any cycle can
     /// be undone unless a later live cycle touched the same memories
     /// ([`Error::UndoBlocked`] names them; [`Self::sleep_undo_cascade`] undoes them first).
+    /// Refused with [`Error::CycleRunning`] for as long as a cycle (or another undo) runs on
+    /// this store.
     pub fn sleep_undo(&self, id: i64, job: &Job) -> Result<SleepReport> {
-        let _running = RUNNING
-            .try_lock()
-            .map_err(|_| Error::InvalidInput("a sleep cycle is running in this process".into()))?;
+        let _running = Running::claim(self)?;
+        self.undo_claimed(id, job)
+    }
+
+    /// [`Self::sleep_undo`] once this store's cycle slot is held.
+    fn undo_claimed(&self, id: i64, job: &Job) -> Result<SleepReport> {
         let mut store = self.store();
         let row = store
             .read()
             .get_cycle(id)?
-            .ok_or_else(|| Error::InvalidInput(format!("there is no sleep cycle {id}")))?;
+            .ok_or(Error::CycleNotFound { id })?;
         if row.status == "undone" {
             return Err(Error::InvalidInput(format!(
                 "sleep cycle {id} is already undone"
@@ -616,7 +619,7 @@ impl Somna {
         if !later.is_empty() {
             return Err(Error::UndoBlocked { cycle: id, later });
         }
-        let changes: Vec<Change> = serde_json::from_value(row.changed.clone())?;
+        let changes: Vec<FieldChange> = serde_json::from_value(row.changed.clone())?;
         job.report("undo", 0, (changes.len() + row.created_ids.len()) as u64);
         let mut undone = row.clone();
         undone.status = "undone".into();
@@ -660,7 +663,7 @@ impl Somna {
 
 /// Memories a cycle touched: changed, created or forgotten.
 fn touched(row: &CycleRow) -> Result<HashSet<i64>> {
-    let changes: Vec<Change> = serde_json::from_value(row.changed.clone())?;
+    let changes: Vec<FieldChange> = serde_json::from_value(row.changed.clone())?;
     Ok(changes
         .iter()
         .map(|c| c.memory_id)
@@ -811,6 +814,28 @@ fn report_from_row(read: &Tx<'_>, row: &CycleRow) -> Result<SleepReport> {
         forgotten: row.forgotten_ids.clone(),
         notes: serde_json::from_value(get("notes")).unwrap_or_default(),
         config: serde_json::from_value(get("config")).unwrap_or_default(),
-        golden: crate::eval::golden::runs_for_cycle(read, row.id)?,
+        golden: crate::golden::runs_for_cycle(read, row.id)?,
     })
+}
+
+impl Somna {
+    /// Records each phase of a finished sleep cycle: its time, what it counted (replay:
+    /// selected; compress: summaries; schemas: schemas; forget: forgotten) and its LLM calls.
+    fn record_sleep(&self, rep: &crate::SleepReport, counting: &Counting<'_>) {
+        use std::sync::atomic::Ordering::Relaxed;
+        for p in &rep.phases {
+            let (key, calls) = match p.name.as_str() {
+                "replay" => ("selected", 0),
+                "compress" => ("summaries", counting.compress.load(Relaxed)),
+                "schemas" => ("schemas", counting.schema.load(Relaxed)),
+                _ => ("forgotten", 0),
+            };
+            let cost = Cost {
+                items: p.counts.get(key).copied().unwrap_or(0),
+                llm_calls: if counting.is_llm() { calls } else { 0 },
+                tokens: 0,
+            };
+            self.record_ms(&format!("sleep:{}", p.name), p.millis as f64, cost);
+        }
+    }
 }

@@ -57,7 +57,8 @@ impl Somna {
             ));
         }
         let json = serde_json::to_string(settings)?;
-        self.with_store(|s| s.set_meta(SETTINGS_KEY, &json))
+        self.store()
+            .transaction(|tx| tx.set_meta(SETTINGS_KEY, &json))
     }
 }
 

@@ -7,7 +7,7 @@
 //! Requests go through ureq over `http://` (a local server) or `https://` (a hosted
 //! OpenAI-compatible API; rustls with the Mozilla root certificates).
 
-use super::compress::{Batch, Compression, Compressor, Corpus, SchemaDraft, SummaryView};
+use crate::compress::{Batch, Compression, Compressor, Corpus, SchemaDraft, SummaryView};
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;

@@ -6,12 +6,12 @@
 mod api;
 pub mod auto;
 pub mod chat;
-pub mod compress;
+mod counting;
 pub mod endpoint;
 mod plan;
-pub mod text;
 
-pub use compress::{Batch, Compression, Compressor, EpisodeView, Extractive, SchemaDraft};
+pub use crate::compress::{self, text};
+pub use crate::compress::{Batch, Compression, Compressor, EpisodeView, Extractive, SchemaDraft};
 
 use crate::memory::{Details, Kind};
 use serde::{Deserialize, Serialize};
@@ -177,7 +177,7 @@ pub struct ProposedMemory {
 
 /// One field of one memory changed by a cycle.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Change {
+pub struct FieldChange {
     pub memory_id: i64,
     /// `last_accessed`, `importance` or `state`.
     pub field: String,
@@ -200,14 +200,14 @@ pub struct SleepReport {
     pub backend: String,
     pub phases: Vec<PhaseReport>,
     pub created: Vec<ProposedMemory>,
-    pub changed: Vec<Change>,
+    pub changed: Vec<FieldChange>,
     pub forgotten: Vec<i64>,
     /// Fallbacks, skipped batches, recovered cycles, errors.
     pub notes: Vec<String>,
     pub config: SleepConfig,
     /// The golden-query runs before and after the cycle (when golden queries exist).
     #[serde(default)]
-    pub golden: Vec<crate::eval::golden::GoldenRun>,
+    pub golden: Vec<crate::golden::GoldenRun>,
 }
 
 impl SleepReport {

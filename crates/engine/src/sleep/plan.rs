@@ -1,10 +1,10 @@
 //! The phases of a cycle as pure computations over a snapshot of the store: nothing here
 //! writes, so a dry run and a real run compute exactly the same thing.
 
-use super::compress::{Batch, Compression, Compressor, Corpus, EpisodeView, Extractive};
-use super::compress::{SchemaDraft, SummaryView};
-use super::text::{self, DocFreq};
-use super::{Change, SleepConfig};
+use super::{FieldChange, SleepConfig};
+use crate::compress::text::{self, DocFreq};
+use crate::compress::{Batch, Compression, Compressor, Corpus, EpisodeView, Extractive};
+use crate::compress::{SchemaDraft, SummaryView};
 use crate::events::Job;
 use crate::memory::{Details, Kind, Memory, State};
 use crate::Result;
@@ -67,7 +67,7 @@ pub struct ReplayPlan {
     pub candidates: usize,
     /// Best first.
     pub selected: Vec<i64>,
-    pub changes: Vec<Change>,
+    pub changes: Vec<FieldChange>,
 }
 
 /// Phase 1: the unconsolidated episodes by priority; the chosen ones are marked accessed.
@@ -87,7 +87,7 @@ pub fn replay(snap: &Snapshot, cfg: &SleepConfig) -> ReplayPlan {
     cands.truncate(cfg.max_replay);
     let changes = cands
         .iter()
-        .map(|(_, m)| Change {
+        .map(|(_, m)| FieldChange {
             memory_id: m.id,
             field: "last_accessed".into(),
             old: m.last_accessed.into(),
@@ -497,7 +497,7 @@ fn terms(concepts: &[String], themes: &[String]) -> Vec<String> {
 }
 
 pub struct ForgetPlan {
-    pub changes: Vec<Change>,
+    pub changes: Vec<FieldChange>,
     pub forgotten: Vec<i64>,
     pub decayed: usize,
     pub state_changes: usize,
@@ -537,7 +537,7 @@ pub fn forget(snap: &Snapshot, newly_consolidated: &HashSet<i64>, cfg: &SleepCon
                 + (importance - cfg.importance_floor)
                     * 0.5f64.powf(elapsed / cfg.importance_half_life_days);
             if importance - decayed >= 0.001 {
-                plan.changes.push(Change {
+                plan.changes.push(FieldChange {
                     memory_id: m.id,
                     field: "importance".into(),
                     old: importance.into(),
@@ -561,7 +561,7 @@ pub fn forget(snap: &Snapshot, newly_consolidated: &HashSet<i64>, cfg: &SleepCon
             plan.forgotten.push(m.id);
         }
         if state != m.state {
-            plan.changes.push(Change {
+            plan.changes.push(FieldChange {
                 memory_id: m.id,
                 field: "state".into(),
                 old: m.state.as_str().into(),

@@ -1,6 +1,6 @@
 //! Queries on `clusters`, `cluster_members`, `cluster_merges` and `memory_energy`.
 
-use super::{blob_to_vec, vec_to_blob, Tx};
+use super::{blob_to_vec, vec_to_blob, Change, Tx};
 use crate::{Error, Result};
 use rusqlite::{params, OptionalExtension};
 use serde::{Deserialize, Serialize};
@@ -41,6 +41,8 @@ pub struct EnergyRow {
 impl Tx<'_> {
     /// Removes every cluster, membership and merge record (before a full re-clustering).
     pub fn clear_clusters(&self) -> Result<()> {
+        let ids = self.all_clusters()?.iter().map(|c| c.id).collect();
+        self.note(Change::Clusters { ids })?;
         self.conn().execute_batch(
             "DELETE FROM cluster_members; DELETE FROM cluster_merges; DELETE FROM clusters;",
         )?;
@@ -59,7 +61,9 @@ impl Tx<'_> {
              VALUES (?1, ?2, ?3, ?4, ?4)",
             params![label, vec_to_blob(centroid), energy as f64, now],
         )?;
-        Ok(self.conn().last_insert_rowid())
+        let id = self.conn().last_insert_rowid();
+        self.note(Change::Clusters { ids: vec![id] })?;
+        Ok(id)
     }
 
     pub fn update_cluster(
@@ -70,6 +74,7 @@ impl Tx<'_> {
         energy: f32,
         now: i64,
     ) -> Result<()> {
+        self.note(Change::Clusters { ids: vec![id] })?;
         self.conn().execute(
             "UPDATE clusters SET label = ?2, centroid = ?3, energy = ?4, updated_at = ?5 WHERE id = ?1",
             params![id, label, vec_to_blob(centroid), energy as f64, now],
@@ -85,6 +90,9 @@ impl Tx<'_> {
         similarity: f32,
         now: i64,
     ) -> Result<ClusterMerge> {
+        self.note(Change::Clusters {
+            ids: vec![from, into],
+        })?;
         self.conn().execute(
             "UPDATE clusters SET merged_into = ?2, updated_at = ?3 WHERE id = ?1",
             params![from, into, now],
@@ -104,6 +112,9 @@ impl Tx<'_> {
 
     /// Moves every member of cluster `from` into `into`.
     pub fn reassign_cluster(&self, from: i64, into: i64) -> Result<()> {
+        self.note(Change::Clusters {
+            ids: vec![from, into],
+        })?;
         self.conn().execute(
             "UPDATE cluster_members SET cluster_id = ?2 WHERE cluster_id = ?1",
             params![from, into],
@@ -149,6 +160,9 @@ impl Tx<'_> {
 
     /// Sets (or moves) the cluster of each memory: (memory_id, cluster_id, confidence).
     pub fn set_members(&self, members: &[(i64, i64, f32)]) -> Result<()> {
+        self.note(Change::Clusters {
+            ids: members.iter().map(|m| m.1).collect(),
+        })?;
         let mut stmt = self.conn().prepare_cached(
             "INSERT INTO cluster_members (memory_id, cluster_id, confidence) VALUES (?1, ?2, ?3)
              ON CONFLICT (memory_id) DO UPDATE SET cluster_id = excluded.cluster_id,
@@ -222,6 +236,9 @@ impl Tx<'_> {
     }
 
     pub fn put_energies(&self, rows: &[EnergyRow]) -> Result<()> {
+        self.note(Change::Energies {
+            ids: rows.iter().map(|e| e.memory_id).collect(),
+        })?;
         let mut stmt = self.conn().prepare_cached(
             "INSERT OR REPLACE INTO memory_energy (memory_id, energy, at_step, accesses)
              VALUES (?1, ?2, ?3, ?4)",

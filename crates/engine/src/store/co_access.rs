@@ -1,6 +1,6 @@
 //! Queries on `co_access`: how often two memories were retrieved together.
 
-use super::Tx;
+use super::{Change, Tx};
 use crate::Result;
 use rusqlite::params;
 use serde::{Deserialize, Serialize};
@@ -17,6 +17,7 @@ pub struct CoAccess {
 impl Tx<'_> {
     /// Counts one joint retrieval of every pair in `ids`.
     pub fn record_co_access(&self, ids: &[i64], now: i64) -> Result<()> {
+        self.note(Change::MemoriesAccessed { ids: ids.to_vec() })?;
         let mut stmt = self.conn().prepare_cached(
             "INSERT INTO co_access (a, b, count, last_at) VALUES (?1, ?2, 1, ?3)
              ON CONFLICT (a, b) DO UPDATE SET count = count + 1, last_at = excluded.last_at",
@@ -58,6 +59,9 @@ impl Tx<'_> {
     }
 
     pub fn restore_co_access(&self, c: &CoAccess) -> Result<()> {
+        self.note(Change::MemoriesAccessed {
+            ids: vec![c.a, c.b],
+        })?;
         self.conn().execute(
             "INSERT INTO co_access (a, b, count, last_at) VALUES (?1, ?2, ?3, ?4)",
             params![c.a, c.b, c.count, c.last_at],

@@ -1,7 +1,7 @@
 //! Queries on `golden_queries`, `golden_runs` and `golden_results`: the retrieval regression
 //! suite's saved queries and their runs.
 
-use super::Tx;
+use super::{Change, Tx};
 use crate::Result;
 use rusqlite::{params, OptionalExtension};
 use serde::{Deserialize, Serialize};
@@ -59,6 +59,7 @@ impl Tx<'_> {
         options: &serde_json::Value,
         now: i64,
     ) -> Result<i64> {
+        self.note(Change::Golden)?;
         self.conn().execute(
             "INSERT INTO golden_queries (query, expected, k, options, created_at)
              VALUES (?1, ?2, ?3, ?4, ?5)",
@@ -95,6 +96,7 @@ impl Tx<'_> {
 
     /// Removes a saved query and its past results; false when there was none.
     pub fn delete_golden(&self, id: i64) -> Result<bool> {
+        self.note(Change::Golden)?;
         Ok(self
             .conn()
             .execute("DELETE FROM golden_queries WHERE id = ?1", [id])?
@@ -109,6 +111,7 @@ impl Tx<'_> {
         cycle_id: Option<i64>,
         results: &[GoldenResultRow],
     ) -> Result<i64> {
+        self.note(Change::Golden)?;
         self.conn().execute(
             "INSERT INTO golden_runs (run_at, stage, cycle_id) VALUES (?1, ?2, ?3)",
             params![run_at, stage, cycle_id],

@@ -33,6 +33,7 @@ impl Tx<'_> {
         cause: Option<&str>,
         now: i64,
     ) -> Result<()> {
+        self.writing()?;
         self.conn()
             .prepare_cached(
                 "INSERT INTO history (memory_id, event, old_value, new_value, actor, cause, created_at)
@@ -92,6 +93,7 @@ impl Tx<'_> {
 
     /// Inserts an exported history entry as it was.
     pub fn restore_history(&self, h: &HistoryEntry) -> Result<()> {
+        self.writing()?;
         self.conn().execute(
             "INSERT INTO history (id, memory_id, event, old_value, new_value, actor, cause, created_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",

@@ -1,6 +1,6 @@
 //! Queries on `layouts`: the cached 2D/3D projections, one per (method, dims).
 
-use super::{blob_to_vec, vec_to_blob, Tx};
+use super::{blob_to_vec, vec_to_blob, Change, Tx};
 use crate::{Error, Result};
 use rusqlite::{params, OptionalExtension};
 
@@ -71,6 +71,10 @@ impl Tx<'_> {
 
     /// Replaces the cached layout of its (method, dims).
     pub fn put_layout(&self, l: &StoredLayout) -> Result<()> {
+        self.note(Change::Layout {
+            method: l.method.clone(),
+            dims: l.dims,
+        })?;
         let ids: Vec<u8> = l.ids.iter().flat_map(|i| i.to_le_bytes()).collect();
         self.conn().execute(
             "INSERT OR REPLACE INTO layouts

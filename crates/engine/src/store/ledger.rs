@@ -1,7 +1,7 @@
 //! Queries on `ledger`: one row per engine operation (wall time, items, LLM calls, tokens),
 //! summarised by operation and period.
 
-use super::Tx;
+use super::{Change, Tx};
 use crate::Result;
 use rusqlite::params;
 use serde::{Deserialize, Serialize};
@@ -35,6 +35,7 @@ pub struct LedgerSummary {
 
 impl Tx<'_> {
     pub fn insert_ledger(&self, entries: &[LedgerEntry]) -> Result<()> {
+        self.note(Change::Ledger)?;
         let mut stmt = self.conn().prepare_cached(
             "INSERT INTO ledger (at, op, millis, items, llm_calls, tokens)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6)",

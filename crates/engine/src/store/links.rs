@@ -1,6 +1,6 @@
 //! Queries on `links`.
 
-use super::Tx;
+use super::{Change, Tx};
 use crate::memory::LinkKind;
 use crate::Result;
 use rusqlite::params;
@@ -26,6 +26,9 @@ impl Tx<'_> {
         score: f64,
         now: i64,
     ) -> Result<()> {
+        self.note(Change::Links {
+            ids: vec![src, dst],
+        })?;
         self.conn()
             .prepare_cached(
                 "INSERT INTO links (src, dst, kind, score, created_at) VALUES (?1, ?2, ?3, ?4, ?5)
@@ -77,9 +80,20 @@ impl Tx<'_> {
 
     /// Removes the `similar` links of `id` in both directions (before re-linking it).
     pub fn clear_similar_links(&self, id: i64) -> Result<()> {
+        self.note(Change::Links { ids: vec![id] })?;
         self.conn().execute(
             "DELETE FROM links WHERE kind = 'similar' AND (src = ?1 OR dst = ?1)",
             [id],
+        )?;
+        Ok(())
+    }
+
+    /// Removes the `derived_from` links of `src` (before re-deriving it).
+    pub fn clear_derived_links(&self, src: i64) -> Result<()> {
+        self.note(Change::Links { ids: vec![src] })?;
+        self.conn().execute(
+            "DELETE FROM links WHERE src = ?1 AND kind = 'derived_from'",
+            [src],
         )?;
         Ok(())
     }
@@ -91,6 +105,24 @@ impl Tx<'_> {
             [],
             |r| r.get(0),
         )?)
+    }
+
+    pub fn count_links(&self) -> Result<u64> {
+        let n: i64 = self
+            .conn()
+            .query_row("SELECT COUNT(*) FROM links", [], |r| r.get(0))?;
+        Ok(n as u64)
+    }
+
+    /// The `limit` visible memories with the most outgoing links, most linked first.
+    pub fn most_linked(&self, limit: usize) -> Result<Vec<i64>> {
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT l.src FROM links l JOIN memories m ON m.id = l.src
+             WHERE m.deleted_at IS NULL AND m.state != 'forgotten'
+             GROUP BY l.src ORDER BY COUNT(*) DESC, l.src LIMIT ?1",
+        )?;
+        let rows = stmt.query_map([limit as i64], |r| r.get(0))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
     pub fn all_links(&self) -> Result<Vec<Link>> {

@@ -1,6 +1,6 @@
 //! Queries on `memories`.
 
-use super::{blob_to_vec, vec_to_blob, Tx};
+use super::{blob_to_vec, vec_to_blob, Change, Tx};
 use crate::memory::{Details, Kind, Memory, NewMemory, Source, State, W5H1};
 use crate::{Error, Result};
 use rusqlite::types::Value;
@@ -11,6 +11,23 @@ const COLUMNS: &str =
     "id, kind, text, who, what, \"when\", \"where\", why, how, conversation, session, \
      occurred_at, created_at, updated_at, importance, novelty, access_count, last_accessed, state, \
      tags, source, l_score, metadata, details, deleted_at, tokens";
+
+/// What a point of a visualisation needs of one visible memory (see `points`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PointRow {
+    pub id: i64,
+    pub kind: Kind,
+    pub state: State,
+    /// Cluster id, or -1 when the memory is in no cluster.
+    pub cluster: i64,
+    /// `occurred_at`, falling back to `created_at`.
+    pub time: i64,
+    pub access_count: i64,
+    pub importance: f64,
+    /// Liquid energy as stored (0 when never set) and the step it was stored at.
+    pub energy: f64,
+    pub energy_step: i64,
+}
 
 /// Which memories a listing or search considers.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -321,7 +338,9 @@ impl Tx<'_> {
                 serde_json::to_string(&m.details)?,
             ],
         )?;
-        Ok(self.conn().last_insert_rowid())
+        let id = self.conn().last_insert_rowid();
+        self.note(Change::MemoriesAdded { ids: vec![id] })?;
+        Ok(id)
     }
 
     /// Memories whose token count has not been recorded.
@@ -335,6 +354,7 @@ impl Tx<'_> {
 
     /// Records the token count of a memory's text.
     pub fn set_tokens(&self, id: i64, tokens: usize) -> Result<()> {
+        self.note(Change::MemoriesUpdated { ids: vec![id] })?;
         self.conn()
             .prepare_cached("UPDATE memories SET tokens = ?2 WHERE id = ?1")?
             .execute(params![id, tokens as i64])?;
@@ -343,6 +363,7 @@ impl Tx<'_> {
 
     /// Stores an embedding and stamps it with the next change-log position.
     pub fn set_embedding(&self, id: i64, embedding: &[f32]) -> Result<()> {
+        self.note(Change::MemoriesUpdated { ids: vec![id] })?;
         self.conn().execute(
             "UPDATE memories SET embedding = ?1,
                 embed_seq = (SELECT IFNULL(MAX(embed_seq), 0) + 1 FROM memories)
@@ -422,6 +443,62 @@ impl Tx<'_> {
             .optional()?)
     }
 
+    /// The previous and next live episode of `m`'s conversation and session (by id).
+    pub fn adjacent_episodes(&self, m: &Memory) -> Result<[Option<i64>; 2]> {
+        let mut prev = self.conn().prepare_cached(
+            "SELECT id FROM memories WHERE conversation IS ?1 AND session IS ?2 AND kind = 'episode'
+               AND id < ?3 AND deleted_at IS NULL ORDER BY id DESC LIMIT 1",
+        )?;
+        let p: Option<i64> = prev
+            .query_row(params![m.conversation, m.session, m.id], |r| r.get(0))
+            .optional()?;
+        let mut next = self.conn().prepare_cached(
+            "SELECT id FROM memories WHERE conversation IS ?1 AND session IS ?2 AND kind = 'episode'
+               AND id > ?3 AND deleted_at IS NULL ORDER BY id ASC LIMIT 1",
+        )?;
+        let n: Option<i64> = next
+            .query_row(params![m.conversation, m.session, m.id], |r| r.get(0))
+            .optional()?;
+        Ok([p, n])
+    }
+
+    /// Every episode id of `conversation`, deleted ones included, in the order stored.
+    pub fn conversation_episodes(&self, conversation: &str) -> Result<Vec<i64>> {
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT id FROM memories WHERE conversation = ?1 AND kind = 'episode' ORDER BY id",
+        )?;
+        let rows = stmt.query_map([conversation], |r| r.get(0))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// The live rolling summaries of `conversation`: (id, window, episodes it covers).
+    pub fn window_summaries(&self, conversation: &str) -> Result<Vec<(i64, usize, usize)>> {
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT id, json_extract(metadata, '$.conversation_window'),
+                    json_extract(metadata, '$.episodes')
+             FROM memories WHERE conversation = ?1 AND kind = 'summary' AND deleted_at IS NULL
+               AND json_extract(metadata, '$.conversation_window') IS NOT NULL",
+        )?;
+        let rows = stmt.query_map([conversation], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, i64>(1)? as usize,
+                r.get::<_, i64>(2)? as usize,
+            ))
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// The latest `occurred_at` of each conversation.
+    pub fn last_turn_times(&self) -> Result<Vec<(String, i64)>> {
+        let mut stmt = self.conn().prepare(
+            "SELECT conversation, MAX(occurred_at) FROM memories
+             WHERE conversation IS NOT NULL AND occurred_at IS NOT NULL GROUP BY conversation",
+        )?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
     /// Ids of the memories passing `filter`.
     pub fn filter_ids(&self, filter: &MemoryFilter) -> Result<Vec<i64>> {
         let (cond, params) = filter.to_sql();
@@ -434,6 +511,7 @@ impl Tx<'_> {
 
     /// Writes every user-editable field of `m` (after `MemoryUpdate::apply`).
     pub fn write_memory_fields(&self, m: &Memory, now: i64) -> Result<()> {
+        self.note(Change::MemoriesUpdated { ids: vec![m.id] })?;
         self.conn().execute(
             "UPDATE memories SET text = ?2, who = ?3, what = ?4, \"when\" = ?5, \"where\" = ?6,
                 why = ?7, how = ?8, importance = ?9, state = ?10, tags = ?11, metadata = ?12,
@@ -458,7 +536,27 @@ impl Tx<'_> {
         Ok(())
     }
 
+    /// Rewrites what a regenerated summary derives: its details, time and provenance score.
+    pub fn set_summary_fields(
+        &self,
+        id: i64,
+        details: &Details,
+        occurred_at: Option<i64>,
+        l_score: f64,
+    ) -> Result<()> {
+        self.note(Change::MemoriesUpdated { ids: vec![id] })?;
+        self.conn().execute(
+            "UPDATE memories SET details = ?2, occurred_at = ?3, l_score = ?4 WHERE id = ?1",
+            params![id, serde_json::to_string(details)?, occurred_at, l_score],
+        )?;
+        Ok(())
+    }
+
     pub fn set_deleted(&self, id: i64, deleted_at: Option<i64>) -> Result<()> {
+        self.note(match deleted_at {
+            Some(_) => Change::MemoriesRemoved { ids: vec![id] },
+            None => Change::MemoriesUpdated { ids: vec![id] },
+        })?;
         self.conn().execute(
             "UPDATE memories SET deleted_at = ?2, updated_at = COALESCE(?2, ?3) WHERE id = ?1",
             params![id, deleted_at, super::now_ms()],
@@ -467,6 +565,8 @@ impl Tx<'_> {
     }
 
     pub fn hard_delete(&self, id: i64) -> Result<()> {
+        self.note(Change::MemoriesRemoved { ids: vec![id] })?;
+        self.note(Change::Links { ids: vec![id] })?;
         self.conn().execute(
             "UPDATE messages SET memory_id = NULL WHERE memory_id = ?1",
             [id],
@@ -478,6 +578,7 @@ impl Tx<'_> {
 
     /// Counts one access of each memory.
     pub fn touch(&self, ids: &[i64], now: i64) -> Result<()> {
+        self.note(Change::MemoriesAccessed { ids: ids.to_vec() })?;
         let mut stmt = self.conn().prepare_cached(
             "UPDATE memories SET access_count = access_count + 1, last_accessed = ?2 WHERE id = ?1",
         )?;
@@ -583,6 +684,38 @@ impl Tx<'_> {
             .prepare(&format!("SELECT {COLUMNS} FROM memories ORDER BY id"))?;
         let rows = stmt.query_map([], row_to_memory)?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Every visible (not deleted, not forgotten) memory's point attributes, by id, handed
+    /// to `each` row by row (a store of millions is read without a list of rows).
+    pub fn point_rows(&self, each: &mut dyn FnMut(PointRow)) -> Result<()> {
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT m.id, m.kind, m.state, COALESCE(c.cluster_id, -1),
+                    COALESCE(m.occurred_at, m.created_at), m.access_count, m.importance,
+                    COALESCE(e.energy, 0), COALESCE(e.at_step, 0)
+             FROM memories m
+             LEFT JOIN cluster_members c ON c.memory_id = m.id
+             LEFT JOIN memory_energy e ON e.memory_id = m.id
+             WHERE m.deleted_at IS NULL AND m.state != 'forgotten'
+             ORDER BY m.id",
+        )?;
+        let mut rows = stmt.query([])?;
+        while let Some(r) = rows.next()? {
+            let kind: String = r.get(1)?;
+            let state: String = r.get(2)?;
+            each(PointRow {
+                id: r.get(0)?,
+                kind: kind.parse()?,
+                state: state.parse()?,
+                cluster: r.get(3)?,
+                time: r.get(4)?,
+                access_count: r.get(5)?,
+                importance: r.get(6)?,
+                energy: r.get(7)?,
+                energy_step: r.get(8)?,
+            });
+        }
+        Ok(())
     }
 
     /// Distinct speaker names of episodes and facts.

@@ -1,6 +1,6 @@
 //! Queries on `messages`, the raw conversation log.
 
-use super::Tx;
+use super::{Change, Tx};
 use crate::Result;
 use rusqlite::{params, OptionalExtension};
 use serde::{Deserialize, Serialize};
@@ -22,11 +22,25 @@ pub struct Message {
     pub metadata: serde_json::Value,
 }
 
+/// A stored message with its id, conversation, memory and time (the export format's row).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExportedMessage {
+    pub id: i64,
+    pub conversation: String,
+    #[serde(flatten)]
+    pub message: Message,
+    pub memory_id: Option<i64>,
+    pub created_at: i64,
+}
+
 impl Tx<'_> {
     /// FIFO cap (seed 002): drops the oldest messages of `conversation` from the log until
     /// their texts total at most `max_chars`. Returns how many were dropped. The memories
     /// made from them stay.
     pub fn prune_messages(&self, conversation: &str, max_chars: usize) -> Result<usize> {
+        self.note(Change::Messages {
+            conversations: vec![conversation.to_string()],
+        })?;
         Ok(self.conn().execute(
             "DELETE FROM messages WHERE id IN (
                 SELECT id FROM (
@@ -51,6 +65,9 @@ impl Tx<'_> {
                 return Ok(None);
             }
         }
+        self.note(Change::Messages {
+            conversations: vec![conversation.to_string()],
+        })?;
         let metadata = if m.metadata.is_null() {
             "{}".to_string()
         } else {
@@ -76,7 +93,16 @@ impl Tx<'_> {
         Ok(Some(self.conn().last_insert_rowid()))
     }
 
+    /// Whether `conversation` holds a message with this external id.
+    pub fn message_exists(&self, conversation: &str, external_id: &str) -> Result<bool> {
+        Ok(self
+            .conn()
+            .prepare_cached("SELECT 1 FROM messages WHERE conversation = ?1 AND external_id = ?2")?
+            .exists(params![conversation, external_id])?)
+    }
+
     pub fn link_message(&self, message_id: i64, memory_id: i64) -> Result<()> {
+        self.writing()?;
         self.conn()
             .prepare_cached("UPDATE messages SET memory_id = ?2 WHERE id = ?1")?
             .execute(params![message_id, memory_id])?;
@@ -126,7 +152,7 @@ impl Tx<'_> {
 
 impl Tx<'_> {
     /// Every message with its id, conversation, memory id and creation time (for export).
-    pub fn all_messages(&self) -> Result<Vec<crate::ingest::ExportedMessage>> {
+    pub fn all_messages(&self) -> Result<Vec<ExportedMessage>> {
         let mut stmt = self.conn().prepare(
             "SELECT id, conversation, role, speaker, text, session, occurred_at, external_id,
                     metadata, memory_id, created_at
@@ -134,7 +160,7 @@ impl Tx<'_> {
         )?;
         let rows = stmt.query_map([], |r| {
             let md: String = r.get(8)?;
-            Ok(crate::ingest::ExportedMessage {
+            Ok(ExportedMessage {
                 id: r.get(0)?,
                 conversation: r.get(1)?,
                 message: Message {
@@ -154,7 +180,10 @@ impl Tx<'_> {
     }
 
     /// Inserts an exported message as it was (id and all).
-    pub fn restore_message(&self, m: &crate::ingest::ExportedMessage) -> Result<()> {
+    pub fn restore_message(&self, m: &ExportedMessage) -> Result<()> {
+        self.note(Change::Messages {
+            conversations: vec![m.conversation.clone()],
+        })?;
         self.conn().execute(
             "INSERT INTO messages (id, conversation, session, role, speaker, text, occurred_at,
                 external_id, metadata, memory_id, created_at)

@@ -1,8 +1,11 @@
 //! The SQLite store: the single source of truth. One connection, WAL journal, embedded
-//! ordered migrations (each in its own transaction), one file per table's queries.
+//! ordered migrations (each in its own transaction), one file per table's queries. Every
+//! committed write is announced on the store's change stream ([`changes`]).
 
+mod changes;
 mod clusters;
 mod co_access;
+mod external;
 mod fts;
 mod golden;
 mod history;
@@ -11,23 +14,28 @@ mod ledger;
 mod links;
 mod memories;
 mod messages;
+mod meta;
 mod sleep_cycles;
 
+pub use changes::{coalesce, Change, ChangeBus, ChangeEvent, Origin};
 pub use clusters::{ClusterMerge, ClusterRow, EnergyRow};
 pub use co_access::CoAccess;
+pub use external::ExternalCursor;
 pub use fts::{fts_query, query_tokens};
 pub use golden::{GoldenQuery, GoldenResultRow, GoldenRunRow};
 pub use history::HistoryEntry;
 pub use layouts::StoredLayout;
 pub use ledger::{LedgerEntry, LedgerSummary};
 pub use links::Link;
-pub use memories::{ListQuery, MemoryFilter, MemoryUpdate, SortKey};
-pub use messages::Message;
+pub use memories::{ListQuery, MemoryFilter, MemoryUpdate, PointRow, SortKey};
+pub use messages::{ExportedMessage, Message};
 pub use sleep_cycles::CycleRow;
 
 use crate::{Error, Result};
-use rusqlite::{Connection, OptionalExtension};
+use changes::Pending;
+use rusqlite::Connection;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Ordered migrations; index + 1 is the schema version they bring the store to.
 const MIGRATIONS: &[&str] = &[
@@ -44,6 +52,7 @@ pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 pub struct Store {
     conn: Connection,
     path: PathBuf,
+    changes: Arc<ChangeBus>,
 }
 
 impl Store {
@@ -70,54 +79,97 @@ impl Store {
         conn.pragma_update(None, "cache_size", -65536)?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
         migrate(&mut conn, &path)?;
-        Ok(Self { conn, path })
+        Ok(Self {
+            conn,
+            path,
+            changes: Arc::default(),
+        })
     }
 
     pub fn path(&self) -> &Path {
         &self.path
     }
 
+    /// The raw connection, for tests that inspect or bend the store directly (the
+    /// `testing` feature). Inside the engine only `store/` holds the connection, so every
+    /// SQL string lives here and every write is announced.
+    #[cfg(any(test, feature = "testing"))]
     pub fn conn(&self) -> &Connection {
         &self.conn
     }
 
-    /// Runs `f` in one transaction: all of it is committed or none of it.
+    /// The stream this store announces its committed changes on.
+    pub fn changes(&self) -> &Arc<ChangeBus> {
+        &self.changes
+    }
+
+    /// Runs `f` in one transaction: all of it is committed or none of it. Once committed,
+    /// what it changed is announced on [`Store::changes`]; a failed `f` announces nothing.
     pub fn transaction<T>(&mut self, f: impl FnOnce(&Tx<'_>) -> Result<T>) -> Result<T> {
+        let pending = Pending::default();
         let tx = self.conn.transaction()?;
-        let out = f(&Tx(&tx))?;
+        let out = f(&Tx {
+            conn: &tx,
+            pending: Some(&pending),
+        })?;
         tx.commit()?;
+        self.changes.publish(Origin::Local, pending.take());
         Ok(out)
     }
 
-    /// Read access with the same query API as a transaction.
+    /// Read access with the same query API as a transaction. Writes through it are
+    /// refused: they belong in [`Store::transaction`], where they are announced.
     pub fn read(&self) -> Tx<'_> {
-        Tx(&self.conn)
+        Tx {
+            conn: &self.conn,
+            pending: None,
+        }
     }
 
     pub fn get_meta(&self, key: &str) -> Result<Option<String>> {
-        Ok(self
-            .conn
-            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
-            .optional()?)
+        self.read().get_meta(key)
     }
 
-    pub fn set_meta(&self, key: &str, value: &str) -> Result<()> {
-        self.conn.execute(
-            "INSERT INTO meta (key, value) VALUES (?1, ?2)
-             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-            [key, value],
-        )?;
-        Ok(())
+    /// Sets one setting in its own transaction.
+    pub fn set_meta(&mut self, key: &str, value: &str) -> Result<()> {
+        self.transaction(|tx| tx.set_meta(key, value))
     }
 }
 
 /// A borrowed connection (plain or inside a transaction) carrying the query methods that
-/// live in this module's per-table files.
-pub struct Tx<'c>(&'c Connection);
+/// live in this module's per-table files. Inside a transaction it collects the changes
+/// its writes make, announced when the transaction commits.
+pub struct Tx<'c> {
+    conn: &'c Connection,
+    pending: Option<&'c Pending>,
+}
 
 impl Tx<'_> {
-    pub fn conn(&self) -> &Connection {
-        self.0
+    fn conn(&self) -> &Connection {
+        self.conn
+    }
+
+    /// Refuses a write outside a transaction.
+    fn writing(&self) -> Result<()> {
+        match self.pending {
+            Some(_) => Ok(()),
+            None => Err(Error::Internal(
+                "a write outside a transaction (use Store::transaction)".into(),
+            )),
+        }
+    }
+
+    /// Records what a write changed; refused outside a transaction.
+    fn note(&self, change: Change) -> Result<()> {
+        match self.pending {
+            Some(p) => {
+                p.push(change);
+                Ok(())
+            }
+            None => Err(Error::Internal(
+                "a write outside a transaction (use Store::transaction)".into(),
+            )),
+        }
     }
 }
 
@@ -195,6 +247,38 @@ mod tests {
         drop(store);
         let err = Store::open(&path).err().unwrap();
         assert_eq!(err.code(), "schema_too_new");
+    }
+
+    #[test]
+    fn a_commit_announces_its_changes_and_a_rollback_or_a_read_writes_nothing() {
+        use crate::memory::{Kind, NewMemory};
+        let mut store = Store::open_in_memory().unwrap();
+        let rx = store.changes().subscribe();
+        let failed: Result<()> = store.transaction(|tx| {
+            tx.insert_memory(&NewMemory::new(Kind::Episode, "kept back"), 1.0, 0)?;
+            Err(Error::InvalidInput("changed my mind".into()))
+        });
+        assert!(failed.is_err());
+        assert!(rx.try_recv().is_err());
+        assert_eq!(store.read().count_memories(&Default::default()).unwrap(), 0);
+
+        let id = store
+            .transaction(|tx| tx.insert_memory(&NewMemory::new(Kind::Episode, "kept"), 1.0, 0))
+            .unwrap();
+        let event = rx.try_recv().unwrap();
+        assert_eq!(event.origin, Origin::Local);
+        assert_eq!(event.change, Change::MemoriesAdded { ids: vec![id] });
+
+        let err = store.read().set_tokens(id, 3).unwrap_err();
+        assert_eq!(err.code(), "internal");
+        store.set_meta("k", "v").unwrap();
+        assert_eq!(
+            rx.try_recv().unwrap().change,
+            Change::Settings {
+                keys: vec!["k".into()]
+            }
+        );
+        assert_eq!(store.get_meta("k").unwrap().as_deref(), Some("v"));
     }
 
     #[test]

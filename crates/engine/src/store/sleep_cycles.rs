@@ -1,7 +1,7 @@
 //! Queries on `sleep_cycles`, and the few memory-level writes a sleep cycle (and its undo)
 //! makes: one column at a time, so an undo can put back exactly what was there.
 
-use super::Tx;
+use super::{Change, Tx};
 use crate::{Error, Result};
 use rusqlite::{params, OptionalExtension};
 use std::collections::HashSet;
@@ -55,10 +55,13 @@ impl Tx<'_> {
             "INSERT INTO sleep_cycles (started_at, trigger, status) VALUES (?1, ?2, 'running')",
             params![started_at, trigger],
         )?;
-        Ok(self.conn().last_insert_rowid())
+        let id = self.conn().last_insert_rowid();
+        self.note(Change::SleepCycles { ids: vec![id] })?;
+        Ok(id)
     }
 
     pub fn save_cycle(&self, c: &CycleRow) -> Result<()> {
+        self.note(Change::SleepCycles { ids: vec![c.id] })?;
         self.conn().execute(
             "UPDATE sleep_cycles SET ended_at = ?2, status = ?3, phase_stats = ?4,
                 created_ids = ?5, changed = ?6, forgotten_ids = ?7
@@ -105,6 +108,7 @@ impl Tx<'_> {
             let rows = stmt.query_map([], |r| r.get(0))?;
             rows.collect::<rusqlite::Result<_>>()?
         };
+        self.note(Change::SleepCycles { ids: ids.clone() })?;
         self.conn().execute(
             "UPDATE sleep_cycles SET status = 'interrupted' WHERE status = 'running'",
             [],
@@ -146,6 +150,7 @@ impl Tx<'_> {
     /// Sets one sleep-managed column of a memory to a JSON value (number, text or null),
     /// leaving `updated_at` alone.
     pub fn set_sleep_field(&self, id: i64, field: &str, value: &serde_json::Value) -> Result<()> {
+        self.note(Change::MemoriesUpdated { ids: vec![id] })?;
         if !SLEEP_FIELDS.contains(&field) {
             return Err(Error::InvalidInput(format!(
                 "a sleep cycle cannot change {field:?}"
@@ -186,6 +191,7 @@ impl Tx<'_> {
 
     /// Removes the history entries written by `actor` (an undone cycle's).
     pub fn delete_history_by(&self, actor: &str) -> Result<usize> {
+        self.writing()?;
         Ok(self
             .conn()
             .execute("DELETE FROM history WHERE actor = ?1", [actor])?)

@@ -4,6 +4,7 @@
 //! the others use the fast hashing embedder.
 
 mod causal;
+mod changes;
 mod cluster;
 mod common;
 mod crud;

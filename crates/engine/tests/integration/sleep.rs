@@ -574,6 +574,57 @@ fn a_cycle_stopped_in_any_phase_leaves_a_consistent_store_and_the_next_one_finis
 }
 
 #[test]
+fn undo_is_refused_for_the_whole_time_a_cycle_runs() {
+    let f = fixture();
+    let first = f.engine.sleep(&options(), &Job::default()).unwrap();
+    conversation_in(&f.engine, "cara-dan", |session| {
+        ts(2023, 3 + session as u32, 12, 18, 0)
+    });
+    // A job that holds the next cycle between its replay and compression phases (no store
+    // lock is held there) until the test lets it go.
+    let (entered_tx, entered) = std::sync::mpsc::channel();
+    let (release, released) = std::sync::mpsc::channel::<()>();
+    let entered_tx = std::sync::Mutex::new(Some(entered_tx));
+    let released = std::sync::Mutex::new(released);
+    let job = Job {
+        progress: Arc::new(move |e: ProgressEvent| {
+            if e.stage == "compress" {
+                if let Some(tx) = entered_tx.lock().unwrap().take() {
+                    tx.send(()).unwrap();
+                    let _ = released.lock().unwrap().recv();
+                }
+            }
+        }),
+        cancel: somna_engine::CancelToken::new(),
+    };
+    std::thread::scope(|s| {
+        // Dropped on a failed assertion too, so the cycle never waits forever.
+        let release = release;
+        let cycle = s.spawn(|| f.engine.sleep(&options(), &job));
+        entered.recv().unwrap();
+        let id = first.id.unwrap();
+        let err = f.engine.sleep_undo(id, &Job::default()).unwrap_err();
+        assert_eq!(err.code(), "cycle_running");
+        let err = f
+            .engine
+            .sleep_undo_cascade(id, true, &Job::default())
+            .unwrap_err();
+        assert_eq!(err.code(), "cycle_running");
+        let err = f.engine.sleep(&options(), &Job::default()).unwrap_err();
+        assert_eq!(err.code(), "cycle_running");
+        release.send(()).unwrap();
+        assert_eq!(cycle.join().unwrap().unwrap().status, "completed");
+    });
+    // Once the cycle has ended, undo works again.
+    let undone = f
+        .engine
+        .sleep_undo_cascade(first.id.unwrap(), true, &Job::default())
+        .unwrap();
+    assert_eq!(undone.last().unwrap().id, first.id);
+    assert!(undone.iter().all(|r| r.status == "undone"));
+}
+
+#[test]
 fn a_bad_config_is_refused_before_anything_is_written() {
     let f = fixture();
     let mut opts = options();

@@ -1,14 +1,18 @@
-//! Compression backends behind one trait. [`Extractive`] is the default: deterministic and
+//! Text compression, shared by the rolling conversation summaries of ingestion and the
+//! summaries and schemas of sleep cycles: backends behind one trait ([`Compressor`]; the
+//! chat backend is `sleep::chat`). [`Extractive`] is the default: deterministic and
 //! offline. It picks the sentences closest to the batch's TF-IDF centroid (with a
 //! redundancy penalty), key concepts by TF-IDF over the store, themes from a lexicon,
 //! relationships from concepts that co-occur in a turn, and a confidence from coverage
 //! and embedding cohesion.
 
-use super::text::{self, DocFreq};
+pub mod text;
+
 use crate::embed::dot;
 use crate::Result;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, HashSet};
+use text::DocFreq;
 
 /// One episode as a compressor sees it.
 #[derive(Debug, Clone)]

@@ -1,0 +1,28 @@
+//! Queries on `meta`: the store's settings, one text value per key.
+
+use super::{Change, Tx};
+use crate::Result;
+use rusqlite::OptionalExtension;
+
+impl Tx<'_> {
+    pub fn get_meta(&self, key: &str) -> Result<Option<String>> {
+        Ok(self
+            .conn()
+            .prepare_cached("SELECT value FROM meta WHERE key = ?1")?
+            .query_row([key], |r| r.get(0))
+            .optional()?)
+    }
+
+    pub fn set_meta(&self, key: &str, value: &str) -> Result<()> {
+        self.note(Change::Settings {
+            keys: vec![key.to_string()],
+        })?;
+        self.conn()
+            .prepare_cached(
+                "INSERT INTO meta (key, value) VALUES (?1, ?2)
+                 ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            )?
+            .execute([key, value])?;
+        Ok(())
+    }
+}
