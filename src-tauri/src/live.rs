@@ -14,10 +14,9 @@ use crate::state::AppState;
 use serde::Serialize;
 use somna_server::{token, Ops, RunningServer};
 use std::net::{Ipv4Addr, SocketAddr};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-use tauri::{AppHandle, Emitter, Manager, State};
+use tauri::{AppHandle, Emitter, Manager};
 
 pub const POLL: Duration = Duration::from_millis(500);
 
@@ -35,16 +34,10 @@ pub fn start_poller(app: AppHandle) {
         .name("somna-sync".into())
         .spawn(move || loop {
             std::thread::sleep(POLL);
-            let Ok(engine) = app.state::<AppState>().engine() else {
+            let Ok(ws) = app.state::<AppState>().workspace() else {
                 continue;
             };
-            if app
-                .state::<ServerSlot>()
-                .dirty
-                .swap(false, Ordering::Relaxed)
-            {
-                let _ = app.emit("somna://memories-changed", ());
-            }
+            let engine = ws.api().engine();
             match engine.sync_external_changes() {
                 Ok(c) if !c.is_empty() => {
                     let payload = ExternalChanges {
@@ -62,11 +55,10 @@ pub fn start_poller(app: AppHandle) {
         .expect("start the sync thread");
 }
 
-/// The app's server, if running, and whether it wrote since the poller's last tick.
+/// The app's server, if running, and the store it serves.
 #[derive(Default)]
 pub struct ServerSlot {
     server: tokio::sync::Mutex<Option<(RunningServer, String)>>,
-    dirty: Arc<AtomicBool>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -109,41 +101,32 @@ fn status_of(slot: &Option<(RunningServer, String)>) -> ApiResult<ServerStatus> 
 }
 
 #[tauri::command]
-pub async fn server_status(slot: State<'_, ServerSlot>) -> ApiResult<ServerStatus> {
+pub async fn server_status(app: AppHandle) -> ApiResult<ServerStatus> {
+    let slot = app.state::<ServerSlot>();
     let guard = slot.server.lock().await;
     status_of(&guard)
 }
 
+/// Starts the server on 127.0.0.1:`req` (0 picks a free port) unless it runs.
 #[tauri::command]
-pub async fn server_start(
-    state: State<'_, AppState>,
-    slot: State<'_, ServerSlot>,
-    port: u16,
-) -> ApiResult<ServerStatus> {
+pub async fn server_start(app: AppHandle, req: u16) -> ApiResult<ServerStatus> {
+    let state = app.state::<AppState>();
+    let slot = app.state::<ServerSlot>();
     let mut guard = slot.server.lock().await;
     if guard.is_none() {
-        *guard = Some(start(&state, &slot, port).await?);
+        *guard = Some(start(&state, req).await?);
     }
     status_of(&guard)
 }
 
 /// Serves the current store on 127.0.0.1:`port`.
-async fn start(
-    state: &AppState,
-    slot: &ServerSlot,
-    port: u16,
-) -> ApiResult<(RunningServer, String)> {
-    let engine = state.engine()?;
+async fn start(state: &AppState, port: u16) -> ApiResult<(RunningServer, String)> {
+    let engine = state.workspace()?.api().engine().clone();
     let db = state.db_path().display().to_string();
     let token =
         token::load_or_create(&token_file()).map_err(|e| ApiError::new("io", e.to_string()))?;
     let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
-    // Writes through this server come from this process, which the engine's sync does
-    // not report (it reports other processes' writes).
-    // They set a flag the poller turns into one refresh per tick, however many arrive.
-    let dirty = slot.dirty.clone();
-    let ops = Ops::new(Arc::clone(&engine), "http")
-        .on_write(Arc::new(move || dirty.store(true, Ordering::Relaxed)));
+    let ops = Ops::new(engine, "http");
     let server = somna_server::serve(ops, addr, &token)
         .await
         .map_err(|e| ApiError::new("io", e.to_string()))?;
@@ -165,13 +148,14 @@ pub fn follow_store_switch(app: &AppHandle) -> ApiResult<()> {
             .stop()
             .await
             .map_err(|e| ApiError::new("io", e.to_string()))?;
-        *guard = Some(start(&state, &slot, port).await?);
+        *guard = Some(start(&state, port).await?);
         Ok(())
     })
 }
 
 #[tauri::command]
-pub async fn server_stop(slot: State<'_, ServerSlot>) -> ApiResult<ServerStatus> {
+pub async fn server_stop(app: AppHandle) -> ApiResult<ServerStatus> {
+    let slot = app.state::<ServerSlot>();
     let mut guard = slot.server.lock().await;
     if let Some((server, _)) = guard.take() {
         server

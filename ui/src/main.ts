@@ -2,14 +2,14 @@
 // browser on the left, the views in the middle (3D space, retrieval X-ray, bubble graph,
 // sleep, clusters), and the selected memory's details on the right.
 
-import { api, onEvent, onProgress, onJobDone, waitJob, CommandError } from "./api";
+import { api, rpc, onEvent, onProgress, onJobDone, waitJob, CommandError } from "./api";
 import { Browser } from "./browser";
 import { Detail } from "./detail";
 import { h, clear, fmtInt, toast } from "./dom";
 import { Graph } from "./graph";
 import { Space } from "./space";
 import { bus, parseLayout, parsePoints, select, state } from "./store";
-import type { ExternalChanges, ProgressPayload, Route, ScoreMode, Stats, Status } from "./types";
+import type { ExternalChanges, LayoutSummary, ProgressPayload, Route, ScoreMode, Stats, Status } from "./types";
 import { Xray, searchSummary } from "./xray";
 import { SleepPanel } from "./sleep";
 import { ClusterPanel } from "./clusters";
@@ -84,7 +84,7 @@ function showTab(id: Tab): void {
 
 app.append(topbar, h("div", { class: "body" }, browser.el, center, detail.el));
 // Handles for the end-to-end tests and for poking at the app from the web inspector.
-Object.assign(globalThis, { __somnaSpace: space, __somnaState: state, __somnaGraph: graph, __somnaSelect: select });
+Object.assign(globalThis, { __somnaSpace: space, __somnaState: state, __somnaGraph: graph, __somnaSelect: select, __somnaApi: { rpc, waitJob } });
 showTab("space");
 
 // ---- search -------------------------------------------------------------------------
@@ -99,7 +99,7 @@ async function runSearch(reveal = true): Promise<void> {
   try {
     const r = await api.search({
       query: q, k: Number(kSel.value), mode: modeSel.value as ScoreMode,
-      route: routeSel.value === "auto" ? null : (routeSel.value as Route), filter: state.filter,
+      route: routeSel.value === "auto" ? null : (routeSel.value as Route), filters: state.filter,
     });
     state.search = r;
     clearBtn.hidden = false;
@@ -189,7 +189,7 @@ async function refreshPoints(animate: boolean, full: boolean): Promise<void> {
     }
     space.setStatus(`${method === "pca" ? "PCA" : "t-SNE"}: computing layout of ${fmtInt(state.points.n)} memories…`);
     const job = await api.computeLayout(method, 3, full);
-    const summary = await waitJob<{ points: number; placed_incrementally: number; computed_at: number }>(job);
+    const summary = await waitJob<LayoutSummary>(job);
     if (token !== pointsToken) return;
     const layout = parseLayout(await api.layoutData(method, 3), method);
     await space.setData(state.points, layout, animate);
