@@ -7,7 +7,8 @@
 use crate::commands::{JobRef, PathRequest, Status};
 use crate::error::ApiError;
 use crate::jobs::{DonePayload, ProgressPayload};
-use crate::live::{ExternalChanges, ServerStatus};
+use crate::live::ServerStatus;
+use somna_engine::store::{Change as StoreChange, ChangeEvent, Origin as ChangeOrigin};
 use somna_api::{
     ClusterRequest, DeleteArgs, DeleteResult, Filters, IdArgs, ImportDone, ImportRequest,
     LayoutKey, LayoutRequest, LayoutSummary, ListArgs, LiquidStatus, LlmSettings,
@@ -90,7 +91,9 @@ fn render() -> String {
         LlmSettings,
         AutoSleepSettings,
         ServerStatus,
-        ExternalChanges,
+        ChangeOrigin,
+        StoreChange,
+        ChangeEvent,
         Filters,
         ListArgs,
         SearchArgs,

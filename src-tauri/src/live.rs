@@ -1,58 +1,39 @@
 //! Live updates and the app's own server.
 //!
-//! * A poller (every 500 ms) asks the engine to catch up with writes other processes made
-//!   to the store (an agent through `somna serve` / `somna mcp`); when there were any, it
-//!   emits `somna://memories-changed` (the UI reloads the browser and places the new
-//!   points incrementally) and `somna://external-changes` with the ids.
+//! * One forwarder per open store turns the engine's change stream into ONE event,
+//!   `somna://changed` (a [`ChangeEvent`]: where it was made — this process or another — and
+//!   what changed). Every write reaches it: the app's commands, the app's own server (an
+//!   agent over MCP/REST), auto-sleep, the liquid loop, and other processes' writes, which
+//!   the engine's watcher finds (`Somna::watch_external`, every 500 ms). The UI reloads what
+//!   each change touches (see ui/src/main.ts).
 //! * The settings dialog can start and stop the loopback HTTP server (MCP + REST) on the
-//!   open store; its address and bearer token are shown there. Its writes come from this
-//!   process, so the engine's sync does not report them: they set a flag that the poller
-//!   turns into one `somna://memories-changed` per tick.
+//!   open store; its address and bearer token are shown there.
 
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
 use serde::Serialize;
+use somna_engine::store::ChangeEvent;
+use somna_engine::Somna;
 use somna_server::{token, Ops, RunningServer};
 use std::net::{Ipv4Addr, SocketAddr};
-use std::sync::Arc;
-use std::time::Duration;
 use tauri::{AppHandle, Emitter, Manager};
 
-pub const POLL: Duration = Duration::from_millis(500);
+/// The one event every store change reaches the UI as.
+pub const CHANGED: &str = "somna://changed";
 
-#[derive(Debug, Clone, Serialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
-pub struct ExternalChanges {
-    pub added: Vec<i64>,
-    pub updated: Vec<i64>,
-    pub removed: Vec<i64>,
-}
-
-/// Runs for the app's lifetime on its own thread; a store switch is picked up on the next tick.
-pub fn start_poller(app: AppHandle) {
+/// Forwards `engine`'s change stream to the UI until the engine is dropped (its stream
+/// then closes). Other processes' writes arrive on it through the workspace's watcher.
+pub fn forward_changes(app: &AppHandle, engine: &Somna) {
+    let changes = engine.subscribe();
+    let emitter = app.clone();
     std::thread::Builder::new()
-        .name("somna-sync".into())
-        .spawn(move || loop {
-            std::thread::sleep(POLL);
-            let Ok(ws) = app.state::<AppState>().workspace() else {
-                continue;
-            };
-            let engine = ws.api().engine();
-            match engine.sync_external_changes() {
-                Ok(c) if !c.is_empty() => {
-                    let payload = ExternalChanges {
-                        added: c.added.iter().map(|m| m.id).collect(),
-                        updated: c.updated.iter().map(|m| m.id).collect(),
-                        removed: c.removed,
-                    };
-                    let _ = app.emit("somna://external-changes", payload);
-                    let _ = app.emit("somna://memories-changed", ());
-                }
-                Ok(_) => {}
-                Err(e) => eprintln!("somna: catching up with other writers failed: {e}"),
+        .name("somna-changes".into())
+        .spawn(move || {
+            for event in changes {
+                let _ = emitter.emit::<&ChangeEvent>(CHANGED, &event);
             }
         })
-        .expect("start the sync thread");
+        .expect("start the change forwarder");
 }
 
 /// The app's server, if running, and the store it serves.
@@ -119,15 +100,15 @@ pub async fn server_start(app: AppHandle, req: u16) -> ApiResult<ServerStatus> {
     status_of(&guard)
 }
 
-/// Serves the current store on 127.0.0.1:`port`.
+/// Serves the current store on 127.0.0.1:`port`. Its writes are the engine's like any
+/// other, so they reach the UI through the change stream.
 async fn start(state: &AppState, port: u16) -> ApiResult<(RunningServer, String)> {
     let engine = state.workspace()?.api().engine().clone();
     let db = state.db_path().display().to_string();
     let token =
         token::load_or_create(&token_file()).map_err(|e| ApiError::new("io", e.to_string()))?;
     let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
-    let ops = Ops::new(engine, "http");
-    let server = somna_server::serve(ops, addr, &token)
+    let server = somna_server::serve(Ops::new(engine, "http"), addr, &token)
         .await
         .map_err(|e| ApiError::new("io", e.to_string()))?;
     Ok((server, db))

@@ -37,7 +37,6 @@ fn main() {
             // Opening loads the model and verifies (or rebuilds) the index: off the main
             // thread, so the window appears at once and shows progress.
             tauri::async_runtime::spawn_blocking(move || open_engine(&handle));
-            live::start_poller(app.handle().clone());
             Ok(())
         })
         .invoke_handler(rpc_table!(rpc_handler))
@@ -84,9 +83,11 @@ fn open_engine(app: &tauri::AppHandle) {
     }
 }
 
-/// The workspace over a newly opened engine: the liquid loop's events go to the UI as
-/// `somna://liquid-step`, `somna://liquid-state` and `somna://liquid-error`.
+/// The workspace over a newly opened engine: its changes go to the UI as one event
+/// (live.rs); the liquid loop's steps as `somna://liquid-step`, `somna://liquid-state` and
+/// `somna://liquid-error`.
 pub fn workspace(app: &tauri::AppHandle, engine: somna_engine::Somna) -> Arc<somna_api::Workspace> {
+    live::forward_changes(app, &engine);
     let emitter = app.clone();
     let on_liquid = Arc::new(move |event: somna_engine::LiquidEvent| {
         let _ = match event {

@@ -1,6 +1,7 @@
 //! One open store and what runs over it while a long-lived front end (the app) keeps it
-//! open: the layouts computed this session, the liquid clustering loop, and auto-sleep
-//! while its stored setting is enabled. Dropping the workspace stops both loops.
+//! open: the engine's watcher of other processes' writes (they arrive on the engine's
+//! change stream), the layouts computed this session, the liquid clustering loop, and
+//! auto-sleep while its stored setting is enabled. Dropping the workspace stops them all.
 
 use crate::views::{check_dims, LayoutCoords};
 use crate::{Api, LayoutKey, LayoutRequest, LayoutSummary};
@@ -13,6 +14,10 @@ use somna_engine::{
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+/// How often the workspace looks for other processes' writes to its store.
+pub const WATCH_EXTERNAL: Duration = Duration::from_millis(500);
 
 /// Receives the liquid loop's steps, state changes and errors.
 pub type LiquidSink = Arc<dyn Fn(LiquidEvent) + Send + Sync>;
@@ -36,6 +41,7 @@ pub struct Workspace {
     liquid: Mutex<Option<Liquid>>,
     on_liquid: LiquidSink,
     auto_sleep: Mutex<Option<AutoSleep>>,
+    _watch: somna_engine::ExternalWatch,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -55,9 +61,10 @@ pub fn load_policies(
 }
 
 impl Workspace {
-    /// Takes over an open engine: applies the ingest policies of `data_dir` and starts
-    /// auto-sleep if the store's setting enables it. Problems with either are returned
-    /// beside the workspace (it works without them).
+    /// Takes over an open engine: applies the ingest policies of `data_dir`, starts the
+    /// watcher of other processes' writes, and starts auto-sleep if the store's setting
+    /// enables it. Problems with the policies or auto-sleep are returned beside the
+    /// workspace (it works without them).
     pub fn open(
         engine: Arc<Somna>,
         actor: &str,
@@ -69,7 +76,9 @@ impl Workspace {
             Ok(p) => engine.set_policies(p),
             Err(e) => problems.push(format!("ingest policies not applied: {e}")),
         }
+        let watch = engine.watch_external(WATCH_EXTERNAL);
         let ws = Self {
+            _watch: watch,
             api: Api::new(engine, actor),
             layouts: Mutex::default(),
             liquid: Mutex::new(None),
