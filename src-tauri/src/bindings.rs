@@ -4,25 +4,20 @@
 //! stale; `SOMNA_WRITE_BINDINGS=1 cargo test -p somna-app bindings` rewrites it. Integers
 //! are `number` (ids and millisecond times stay far below 2^53).
 
-use crate::commands::{JobRef, PathRequest, Status};
+use crate::commands::{self, JobRef, PathRequest, Status};
 use crate::error::ApiError;
 use crate::jobs::{DonePayload, ProgressPayload};
-use crate::live::ServerStatus;
-use somna_engine::store::{Change as StoreChange, ChangeEvent, Origin as ChangeOrigin};
+use crate::live::{self, ServerStatus};
 use somna_api::{
     ClusterRequest, DeleteArgs, DeleteResult, Filters, IdArgs, ImportDone, ImportRequest,
-    LayoutKey, LayoutRequest, LayoutSummary, ListArgs, LiquidStatus, LlmSettings,
-    NeighbourhoodRequest, SearchArgs, SetLlmSettings, SimilarArgs, SimilarResult,
-    SleepRunRequest, UndoRequest, UpdateArgs, UpdateFields,
-};
-use somna_engine::cluster::{ClusterReport, ClusterUpkeep};
-use somna_engine::ingest::{ImportFormat, ImportOutcome};
-use somna_engine::{
-    AddReport, LiquidParams, PhaseReport, ProjectionMethod, ProposedMemory, ReplayWeights,
-    SleepConfig, SleepReport,
+    LayoutKey, LayoutRequest, LayoutSummary, LiquidStatus, ListArgs, LlmSettings,
+    NeighbourhoodRequest, SearchArgs, SetLlmSettings, SimilarArgs, SimilarResult, SleepRunRequest,
+    UndoRequest, UpdateArgs, UpdateFields,
 };
 use somna_engine::cluster::ClusterInfo;
+use somna_engine::cluster::{ClusterReport, ClusterUpkeep};
 use somna_engine::index::SearchPath;
+use somna_engine::ingest::{ImportFormat, ImportOutcome};
 use somna_engine::memory::{Details, Kind, LinkKind, Memory, Source, State, W5H1};
 use somna_engine::points::{GraphEdge, GraphNode, MemorySleepEvent, Neighbourhood, Similar};
 use somna_engine::retrieve::{
@@ -31,6 +26,10 @@ use somna_engine::retrieve::{
 use somna_engine::sleep::auto::AutoSleepSettings;
 use somna_engine::store::{
     ClusterMerge, HistoryEntry, Link, ListQuery, MemoryFilter, MemoryUpdate, SortKey,
+};
+use somna_engine::{
+    AddReport, LiquidParams, PhaseReport, ProjectionMethod, ProposedMemory, ReplayWeights,
+    SleepConfig, SleepReport,
 };
 use somna_engine::{MemoryDetail, Page, Stats};
 use ts_rs::{Config, TS};
@@ -91,9 +90,6 @@ fn render() -> String {
         LlmSettings,
         AutoSleepSettings,
         ServerStatus,
-        ChangeOrigin,
-        StoreChange,
-        ChangeEvent,
         Filters,
         ListArgs,
         SearchArgs,
@@ -126,6 +122,8 @@ fn render() -> String {
         PhaseReport,
         ProposedMemory,
         somna_engine::Change,
+        somna_engine::eval::golden::GoldenOutcome,
+        somna_engine::eval::golden::GoldenRun,
         SleepReport,
         SetLlmSettings,
         SleepRunRequest,

@@ -46,9 +46,7 @@ pub fn job<T: Serialize + 'static>(
 ) -> ApiResult<u64> {
     let state = app.state::<AppState>();
     let ws = state.workspace()?;
-    Ok(state
-        .jobs
-        .spawn(app, kind, move |job| Ok(work(&ws, job)?)))
+    Ok(state.jobs.spawn(app, kind, move |job| Ok(work(&ws, job)?)))
 }
 
 #[derive(Debug, Serialize)]
@@ -243,9 +241,6 @@ pub async fn open_store(app: AppHandle, req: PathRequest) -> ApiResult<u64> {
 }
 
 #[tauri::command]
-pub async fn memory_sleep_history(
-    app: AppHandle,
-    req: IdArgs,
-) -> ApiResult<Vec<MemorySleepEvent>> {
+pub async fn memory_sleep_history(app: AppHandle, req: IdArgs) -> ApiResult<Vec<MemorySleepEvent>> {
     on_engine(&app, move |ws| ws.api().memory_sleep_history(req.id)).await
 }

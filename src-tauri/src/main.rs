@@ -96,10 +96,9 @@ pub fn workspace(app: &tauri::AppHandle, engine: somna_engine::Somna) -> Arc<som
                 "somna://liquid-state",
                 serde_json::json!({ "running": running }),
             ),
-            somna_engine::LiquidEvent::Error { code, message } => emitter.emit(
-                "somna://liquid-error",
-                error::ApiError::new(&code, message),
-            ),
+            somna_engine::LiquidEvent::Error { code, message } => {
+                emitter.emit("somna://liquid-error", error::ApiError::new(&code, message))
+            }
         };
     });
     let (ws, problems) = somna_api::Workspace::open(

@@ -12,7 +12,9 @@ use std::sync::{Arc, Mutex, RwLock};
 pub enum Engine {
     /// Loading the model and the index. A plain connection to the store (when it exists)
     /// serves the cached layout meanwhile, so the 3D view appears at once.
-    Opening { early: Option<Arc<Mutex<Store>>> },
+    Opening {
+        early: Option<Arc<Mutex<Store>>>,
+    },
     Ready(Arc<Workspace>),
     Failed(ApiError),
 }

@@ -18,13 +18,13 @@ pub mod sleep;
 mod views;
 pub mod workspace;
 
+pub use llm::{LlmEndpoint, LlmSettings, SetLlmSettings};
 pub use memories::{
     AddMemoryArgs, DeleteArgs, DeleteResult, Filters, IdArgs, ImportDone, ImportRequest, ListArgs,
     MessageArg, SimilarArgs, SimilarResult, UpdateArgs, UpdateFields,
 };
 pub use search::{SearchArgs, SearchHit, SearchOptions, SearchResult};
 pub use sleep::{Backend, SleepArgs, SleepRunRequest, UndoRequest};
-pub use llm::{LlmEndpoint, LlmSettings, SetLlmSettings};
 pub use views::{
     expand_home, stored_layout, stored_points, ClusterRequest, LayoutCoords, LayoutKey,
     LayoutRequest, LayoutSummary, NeighbourhoodRequest,

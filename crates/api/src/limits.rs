@@ -115,6 +115,9 @@ mod tests {
         assert_eq!(e.code(), "invalid_input");
         assert!(e.to_string().contains("k must be 1 to 200 (got 0)"), "{e}");
         let e = LIST_LIMIT.check(Some(1001)).unwrap_err();
-        assert!(e.to_string().contains("limit must be 1 to 1000 (got 1001)"), "{e}");
+        assert!(
+            e.to_string().contains("limit must be 1 to 1000 (got 1001)"),
+            "{e}"
+        );
     }
 }

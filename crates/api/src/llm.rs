@@ -158,7 +158,10 @@ mod tests {
         let e = apply(None, req("http://h", " ", None, 60)).unwrap_err();
         assert!(e.to_string().contains("model name"), "{e}");
         let e = apply(None, req("http://h", "m", None, 0)).unwrap_err();
-        assert!(e.to_string().contains("timeout_secs must be 1 to 600"), "{e}");
+        assert!(
+            e.to_string().contains("timeout_secs must be 1 to 600"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -172,7 +175,11 @@ mod tests {
         assert!(shown.has_key);
         assert_eq!(shown.model, "qwen");
         assert_eq!(
-            endpoint::load_saved(dir.path()).unwrap().unwrap().api_key.as_deref(),
+            endpoint::load_saved(dir.path())
+                .unwrap()
+                .unwrap()
+                .api_key
+                .as_deref(),
             Some("sk-x")
         );
         ep.set(req("", "", None, 60)).unwrap();

@@ -300,9 +300,7 @@ impl Api {
     pub fn add(&self, args: AddMemoryArgs) -> Result<AddReport> {
         let conversation = args.conversation.trim().to_string();
         if conversation.is_empty() {
-            return Err(Error::InvalidInput(
-                "conversation must not be empty".into(),
-            ));
+            return Err(Error::InvalidInput("conversation must not be empty".into()));
         }
         ADD_MESSAGES.check(Some(args.messages.len()))?;
         let messages: Vec<Message> = args

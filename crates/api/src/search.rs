@@ -165,8 +165,13 @@ mod tests {
 
     #[test]
     fn k_above_the_front_end_limit_is_refused_though_the_engine_would_take_it() {
-        let e = args("x", Some(201)).to_query(Budget::default()).unwrap_err();
-        assert!(e.to_string().contains("k must be 1 to 200 (got 201)"), "{e}");
+        let e = args("x", Some(201))
+            .to_query(Budget::default())
+            .unwrap_err();
+        assert!(
+            e.to_string().contains("k must be 1 to 200 (got 201)"),
+            "{e}"
+        );
         assert_eq!(args("x", None).to_query(Budget::default()).unwrap().k, 10);
     }
 }

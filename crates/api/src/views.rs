@@ -76,7 +76,9 @@ pub(crate) fn check_dims(dims: usize) -> Result<()> {
     if dims == 2 || dims == 3 {
         Ok(())
     } else {
-        Err(Error::InvalidInput(format!("dims must be 2 or 3 (got {dims})")))
+        Err(Error::InvalidInput(format!(
+            "dims must be 2 or 3 (got {dims})"
+        )))
     }
 }
 

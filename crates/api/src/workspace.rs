@@ -8,8 +8,8 @@ use crate::{Api, LayoutKey, LayoutRequest, LayoutSummary};
 use serde::Serialize;
 use somna_engine::sleep::auto::{AutoSleep, AutoSleepSettings};
 use somna_engine::{
-    Job, Layout, LiquidEvent, LiquidLoop, LiquidParams, ProjectionMethod, ProjectionParams,
-    Result, Somna,
+    Job, Layout, LiquidEvent, LiquidLoop, LiquidParams, ProjectionMethod, ProjectionParams, Result,
+    Somna,
 };
 use std::collections::HashMap;
 use std::path::Path;
@@ -41,7 +41,6 @@ pub struct Workspace {
     liquid: Mutex<Option<Liquid>>,
     on_liquid: LiquidSink,
     auto_sleep: Mutex<Option<AutoSleep>>,
-    _watch: somna_engine::ExternalWatch,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -76,9 +75,7 @@ impl Workspace {
             Ok(p) => engine.set_policies(p),
             Err(e) => problems.push(format!("ingest policies not applied: {e}")),
         }
-        let watch = engine.watch_external(WATCH_EXTERNAL);
         let ws = Self {
-            _watch: watch,
             api: Api::new(engine, actor),
             layouts: Mutex::default(),
             liquid: Mutex::new(None),

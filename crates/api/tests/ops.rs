@@ -138,7 +138,10 @@ fn adds_keep_the_store_clustered_once_it_is_large_enough() {
     assert!(api.clusters().unwrap().is_empty(), "too few to cluster yet");
     let refs: Vec<&str> = texts[10..].iter().map(String::as_str).collect();
     add(&api, &refs);
-    assert!(!api.clusters().unwrap().is_empty(), "clustered at the threshold");
+    assert!(
+        !api.clusters().unwrap().is_empty(),
+        "clustered at the threshold"
+    );
     // A later add joins a cluster instead of waiting for a recomputation.
     let id = add(&api, &["the lighthouse keeper repaints the tower again"])[0];
     let points = api.point_attributes().unwrap();
@@ -167,7 +170,10 @@ fn an_import_detects_its_format_and_keeps_the_store_clustered() {
         done.clusters
     );
     let json = serde_json::to_value(&done).unwrap();
-    assert_eq!(json["messages_stored"], 24, "the outcome's fields sit at the top: {json}");
+    assert_eq!(
+        json["messages_stored"], 24,
+        "the outcome's fields sit at the top: {json}"
+    );
 }
 
 #[test]
@@ -197,15 +203,30 @@ fn writes_are_recorded_with_the_front_ends_actor() {
 fn sleep_runs_with_the_chosen_backend_and_undo_reports_the_cycle() {
     let dir = tempfile::tempdir().unwrap();
     let api = Api::new(engine(&dir), "test");
-    add(&api, &many(12).iter().map(String::as_str).collect::<Vec<_>>());
+    add(
+        &api,
+        &many(12).iter().map(String::as_str).collect::<Vec<_>>(),
+    );
     let e = Backend::choose(Some("chat"), || Ok(None)).unwrap_err();
     assert_eq!(e.code(), "invalid_input");
     let dry = api
-        .sleep(true, SleepConfig::default(), &Backend::Extractive, "test", &Job::default())
+        .sleep(
+            true,
+            SleepConfig::default(),
+            &Backend::Extractive,
+            "test",
+            &Job::default(),
+        )
         .unwrap();
     assert_eq!(dry.status, "dry_run");
     let done = api
-        .sleep(false, SleepConfig::default(), &Backend::Extractive, "test", &Job::default())
+        .sleep(
+            false,
+            SleepConfig::default(),
+            &Backend::Extractive,
+            "test",
+            &Job::default(),
+        )
         .unwrap();
     let id = done.id.unwrap();
     let undone = api
@@ -221,12 +242,19 @@ fn the_workspace_keeps_the_layouts_it_computed() {
     let engine = engine(&dir);
     let (ws, problems) = Workspace::open(engine, "app", dir.path(), Arc::new(|_| {}));
     assert!(problems.is_empty(), "{problems:?}");
-    add(ws.api(), &many(10).iter().map(String::as_str).collect::<Vec<_>>());
+    add(
+        ws.api(),
+        &many(10).iter().map(String::as_str).collect::<Vec<_>>(),
+    );
     let key = LayoutKey {
         method: ProjectionMethod::Pca,
         dims: 3,
     };
-    assert_eq!(ws.layout(key).unwrap(), None, "nothing computed or saved yet");
+    assert_eq!(
+        ws.layout(key).unwrap(),
+        None,
+        "nothing computed or saved yet"
+    );
     let req = LayoutRequest {
         method: ProjectionMethod::Pca,
         dims: 3,

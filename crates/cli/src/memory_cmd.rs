@@ -7,8 +7,8 @@ use crate::{job_with_bar, Ctx, FilterArgs, ImportFormat};
 use anyhow::{bail, Context};
 use clap::Args;
 use somna_api::{
-    AddMemoryArgs, DeleteArgs, ImportRequest, ListArgs, MessageArg, SearchArgs,
-    SearchOptions, SimilarArgs, UpdateFields,
+    AddMemoryArgs, DeleteArgs, ImportRequest, ListArgs, MessageArg, SearchArgs, SearchOptions,
+    SimilarArgs, UpdateFields,
 };
 use somna_engine::embed::ModelDir;
 use somna_engine::ingest::ImportOutcome;

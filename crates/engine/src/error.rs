@@ -1,6 +1,8 @@
 //! The engine's one error type. Every failure a caller can act on has its own variant;
-//! `code()` gives the stable, closed set of codes the CLI's JSON output and the app use.
+//! `code()` gives the stable, closed set of codes the CLI's JSON output and the app use, and
+//! `kind()` the class of failure a front end maps to a status (HTTP, MCP, exit code).
 
+use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
 /// Result alias used throughout the engine.
@@ -44,6 +46,12 @@ pub enum Error {
     #[error("memory {id} not found")]
     NotFound { id: i64 },
 
+    #[error("there is no sleep cycle {id}")]
+    CycleNotFound { id: i64 },
+
+    #[error("a sleep cycle is running on this store: wait for it to end")]
+    CycleRunning,
+
     #[error("invalid input: {0}")]
     InvalidInput(String),
 
@@ -81,6 +89,43 @@ pub enum Error {
 
     #[error("JSON error: {0}")]
     Json(#[from] serde_json::Error),
+
+    /// A broken invariant inside the engine (a bug), never the caller's input.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+/// The class of a failure: what a caller can do about it. Front ends map it to their own
+/// statuses (HTTP 422/404/409/499/503/500, MCP error codes), so no front end matches on codes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// The request is malformed or refused as given: fix it and retry.
+    Invalid,
+    /// What the request names does not exist.
+    NotFound,
+    /// The store's state refuses the request now (a running cycle, later cycles in the way).
+    Conflict,
+    /// The caller cancelled the work.
+    Cancelled,
+    /// Something the engine needs is missing or busy (the model, the store file, a lock).
+    Unavailable,
+    /// A failure inside the engine or its storage.
+    Internal,
+}
+
+impl ErrorKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::Invalid => "invalid",
+            ErrorKind::NotFound => "not_found",
+            ErrorKind::Conflict => "conflict",
+            ErrorKind::Cancelled => "cancelled",
+            ErrorKind::Unavailable => "unavailable",
+            ErrorKind::Internal => "internal",
+        }
+    }
 }
 
 impl Error {
@@ -95,6 +140,8 @@ impl Error {
             Error::Embedding(_) => "embedding",
             Error::IndexCorrupt { .. } => "index_corrupt",
             Error::NotFound { .. } => "not_found",
+            Error::CycleNotFound { .. } => "cycle_not_found",
+            Error::CycleRunning => "cycle_running",
             Error::InvalidInput(_) => "invalid_input",
             Error::ProvenanceBelowThreshold { .. } => "provenance_below_threshold",
             Error::Import { .. } => "import",
@@ -103,6 +150,36 @@ impl Error {
             Error::UndoBlocked { .. } => "undo_blocked",
             Error::Cancelled => "cancelled",
             Error::Json(_) => "json",
+            Error::Internal(_) => "internal",
+        }
+    }
+
+    /// The class of this failure (see [`ErrorKind`]).
+    pub fn kind(&self) -> ErrorKind {
+        use rusqlite::ErrorCode::{CannotOpen, DatabaseBusy, DatabaseLocked};
+        match self {
+            Error::Sqlite(rusqlite::Error::SqliteFailure(e, _))
+                if matches!(e.code, DatabaseBusy | DatabaseLocked | CannotOpen) =>
+            {
+                ErrorKind::Unavailable
+            }
+            Error::Sqlite(_) | Error::Embedding(_) | Error::IndexCorrupt { .. } => {
+                ErrorKind::Internal
+            }
+            Error::Io { .. }
+            | Error::ModelMissing { .. }
+            | Error::ModelCorrupt { .. }
+            | Error::ModelInstall(_)
+            | Error::SchemaTooNew { .. } => ErrorKind::Unavailable,
+            Error::NotFound { .. } | Error::CycleNotFound { .. } => ErrorKind::NotFound,
+            Error::InvalidInput(_)
+            | Error::ProvenanceBelowThreshold { .. }
+            | Error::Import { .. }
+            | Error::Policy { .. }
+            | Error::Json(_) => ErrorKind::Invalid,
+            Error::UndoBlocked { .. } | Error::CycleRunning => ErrorKind::Conflict,
+            Error::Cancelled => ErrorKind::Cancelled,
+            Error::Internal(_) => ErrorKind::Internal,
         }
     }
 
@@ -117,5 +194,55 @@ impl Error {
 impl From<candle_core::Error> for Error {
     fn from(e: candle_core::Error) -> Self {
         Error::Embedding(e.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_failure_has_a_kind_and_cycles_have_their_own_codes() {
+        let cases = [
+            (Error::NotFound { id: 1 }, "not_found", ErrorKind::NotFound),
+            (
+                Error::CycleNotFound { id: 1 },
+                "cycle_not_found",
+                ErrorKind::NotFound,
+            ),
+            (Error::CycleRunning, "cycle_running", ErrorKind::Conflict),
+            (
+                Error::UndoBlocked {
+                    cycle: 1,
+                    later: vec![2],
+                },
+                "undo_blocked",
+                ErrorKind::Conflict,
+            ),
+            (
+                Error::InvalidInput("x".into()),
+                "invalid_input",
+                ErrorKind::Invalid,
+            ),
+            (Error::Cancelled, "cancelled", ErrorKind::Cancelled),
+            (
+                Error::ModelMissing { dir: "m".into() },
+                "model_missing",
+                ErrorKind::Unavailable,
+            ),
+            (Error::Internal("x".into()), "internal", ErrorKind::Internal),
+        ];
+        for (e, code, kind) in cases {
+            assert_eq!((e.code(), e.kind()), (code, kind), "{e}");
+        }
+        let busy = rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_BUSY),
+            None,
+        );
+        assert_eq!(Error::from(busy).kind(), ErrorKind::Unavailable);
+        assert_eq!(
+            serde_json::to_string(&ErrorKind::NotFound).unwrap(),
+            "\"not_found\""
+        );
     }
 }

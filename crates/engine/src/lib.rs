@@ -27,7 +27,7 @@ pub use cluster::{
     Moved,
 };
 pub use engine::{Config, MemoryDetail, OpenReport, Page, Somna, Stats, IMPORT_BATCH};
-pub use error::{Error, Result};
+pub use error::{Error, ErrorKind, Result};
 pub use events::{CancelToken, Job, Progress, ProgressEvent};
 pub use ingest::{AddOptions, AddReport};
 pub use memory::{Kind, Memory, NewMemory, Source, State};

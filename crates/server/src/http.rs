@@ -11,10 +11,6 @@
 use crate::error::{OpError, ServerError};
 use crate::mcp::SomnaMcp;
 use crate::ops::{EngineJson, Ops};
-use somna_api::{
-    AddMemoryArgs, DeleteArgs, DeleteResult, ListArgs, SearchArgs, SearchResult, SimilarArgs,
-    SleepArgs, UpdateFields,
-};
 use axum::extract::rejection::JsonRejection;
 use axum::extract::{ConnectInfo, Path, Query, Request, State};
 use axum::http::{header, StatusCode};
@@ -24,6 +20,10 @@ use axum::{Json, RequestExt};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use serde::Deserialize;
+use somna_api::{
+    AddMemoryArgs, DeleteArgs, DeleteResult, ListArgs, SearchArgs, SearchResult, SimilarArgs,
+    SleepArgs, UpdateFields,
+};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;

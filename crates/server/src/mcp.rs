@@ -4,14 +4,14 @@
 //! problem, and the operations layer refuses values out of range the same way.
 
 use crate::ops::Ops;
-use somna_api::{
-    AddMemoryArgs, DeleteArgs, IdArgs, ListArgs, SearchArgs, SimilarArgs, SleepArgs, UpdateArgs,
-};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, Implementation, ServerCapabilities, ServerConfig};
 use rmcp::{tool, tool_handler, tool_router, ErrorData};
 use serde::Serialize;
+use somna_api::{
+    AddMemoryArgs, DeleteArgs, IdArgs, ListArgs, SearchArgs, SimilarArgs, SleepArgs, UpdateArgs,
+};
 
 /// The MCP tool server over one engine (cheap to clone: the engine is shared).
 #[derive(Clone)]

@@ -79,10 +79,8 @@ impl Ops {
     }
 
     pub async fn search(&self, args: SearchArgs) -> Result<SearchResult, OpError> {
-        self.blocking(move |api, _| {
-            Ok(api.search(&args, SearchOptions::default())?.into())
-        })
-        .await
+        self.blocking(move |api, _| Ok(api.search(&args, SearchOptions::default())?.into()))
+            .await
     }
 
     pub async fn get(&self, id: i64) -> Result<EngineJson, OpError> {
@@ -105,7 +103,8 @@ impl Ops {
     }
 
     pub async fn list(&self, args: ListArgs) -> Result<EngineJson, OpError> {
-        self.blocking(move |api, _| to_json(&api.list(&args)?)).await
+        self.blocking(move |api, _| to_json(&api.list(&args)?))
+            .await
     }
 
     /// `{id, history}`, oldest first.

@@ -22,7 +22,11 @@ const TOKEN: &str = "test-token-0123456789";
 /// One engine error of each kind, with the HTTP status and MCP code it must get.
 fn one_of_each_kind() -> Vec<(Error, u16, i32)> {
     vec![
-        (Error::InvalidInput("k must be 1 to 200 (got 0)".into()), 422, -32602),
+        (
+            Error::InvalidInput("k must be 1 to 200 (got 0)".into()),
+            422,
+            -32602,
+        ),
         (Error::NotFound { id: 7 }, 404, -32002),
         (
             Error::UndoBlocked {
@@ -51,10 +55,14 @@ async fn every_error_kind_gets_its_http_status_and_keeps_its_code() {
         let code = e.code();
         let resp = OpError::from(e).into_response();
         assert_eq!(resp.status().as_u16(), status, "{code}");
-        let bytes = axum::body::to_bytes(resp.into_body(), 1 << 20).await.unwrap();
+        let bytes = axum::body::to_bytes(resp.into_body(), 1 << 20)
+            .await
+            .unwrap();
         let body: Value = serde_json::from_slice(&bytes).unwrap();
         assert_eq!(body["error"]["code"], code);
-        assert!(body["error"]["message"].as_str().is_some_and(|m| !m.is_empty()));
+        assert!(body["error"]["message"]
+            .as_str()
+            .is_some_and(|m| !m.is_empty()));
     }
 }
 
@@ -107,7 +115,11 @@ async fn send(
     let bytes = axum::body::to_bytes(resp.into_body(), 1 << 24)
         .await
         .unwrap();
-    (status, headers, String::from_utf8_lossy(&bytes).into_owned())
+    (
+        status,
+        headers,
+        String::from_utf8_lossy(&bytes).into_owned(),
+    )
 }
 
 /// A minimal MCP client over streamable HTTP: initialize, then one tool call per request.
@@ -190,16 +202,29 @@ async fn the_routes_and_tools_answer_each_kind_a_client_can_cause() {
     let mcp = Mcp::connect(app.clone()).await;
 
     // Invalid: 422 and invalid params.
-    let (s, _, body) = send(&app, "POST", "/api/v1/search", &[], Some(json!({"query": "x", "k": 0}))).await;
+    let (s, _, body) = send(
+        &app,
+        "POST",
+        "/api/v1/search",
+        &[],
+        Some(json!({"query": "x", "k": 0})),
+    )
+    .await;
     assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
-    let e = mcp.error_of(1, "search_memory", json!({"query": "x", "k": 0})).await.unwrap();
+    let e = mcp
+        .error_of(1, "search_memory", json!({"query": "x", "k": 0}))
+        .await
+        .unwrap();
     assert_eq!(e["code"], -32602, "{e}");
     assert_eq!(e["data"]["kind"], "invalid");
 
     // Not found: 404 and resource not found.
     let (s, _, body) = send(&app, "GET", "/api/v1/memories/999999", &[], None).await;
     assert_eq!(s, StatusCode::NOT_FOUND, "{body}");
-    let e = mcp.error_of(2, "get_memory", json!({"id": 999999})).await.unwrap();
+    let e = mcp
+        .error_of(2, "get_memory", json!({"id": 999999}))
+        .await
+        .unwrap();
     assert_eq!(e["code"], -32002, "{e}");
     assert_eq!(e["data"]["code"], "not_found");
 
@@ -207,7 +232,14 @@ async fn the_routes_and_tools_answer_each_kind_a_client_can_cause() {
     let messages: Vec<Value> = (0..8)
         .map(|i| json!({"speaker": "Ada", "text": format!("the ferry to the island number {i} leaves at noon")}))
         .collect();
-    let (s, _, body) = send(&app, "POST", "/api/v1/memories", &[], Some(json!({"conversation": "c", "messages": messages}))).await;
+    let (s, _, body) = send(
+        &app,
+        "POST",
+        "/api/v1/memories",
+        &[],
+        Some(json!({"conversation": "c", "messages": messages})),
+    )
+    .await;
     assert_eq!(s, StatusCode::OK, "{body}");
     let (release, cycle) = hold_a_cycle(&engine);
     let (s, _, body) = send(&app, "POST", "/api/v1/sleep", &[], Some(json!({}))).await;
@@ -220,5 +252,8 @@ async fn the_routes_and_tools_answer_each_kind_a_client_can_cause() {
     cycle.join().unwrap();
 
     // Once it ended, the same call succeeds.
-    assert!(mcp.error_of(4, "run_sleep_cycle", json!({"dry_run": true})).await.is_none());
+    assert!(mcp
+        .error_of(4, "run_sleep_cycle", json!({"dry_run": true}))
+        .await
+        .is_none());
 }
