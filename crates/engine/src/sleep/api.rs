@@ -30,9 +30,7 @@ impl Running {
         };
         let mut running = RUNNING.lock().unwrap_or_else(|p| p.into_inner());
         if running.contains(&key) {
-            return Err(Error::InvalidInput(
-                "a sleep cycle is already running on this store".into(),
-            ));
+            return Err(Error::CycleRunning);
         }
         running.push(key.clone());
         Ok(Self(key))
@@ -545,9 +543,7 @@ impl Somna {
     pub fn sleep_report(&self, id: i64) -> Result<SleepReport> {
         let store = self.store();
         let read = store.read();
-        let row = read
-            .get_cycle(id)?
-            .ok_or_else(|| Error::InvalidInput(format!("there is no sleep cycle {id}")))?;
+        let row = read.get_cycle(id)?.ok_or(Error::CycleNotFound { id })?;
         report_from_row(&read, &row)
     }
 
@@ -556,9 +552,7 @@ impl Somna {
     pub fn sleep_undo_blockers(&self, id: i64) -> Result<Vec<i64>> {
         let store = self.store();
         let read = store.read();
-        let row = read
-            .get_cycle(id)?
-            .ok_or_else(|| Error::InvalidInput(format!("there is no sleep cycle {id}")))?;
+        let row = read.get_cycle(id)?.ok_or(Error::CycleNotFound { id })?;
         blockers(&read, &row)
     }
 
@@ -599,14 +593,12 @@ impl Somna {
     /// be undone unless a later live cycle touched the same memories
     /// ([`Error::UndoBlocked`] names them; [`Self::sleep_undo_cascade`] undoes them first).
     pub fn sleep_undo(&self, id: i64, job: &Job) -> Result<SleepReport> {
-        let _running = RUNNING
-            .try_lock()
-            .map_err(|_| Error::InvalidInput("a sleep cycle is running in this process".into()))?;
+        let _running = RUNNING.try_lock().map_err(|_| Error::CycleRunning)?;
         let mut store = self.store();
         let row = store
             .read()
             .get_cycle(id)?
-            .ok_or_else(|| Error::InvalidInput(format!("there is no sleep cycle {id}")))?;
+            .ok_or(Error::CycleNotFound { id })?;
         if row.status == "undone" {
             return Err(Error::InvalidInput(format!(
                 "sleep cycle {id} is already undone"
