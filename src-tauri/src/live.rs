@@ -137,7 +137,10 @@ async fn start(
     let emitter = state_emitter.clone();
     let ops = Ops::new(engine, "http").on_write(std::sync::Arc::new(move || {
         let change = serde_json::json!({"kind": "memories_updated", "ids": []});
-        let _ = emitter.emit(CHANGED, serde_json::json!({"origin": "local", "change": change}));
+        let _ = emitter.emit(
+            CHANGED,
+            serde_json::json!({"origin": "local", "change": change}),
+        );
     }));
     let server = somna_server::serve(ops, addr, &token)
         .await

@@ -327,7 +327,6 @@ impl Api {
             actor: self.actor().to_string(),
             extract_facts: args.extract_facts.unwrap_or(true),
             parents: args.parents,
-            ..AddOptions::default()
         };
         let report = self.engine().add(&conversation, &messages, &opts)?;
         self.keep_clustered(&Job::default())?;

@@ -94,7 +94,9 @@ impl Ops {
     }
 
     pub async fn add(&self, args: AddMemoryArgs) -> Result<EngineJson, OpError> {
-        let out = self.blocking(move |api, _| to_json(&api.add(args)?)).await?;
+        let out = self
+            .blocking(move |api, _| to_json(&api.add(args)?))
+            .await?;
         Ok(self.wrote(out))
     }
 
