@@ -3,6 +3,8 @@
 # large store). Usage: scripts/e2e-perf.sh STORE.db [SYNTHETIC_POINTS]
 # Prints upload, recolour, selection, picking and lasso times (main-thread ms), time to the
 # first frame and raster time; with SYNTHETIC_POINTS, the same for that many generated points.
+# With SOMNA_PERF_BUSY=N in the environment it also measures main-thread blocking while a
+# sleep cycle and an import of N messages run (this writes to STORE.db: use a copy).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/env.sh
@@ -24,4 +26,4 @@ tauri-driver --port "$port" --native-port $((port + 1)) --native-driver /usr/bin
 driver_pid=$!
 sleep 1
 SOMNA_APP_BIN="$CARGO_TARGET_DIR/debug/somna-app" SOMNA_WEBDRIVER_URL="http://127.0.0.1:$port" \
-  SOMNA_PERF_SYNTH="${2:-0}" node tests/e2e/perf.mjs
+  SOMNA_PERF_SYNTH="${2:-0}" SOMNA_PERF_BUSY="${SOMNA_PERF_BUSY:-0}" node tests/e2e/perf.mjs

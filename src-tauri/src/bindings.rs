@@ -1,15 +1,23 @@
 //! TypeScript declarations of every type that crosses the IPC boundary, generated from the
-//! Rust types by ts-rs into `ui/src/bindings.ts`. The test fails when that file is stale;
-//! `SOMNA_WRITE_BINDINGS=1 cargo test -p somna-app bindings` rewrites it. Integers are
-//! `number` (ids and millisecond times stay far below 2^53).
+//! Rust types by ts-rs into `ui/src/bindings.ts`, and the RPC map `Rpc` (command name →
+//! request and response types, from rpc.rs's table). The test fails when that file is
+//! stale; `SOMNA_WRITE_BINDINGS=1 cargo test -p somna-app bindings` rewrites it. Integers
+//! are `number` (ids and millisecond times stay far below 2^53).
 
-use crate::commands::Status;
+use crate::commands::{self, JobRef, PathRequest, Status};
 use crate::error::ApiError;
 use crate::jobs::{DonePayload, ProgressPayload};
-use crate::live::{ExternalChanges, ServerStatus};
-use crate::views::LlmSettings;
+use crate::live::{self, ServerStatus};
+use somna_api::{
+    ClusterRequest, DeleteArgs, DeleteResult, Filters, IdArgs, ImportDone, ImportRequest,
+    LayoutKey, LayoutRequest, LayoutSummary, LiquidStatus, ListArgs, LlmSettings,
+    NeighbourhoodRequest, SearchArgs, SetLlmSettings, SimilarArgs, SimilarResult, SleepRunRequest,
+    UndoRequest, UpdateArgs, UpdateFields,
+};
 use somna_engine::cluster::ClusterInfo;
+use somna_engine::cluster::{ClusterReport, ClusterUpkeep};
 use somna_engine::index::SearchPath;
+use somna_engine::ingest::{ImportFormat, ImportOutcome};
 use somna_engine::memory::{Details, Kind, LinkKind, Memory, Source, State, W5H1};
 use somna_engine::points::{GraphEdge, GraphNode, MemorySleepEvent, Neighbourhood, Similar};
 use somna_engine::retrieve::{
@@ -18,6 +26,10 @@ use somna_engine::retrieve::{
 use somna_engine::sleep::auto::AutoSleepSettings;
 use somna_engine::store::{
     ClusterMerge, HistoryEntry, Link, ListQuery, MemoryFilter, MemoryUpdate, SortKey,
+};
+use somna_engine::{
+    AddReport, LiquidParams, PhaseReport, ProjectionMethod, ProposedMemory, ReplayWeights,
+    SleepConfig, SleepReport,
 };
 use somna_engine::{MemoryDetail, Page, Stats};
 use ts_rs::{Config, TS};
@@ -78,12 +90,87 @@ fn render() -> String {
         LlmSettings,
         AutoSleepSettings,
         ServerStatus,
-        ExternalChanges,
+        Filters,
+        ListArgs,
+        SearchArgs,
+        IdArgs,
+        UpdateArgs,
+        UpdateFields,
+        DeleteArgs,
+        DeleteResult,
+        ImportFormat,
+        ImportRequest,
+        AddReport,
+        ImportOutcome,
+        ClusterUpkeep,
+        ImportDone,
+        PathRequest,
+        JobRef,
+        SimilarArgs,
+        SimilarResult,
+        NeighbourhoodRequest,
+        ProjectionMethod,
+        LayoutKey,
+        LayoutRequest,
+        LayoutSummary,
+        ClusterRequest,
+        ClusterReport,
+        LiquidParams,
+        LiquidStatus,
+        ReplayWeights,
+        SleepConfig,
+        PhaseReport,
+        ProposedMemory,
+        somna_engine::Change,
+        somna_engine::eval::golden::GoldenOutcome,
+        somna_engine::eval::golden::GoldenRun,
+        SleepReport,
+        SetLlmSettings,
+        SleepRunRequest,
+        UndoRequest,
     );
+    out.push_str(&rpc_map(&cfg));
     out.truncate(out.trim_end().len());
     out.push('\n');
     out
 }
+
+/// `Rpc`: for every command of rpc.rs's table, its request (`null` when it takes none) and
+/// response types.
+macro_rules! rpc_ts {
+    (
+        json { $($m:ident :: $n:ident $(($q:ty))? => $r:ty),* $(,)? }
+        binary { $($bm:ident :: $bn:ident $(($bq:ty))?),* $(,)? }
+    ) => {
+        fn rpc_map(cfg: &Config) -> String {
+            let mut out = String::from(
+                "/** Every command: its request (`req`) and response types. */\nexport type Rpc = {\n",
+            );
+            let req = |name: Option<String>| name.unwrap_or_else(|| "null".into());
+            $(
+                let q: Option<String> = None $(.or(Some(<$q as TS>::name(cfg))))?;
+                out.push_str(&format!(
+                    "  {}: {{ req: {}; res: {} }};\n",
+                    stringify!($n),
+                    req(q),
+                    <$r as TS>::name(cfg)
+                ));
+            )*
+            $(
+                let q: Option<String> = None $(.or(Some(<$bq as TS>::name(cfg))))?;
+                out.push_str(&format!(
+                    "  {}: {{ req: {}; res: ArrayBuffer }};\n",
+                    stringify!($bn),
+                    req(q)
+                ));
+            )*
+            out.push_str("};\n");
+            out
+        }
+    };
+}
+
+rpc_table!(rpc_ts);
 
 #[test]
 fn typescript_bindings_are_current() {

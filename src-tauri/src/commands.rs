@@ -1,20 +1,53 @@
-//! Tauri commands: one-line adapters over the engine. Long work becomes a job (see jobs.rs)
-//! and returns its id at once; everything else returns its value or `{code, message}`.
+//! Tauri commands over memories and the store: one-line adapters over the operations layer
+//! (`somna-api`). Every command takes the app handle and one request value (`req`, listed
+//! with its response type in rpc.rs) and runs its engine call on the blocking pool, never on
+//! the main thread. Long work becomes a job (see jobs.rs) and returns its id at once.
 
 use crate::error::{ApiError, ApiResult};
 use crate::points;
-use crate::state::{AppState, EngineSlot};
-use serde::Serialize;
-use somna_engine::cluster::ClusterUpkeep;
-use somna_engine::ingest::{ImportFormat, ImportOutcome};
+use crate::state::{AppState, Engine};
+use serde::{Deserialize, Serialize};
+use somna_api::{
+    DeleteArgs, DeleteResult, IdArgs, ImportRequest, ListArgs, NeighbourhoodRequest, SearchArgs,
+    SearchOptions, SimilarArgs, SimilarResult, UpdateArgs, Workspace,
+};
+use somna_engine::ingest::ImportFormat;
+use somna_engine::points::{MemorySleepEvent, Neighbourhood};
 use somna_engine::store::HistoryEntry;
-use somna_engine::{Job, Somna};
-use somna_engine::{ListQuery, Memory, MemoryUpdate, SearchQuery, SearchResponse};
-use somna_engine::{MemoryDetail, Page, Stats};
-use tauri::{AppHandle, Emitter, Manager, State};
+use somna_engine::{Job, Memory, MemoryDetail, Page, SearchResponse, Stats};
+use tauri::{AppHandle, Manager};
 
 /// The bundled demo conversations (assets/demo, written by the Somna team).
 const DEMO_JSONL: &str = include_str!("../../assets/demo/demo.jsonl");
+
+/// Runs `f` on the blocking pool.
+pub async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> ApiResult<T> + Send + 'static,
+) -> ApiResult<T> {
+    tauri::async_runtime::spawn_blocking(f)
+        .await
+        .map_err(ApiError::internal)?
+}
+
+/// Runs `f` over the open store's workspace on the blocking pool.
+pub async fn on_engine<T: Send + 'static>(
+    app: &AppHandle,
+    f: impl FnOnce(&Workspace) -> somna_engine::Result<T> + Send + 'static,
+) -> ApiResult<T> {
+    let ws = app.state::<AppState>().workspace()?;
+    blocking(move || Ok(f(&ws)?)).await
+}
+
+/// Starts `work` over the open store's workspace as a job; returns the job's id.
+pub fn job<T: Serialize + 'static>(
+    app: &AppHandle,
+    kind: &'static str,
+    work: impl FnOnce(&Workspace, &Job) -> somna_engine::Result<T> + Send + 'static,
+) -> ApiResult<u64> {
+    let state = app.state::<AppState>();
+    let ws = state.workspace()?;
+    Ok(state.jobs.spawn(app, kind, move |job| Ok(work(&ws, job)?)))
+}
 
 #[derive(Debug, Serialize)]
 #[cfg_attr(test, derive(ts_rs::TS))]
@@ -29,258 +62,185 @@ pub struct Status {
 }
 
 #[tauri::command]
-pub fn status(state: State<'_, AppState>) -> Status {
-    let slot = state.engine.read().unwrap_or_else(|p| p.into_inner());
-    let (name, error, stats) = match &*slot {
-        EngineSlot::Opening => ("opening", None, None),
-        EngineSlot::Failed(e) => ("failed", Some(e.clone()), None),
-        EngineSlot::Ready(e) => match e.stats() {
+pub async fn status(app: AppHandle) -> ApiResult<Status> {
+    let state = app.state::<AppState>();
+    let (db_path, model_dir, demo_if_empty) = (
+        state.db_path().display().to_string(),
+        state.model_dir.display().to_string(),
+        state.demo_if_empty,
+    );
+    let (name, error, stats) = match state.workspace() {
+        Err(e) if e.code == "not_ready" => ("opening", None, None),
+        Err(e) => ("failed", Some(e), None),
+        Ok(ws) => match blocking(move || Ok(ws.api().stats()?)).await {
             Ok(s) => ("ready", None, Some(s)),
-            Err(err) => ("failed", Some(err.into()), None),
+            Err(e) => ("failed", Some(e), None),
         },
     };
-    Status {
+    Ok(Status {
         state: name,
         error,
-        db_path: state.db_path().display().to_string(),
-        model_dir: state.model_dir.display().to_string(),
+        db_path,
+        model_dir,
         stats,
-        demo_if_empty: state.demo_if_empty,
-    }
+        demo_if_empty,
+    })
 }
 
 #[tauri::command]
-pub fn stats(state: State<'_, AppState>) -> ApiResult<Stats> {
-    Ok(state.engine()?.stats()?)
+pub async fn stats(app: AppHandle) -> ApiResult<Stats> {
+    on_engine(&app, |ws| ws.api().stats()).await
 }
 
 #[tauri::command]
-pub fn list_memories(state: State<'_, AppState>, query: ListQuery) -> ApiResult<Page> {
-    Ok(state.engine()?.list(&query)?)
+pub async fn list_memories(app: AppHandle, req: ListArgs) -> ApiResult<Page> {
+    on_engine(&app, move |ws| ws.api().list(&req)).await
 }
 
 /// Searches without recording accesses: looking at memories in the app is not an agent
 /// using them, so it must not change their usage signals.
 #[tauri::command]
-pub async fn search(state: State<'_, AppState>, query: SearchQuery) -> ApiResult<SearchResponse> {
-    let engine = state.engine()?;
-    tauri::async_runtime::spawn_blocking(move || engine.search_readonly(&query))
-        .await
-        .map_err(|e| ApiError::new("internal", e.to_string()))?
-        .map_err(Into::into)
+pub async fn search(app: AppHandle, req: SearchArgs) -> ApiResult<SearchResponse> {
+    let opts = SearchOptions {
+        track: false,
+        ..SearchOptions::default()
+    };
+    on_engine(&app, move |ws| ws.api().search(&req, opts)).await
 }
 
 #[tauri::command]
-pub fn get_memory(state: State<'_, AppState>, id: i64) -> ApiResult<MemoryDetail> {
-    Ok(state.engine()?.get(id)?)
+pub async fn get_memory(app: AppHandle, req: IdArgs) -> ApiResult<MemoryDetail> {
+    on_engine(&app, move |ws| ws.api().get(req.id)).await
 }
 
 #[tauri::command]
-pub fn memory_history(state: State<'_, AppState>, id: i64) -> ApiResult<Vec<HistoryEntry>> {
-    Ok(state.engine()?.history(id)?)
+pub async fn memory_history(app: AppHandle, req: IdArgs) -> ApiResult<Vec<HistoryEntry>> {
+    on_engine(&app, move |ws| ws.api().history(req.id)).await
 }
 
 #[tauri::command]
-pub async fn update_memory(
-    state: State<'_, AppState>,
-    id: i64,
-    update: MemoryUpdate,
-) -> ApiResult<Memory> {
-    let engine = state.engine()?;
-    tauri::async_runtime::spawn_blocking(move || engine.update(id, &update, "app"))
-        .await
-        .map_err(|e| ApiError::new("internal", e.to_string()))?
-        .map_err(Into::into)
+pub async fn update_memory(app: AppHandle, req: UpdateArgs) -> ApiResult<Memory> {
+    let (id, fields) = req.split();
+    on_engine(&app, move |ws| ws.api().update(id, fields)).await
 }
 
 #[tauri::command]
-pub fn delete_memory(state: State<'_, AppState>, id: i64, hard: bool) -> ApiResult<()> {
-    Ok(state.engine()?.delete(id, hard, "app")?)
+pub async fn delete_memory(app: AppHandle, req: DeleteArgs) -> ApiResult<DeleteResult> {
+    on_engine(&app, move |ws| ws.api().delete(&req)).await
 }
 
 #[tauri::command]
-pub fn restore_memory(state: State<'_, AppState>, id: i64) -> ApiResult<Memory> {
-    Ok(state.engine()?.restore(id, "app")?)
+pub async fn restore_memory(app: AppHandle, req: IdArgs) -> ApiResult<Memory> {
+    on_engine(&app, move |ws| ws.api().restore(req.id)).await
 }
 
 /// Imports a file's content (the UI reads it from a file picker). Returns the job id.
 #[tauri::command]
-pub fn import_text(
-    app: AppHandle,
-    state: State<'_, AppState>,
-    name: String,
-    format: Option<ImportFormat>,
-    content: String,
-) -> ApiResult<u64> {
-    let engine = state.engine()?;
-    let handle = app.clone();
-    Ok(state.jobs.spawn(&app, "import", move |job| {
-        let format = match format {
-            Some(f) => f,
-            None => ImportFormat::detect(&name, &content)?,
-        };
-        import_and_cluster(&handle, &engine, &name, format, &content, job)
-    }))
+pub async fn import_text(app: AppHandle, req: ImportRequest) -> ApiResult<u64> {
+    job(&app, "import", move |ws, job| ws.api().import(&req, job))
 }
 
 /// Loads the bundled demo conversations. Returns the job id.
 #[tauri::command]
-pub fn load_demo(app: AppHandle, state: State<'_, AppState>) -> ApiResult<u64> {
-    let engine = state.engine()?;
-    let handle = app.clone();
-    Ok(state.jobs.spawn(&app, "import", move |job| {
-        import_and_cluster(
-            &handle,
-            &engine,
-            "demo.jsonl",
-            ImportFormat::ChatJsonl,
-            DEMO_JSONL,
-            job,
-        )
-    }))
+pub async fn load_demo(app: AppHandle) -> ApiResult<u64> {
+    let demo = ImportRequest {
+        name: "demo.jsonl".into(),
+        format: Some(ImportFormat::ChatJsonl),
+        content: DEMO_JSONL.into(),
+    };
+    job(&app, "import", move |ws, job| ws.api().import(&demo, job))
 }
 
-/// What an import job did: the format it read, what it stored, and how the concept
-/// clusters were kept current afterwards.
-#[derive(Serialize)]
-struct ImportDone {
-    format: ImportFormat,
-    #[serde(flatten)]
-    outcome: ImportOutcome,
-    clusters: ClusterUpkeep,
+#[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(deny_unknown_fields)]
+pub struct PathRequest {
+    /// A file path; a leading `~/` is the home directory.
+    pub path: String,
 }
 
-fn import_and_cluster(
-    app: &AppHandle,
-    engine: &Somna,
-    name: &str,
-    format: ImportFormat,
-    content: &str,
-    job: &Job,
-) -> ApiResult<ImportDone> {
-    let outcome = engine.import_text(name, format, content, job)?;
-    let clusters = engine.keep_clustered(job)?;
-    if !matches!(clusters, ClusterUpkeep::TooFew { .. }) {
-        let _ = app.emit("somna://clusters-changed", ());
-    }
-    Ok(ImportDone {
-        format,
-        outcome,
-        clusters,
-    })
-}
-
-/// Writes the whole store as a Somna export to `path`; returns the number of memories.
+/// Writes the whole store as a Somna export; returns the number of memories.
 #[tauri::command]
-pub async fn export_store(state: State<'_, AppState>, path: String) -> ApiResult<usize> {
-    let engine = state.engine()?;
-    tauri::async_runtime::spawn_blocking(move || {
-        let doc = engine.export()?;
-        let n = doc.memories.len();
-        let text = serde_json::to_string_pretty(&doc).map_err(somna_engine::Error::from)?;
-        let path = expand_home(&path);
-        std::fs::write(&path, text).map_err(|source| somna_engine::Error::Io { path, source })?;
-        Ok::<_, somna_engine::Error>(n)
-    })
-    .await
-    .map_err(|e| ApiError::new("internal", e.to_string()))?
-    .map_err(Into::into)
+pub async fn export_store(app: AppHandle, req: PathRequest) -> ApiResult<usize> {
+    on_engine(&app, move |ws| ws.api().export_to(&req.path)).await
 }
 
-fn expand_home(p: &str) -> std::path::PathBuf {
-    match (p.strip_prefix("~/"), std::env::var_os("HOME")) {
-        (Some(rest), Some(home)) => std::path::PathBuf::from(home).join(rest),
-        _ => std::path::PathBuf::from(p),
-    }
+#[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(deny_unknown_fields)]
+pub struct JobRef {
+    pub job: u64,
 }
 
+/// Requests a job's cancellation; false if it is not running.
 #[tauri::command]
-pub fn cancel_job(state: State<'_, AppState>, job: u64) -> bool {
-    state.jobs.cancel(job)
+pub async fn cancel_job(app: AppHandle, req: JobRef) -> ApiResult<bool> {
+    Ok(app.state::<AppState>().jobs.cancel(req.job))
 }
 
 /// Every visible memory's attributes, packed for the GPU (see points.rs for the layout).
+/// While the engine opens they are read from the store directly.
 #[tauri::command]
-pub async fn point_attributes(
-    app: AppHandle,
-    state: State<'_, AppState>,
-) -> ApiResult<tauri::ipc::Response> {
-    let engine = match state.engine() {
-        Ok(e) => Some(e),
-        Err(e) if e.code == "not_ready" => None,
+pub async fn point_attributes(app: AppHandle) -> ApiResult<tauri::ipc::Response> {
+    let state = app.state::<AppState>();
+    let attrs = match state.workspace() {
+        Ok(ws) => blocking(move || Ok(ws.api().point_attributes()?)).await?,
+        Err(e) if e.code == "not_ready" => {
+            let store = state.early_store().ok_or_else(ApiError::not_ready)?;
+            blocking(move || {
+                let store = store.lock().unwrap_or_else(|p| p.into_inner());
+                Ok(somna_api::stored_points(&store)?)
+            })
+            .await?
+        }
         Err(e) => return Err(e),
     };
-    let attrs = tauri::async_runtime::spawn_blocking(move || match engine {
-        Some(engine) => Ok(engine.point_attributes()?),
-        None => {
-            let state = app.state::<AppState>();
-            let early = state.early.lock().unwrap_or_else(|p| p.into_inner());
-            match early.as_ref() {
-                Some(store) => Ok(somna_engine::points::attributes(store)?),
-                None => Err(ApiError::not_ready()),
-            }
-        }
-    })
-    .await
-    .map_err(|e| ApiError::new("internal", e.to_string()))??;
     Ok(tauri::ipc::Response::new(points::pack_attributes(&attrs)))
 }
 
 #[tauri::command]
-pub fn similar(
-    state: State<'_, AppState>,
-    id: i64,
-    k: usize,
-) -> ApiResult<Vec<somna_engine::points::Similar>> {
-    Ok(state.engine()?.similar_to(id, k)?)
+pub async fn similar(app: AppHandle, req: SimilarArgs) -> ApiResult<SimilarResult> {
+    on_engine(&app, move |ws| ws.api().similar(&req)).await
 }
 
 #[tauri::command]
-pub fn neighbourhood(
-    state: State<'_, AppState>,
-    seeds: Vec<i64>,
-    depth: usize,
-    limit: usize,
-) -> ApiResult<somna_engine::points::Neighbourhood> {
-    Ok(state
-        .engine()?
-        .neighbourhood(&seeds, depth.min(4), limit.min(2000))?)
+pub async fn neighbourhood(app: AppHandle, req: NeighbourhoodRequest) -> ApiResult<Neighbourhood> {
+    on_engine(&app, move |ws| ws.api().neighbourhood(&req)).await
 }
 
 #[tauri::command]
-pub fn actors(state: State<'_, AppState>) -> ApiResult<Vec<String>> {
-    Ok(state.engine()?.actors())
+pub async fn actors(app: AppHandle) -> ApiResult<Vec<String>> {
+    on_engine(&app, |ws| Ok(ws.api().actors())).await
 }
 
 /// Opens (or creates) the store at `path` in place of the current one. Returns the job id.
 #[tauri::command]
-pub fn open_store(app: AppHandle, state: State<'_, AppState>, path: String) -> ApiResult<u64> {
-    let path = expand_home(path.trim());
+pub async fn open_store(app: AppHandle, req: PathRequest) -> ApiResult<u64> {
+    let path = somna_api::expand_home(req.path.trim());
     if path.as_os_str().is_empty() || path.is_dir() {
         return Err(ApiError::new(
             "invalid_input",
             "give the path of a SQLite file (it is created if missing)",
         ));
     }
-    let model_dir = state.model_dir.clone();
+    let state = app.state::<AppState>();
     let handle = app.clone();
     Ok(state.jobs.spawn(&app, "open", move |job| {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(|e| ApiError::new("io", e.to_string()))?;
         }
+        let model_dir = handle.state::<AppState>().model_dir.clone();
         let engine = somna_engine::Somna::open(&somna_engine::Config::new(&path, &model_dir), job)?;
-        let state = handle.state::<AppState>();
-        state.set(EngineSlot::Ready(std::sync::Arc::new(engine)));
-        *state.db_path.write().unwrap_or_else(|p| p.into_inner()) = path.clone();
+        let ws = crate::workspace(&handle, engine);
+        handle
+            .state::<AppState>()
+            .set(path.clone(), Engine::Ready(ws));
         crate::live::follow_store_switch(&handle)?;
         Ok(path.display().to_string())
     }))
 }
 
 #[tauri::command]
-pub fn memory_sleep_history(
-    state: State<'_, AppState>,
-    id: i64,
-) -> ApiResult<Vec<somna_engine::points::MemorySleepEvent>> {
-    Ok(state.engine()?.memory_sleep_history(id, 200)?)
+pub async fn memory_sleep_history(app: AppHandle, req: IdArgs) -> ApiResult<Vec<MemorySleepEvent>> {
+    on_engine(&app, move |ws| ws.api().memory_sleep_history(req.id)).await
 }

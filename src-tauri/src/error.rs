@@ -20,6 +20,10 @@ impl ApiError {
     pub fn not_ready() -> Self {
         Self::new("not_ready", "the store is still opening")
     }
+
+    pub fn internal(message: impl std::fmt::Display) -> Self {
+        Self::new("internal", message.to_string())
+    }
 }
 
 impl From<somna_engine::Error> for ApiError {

@@ -1,72 +1,67 @@
 //! Live updates and the app's own server.
 //!
-//! * A poller (every 500 ms) asks the engine to catch up with writes other processes made
-//!   to the store (an agent through `somna serve` / `somna mcp`); when there were any, it
-//!   emits `somna://memories-changed` (the UI reloads the browser and places the new
-//!   points incrementally) and `somna://external-changes` with the ids.
+//! * One forwarder per open store turns the engine's change stream into ONE event,
+//!   `somna://changed` (a [`ChangeEvent`]: where it was made — this process or another — and
+//!   what changed). Every write reaches it: the app's commands, the app's own server (an
+//!   agent over MCP/REST), auto-sleep, the liquid loop, and other processes' writes, which
+//!   the engine's watcher finds (`Somna::watch_external`, every 500 ms). The UI reloads what
+//!   each change touches (see ui/src/main.ts).
 //! * The settings dialog can start and stop the loopback HTTP server (MCP + REST) on the
-//!   open store; its address and bearer token are shown there. Its writes come from this
-//!   process, so the engine's sync does not report them: they set a flag that the poller
-//!   turns into one `somna://memories-changed` per tick.
+//!   open store; its address and bearer token are shown there.
 
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
 use serde::Serialize;
+use somna_engine::Somna;
 use somna_server::{token, Ops, RunningServer};
 use std::net::{Ipv4Addr, SocketAddr};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::time::Duration;
-use tauri::{AppHandle, Emitter, Manager, State};
+use tauri::{AppHandle, Emitter, Manager};
 
-pub const POLL: Duration = Duration::from_millis(500);
+/// The one event every store change reaches the UI as.
+pub const CHANGED: &str = "somna://changed";
 
-#[derive(Debug, Clone, Serialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
-pub struct ExternalChanges {
-    pub added: Vec<i64>,
-    pub updated: Vec<i64>,
-    pub removed: Vec<i64>,
-}
-
-/// Runs for the app's lifetime on its own thread; a store switch is picked up on the next tick.
-pub fn start_poller(app: AppHandle) {
+/// Forwards changes to the UI as `somna://changed` events. Until the engine announces every
+/// write on its own change stream (issue 14, engine side), this polls for other processes'
+/// writes every 500 ms on its own thread, for as long as the engine is open, and sends them
+/// in the shape of that stream's events; the app's own writes refresh the views where they
+/// are made.
+pub fn forward_changes(app: &AppHandle, engine: &std::sync::Arc<Somna>) {
+    let engine = std::sync::Arc::downgrade(engine);
+    let emitter = app.clone();
     std::thread::Builder::new()
-        .name("somna-sync".into())
+        .name("somna-changes".into())
         .spawn(move || loop {
-            std::thread::sleep(POLL);
-            let Ok(engine) = app.state::<AppState>().engine() else {
-                continue;
+            std::thread::sleep(std::time::Duration::from_millis(500));
+            let Some(engine) = engine.upgrade() else {
+                return;
             };
-            if app
-                .state::<ServerSlot>()
-                .dirty
-                .swap(false, Ordering::Relaxed)
-            {
-                let _ = app.emit("somna://memories-changed", ());
-            }
-            match engine.sync_external_changes() {
-                Ok(c) if !c.is_empty() => {
-                    let payload = ExternalChanges {
-                        added: c.added.iter().map(|m| m.id).collect(),
-                        updated: c.updated.iter().map(|m| m.id).collect(),
-                        removed: c.removed,
-                    };
-                    let _ = app.emit("somna://external-changes", payload);
-                    let _ = app.emit("somna://memories-changed", ());
+            let c = match engine.sync_external_changes() {
+                Ok(c) => c,
+                Err(e) => {
+                    eprintln!("somna: catching up with other writers failed: {e}");
+                    continue;
                 }
-                Ok(_) => {}
-                Err(e) => eprintln!("somna: catching up with other writers failed: {e}"),
+            };
+            let ids = |ms: &[somna_engine::Memory]| ms.iter().map(|m| m.id).collect::<Vec<_>>();
+            for (kind, ids) in [
+                ("memories_added", ids(&c.added)),
+                ("memories_updated", ids(&c.updated)),
+                ("memories_removed", c.removed.clone()),
+            ] {
+                if !ids.is_empty() {
+                    let change = serde_json::json!({"kind": kind, "ids": ids});
+                    let event = serde_json::json!({"origin": "external", "change": change});
+                    let _ = emitter.emit(CHANGED, event);
+                }
             }
         })
-        .expect("start the sync thread");
+        .expect("start the change forwarder");
 }
 
-/// The app's server, if running, and whether it wrote since the poller's last tick.
+/// The app's server, if running, and the store it serves.
 #[derive(Default)]
 pub struct ServerSlot {
     server: tokio::sync::Mutex<Option<(RunningServer, String)>>,
-    dirty: Arc<AtomicBool>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -109,20 +104,20 @@ fn status_of(slot: &Option<(RunningServer, String)>) -> ApiResult<ServerStatus> 
 }
 
 #[tauri::command]
-pub async fn server_status(slot: State<'_, ServerSlot>) -> ApiResult<ServerStatus> {
+pub async fn server_status(app: AppHandle) -> ApiResult<ServerStatus> {
+    let slot = app.state::<ServerSlot>();
     let guard = slot.server.lock().await;
     status_of(&guard)
 }
 
+/// Starts the server on 127.0.0.1:`req` (0 picks a free port) unless it runs.
 #[tauri::command]
-pub async fn server_start(
-    state: State<'_, AppState>,
-    slot: State<'_, ServerSlot>,
-    port: u16,
-) -> ApiResult<ServerStatus> {
+pub async fn server_start(app: AppHandle, req: u16) -> ApiResult<ServerStatus> {
+    let state = app.state::<AppState>();
+    let slot = app.state::<ServerSlot>();
     let mut guard = slot.server.lock().await;
     if guard.is_none() {
-        *guard = Some(start(&state, &slot, port).await?);
+        *guard = Some(start(&state, &app, req).await?);
     }
     status_of(&guard)
 }
@@ -130,20 +125,23 @@ pub async fn server_start(
 /// Serves the current store on 127.0.0.1:`port`.
 async fn start(
     state: &AppState,
-    slot: &ServerSlot,
+    state_emitter: &AppHandle,
     port: u16,
 ) -> ApiResult<(RunningServer, String)> {
-    let engine = state.engine()?;
+    let engine = state.workspace()?.api().engine().clone();
     let db = state.db_path().display().to_string();
     let token =
         token::load_or_create(&token_file()).map_err(|e| ApiError::new("io", e.to_string()))?;
     let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
-    // Writes through this server come from this process, which the engine's sync does
-    // not report (it reports other processes' writes).
-    // They set a flag the poller turns into one refresh per tick, however many arrive.
-    let dirty = slot.dirty.clone();
-    let ops = Ops::new(Arc::clone(&engine), "http")
-        .on_write(Arc::new(move || dirty.store(true, Ordering::Relaxed)));
+    // Its writes refresh the views (until the engine's change stream announces them).
+    let emitter = state_emitter.clone();
+    let ops = Ops::new(engine, "http").on_write(std::sync::Arc::new(move || {
+        let change = serde_json::json!({"kind": "memories_updated", "ids": []});
+        let _ = emitter.emit(
+            CHANGED,
+            serde_json::json!({"origin": "local", "change": change}),
+        );
+    }));
     let server = somna_server::serve(ops, addr, &token)
         .await
         .map_err(|e| ApiError::new("io", e.to_string()))?;
@@ -165,13 +163,14 @@ pub fn follow_store_switch(app: &AppHandle) -> ApiResult<()> {
             .stop()
             .await
             .map_err(|e| ApiError::new("io", e.to_string()))?;
-        *guard = Some(start(&state, &slot, port).await?);
+        *guard = Some(start(&state, app, port).await?);
         Ok(())
     })
 }
 
 #[tauri::command]
-pub async fn server_stop(slot: State<'_, ServerSlot>) -> ApiResult<ServerStatus> {
+pub async fn server_stop(app: AppHandle) -> ApiResult<ServerStatus> {
+    let slot = app.state::<ServerSlot>();
     let mut guard = slot.server.lock().await;
     if let Some((server, _)) = guard.take() {
         server

@@ -1,7 +1,10 @@
-//! Somna's desktop app: a Tauri 2 shell whose commands are thin adapters over the engine.
+//! Somna's desktop app: a Tauri 2 shell whose commands are thin adapters over the operations
+//! layer (`somna-api`). Every command that touches the engine runs off the main thread.
 
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
+#[macro_use]
+mod rpc;
 #[cfg(test)]
 mod bindings;
 mod commands;
@@ -12,7 +15,7 @@ mod points;
 mod state;
 mod views;
 
-use state::{AppState, EngineSlot};
+use state::{AppState, Engine};
 use std::sync::Arc;
 use tauri::{Emitter, Manager};
 
@@ -25,10 +28,8 @@ fn main() {
     // `--demo-if-empty` (used by scripts/setup.sh): load the bundled demo into an empty store
     // without asking.
     let demo_if_empty = std::env::args().any(|a| a == "--demo-if-empty");
-    let mut app_state = AppState::new(db_path, model_dir);
-    app_state.demo_if_empty = demo_if_empty;
     tauri::Builder::default()
-        .manage(app_state)
+        .manage(AppState::new(db_path, model_dir, demo_if_empty))
         .manage(live::ServerSlot::default())
         .setup(|app| {
             let handle = app.handle().clone();
@@ -36,52 +37,9 @@ fn main() {
             // Opening loads the model and verifies (or rebuilds) the index: off the main
             // thread, so the window appears at once and shows progress.
             tauri::async_runtime::spawn_blocking(move || open_engine(&handle));
-            live::start_poller(app.handle().clone());
             Ok(())
         })
-        .invoke_handler(tauri::generate_handler![
-            commands::status,
-            commands::stats,
-            commands::list_memories,
-            commands::search,
-            commands::get_memory,
-            commands::memory_history,
-            commands::update_memory,
-            commands::delete_memory,
-            commands::restore_memory,
-            commands::import_text,
-            commands::load_demo,
-            commands::export_store,
-            commands::cancel_job,
-            commands::point_attributes,
-            commands::neighbourhood,
-            commands::similar,
-            commands::actors,
-            commands::open_store,
-            commands::memory_sleep_history,
-            views::compute_layout,
-            views::layout_data,
-            views::cluster_run,
-            views::clusters,
-            views::cluster_merges,
-            views::liquid_defaults,
-            views::liquid_status,
-            views::liquid_start,
-            views::liquid_pause,
-            views::liquid_step,
-            views::liquid_set_params,
-            views::sleep_config,
-            views::llm_settings,
-            views::set_llm_settings,
-            views::sleep_run,
-            views::sleep_history,
-            views::sleep_undo,
-            views::auto_sleep_settings,
-            views::set_auto_sleep,
-            live::server_status,
-            live::server_start,
-            live::server_stop,
-        ])
+        .invoke_handler(rpc_table!(rpc_handler))
         .run(tauri::generate_context!("../tauri.conf.json"))
         .expect("error while running Somna");
 }
@@ -93,7 +51,7 @@ fn open_early(app: &tauri::AppHandle) {
     let db_path = state.db_path();
     if db_path.exists() {
         if let Ok(store) = somna_engine::store::Store::open(&db_path) {
-            *state.early.lock().unwrap_or_else(|p| p.into_inner()) = Some(store);
+            state.set_early(store);
         }
     }
 }
@@ -114,13 +72,40 @@ fn open_engine(app: &tauri::AppHandle) {
     };
     match somna_engine::Somna::open(&config, &job) {
         Ok(engine) => {
-            state.set(EngineSlot::Ready(Arc::new(engine)));
+            state.set_engine(Engine::Ready(workspace(app, engine)));
             let _ = app.emit("somna://ready", ());
         }
         Err(e) => {
             let err = error::ApiError::from(e);
-            state.set(EngineSlot::Failed(err.clone()));
+            state.set_engine(Engine::Failed(err.clone()));
             let _ = app.emit("somna://open-failed", err);
         }
     }
+}
+
+/// The workspace over a newly opened engine: its changes go to the UI as one event
+/// (live.rs); the liquid loop's steps as `somna://liquid-step`, `somna://liquid-state` and
+/// `somna://liquid-error`.
+pub fn workspace(app: &tauri::AppHandle, engine: somna_engine::Somna) -> Arc<somna_api::Workspace> {
+    let emitter = app.clone();
+    let on_liquid = Arc::new(move |event: somna_engine::LiquidEvent| {
+        let _ = match event {
+            somna_engine::LiquidEvent::Step(step) => emitter.emit("somna://liquid-step", &step),
+            somna_engine::LiquidEvent::State { running } => emitter.emit(
+                "somna://liquid-state",
+                serde_json::json!({ "running": running }),
+            ),
+            somna_engine::LiquidEvent::Error { code, message } => {
+                emitter.emit("somna://liquid-error", error::ApiError::new(&code, message))
+            }
+        };
+    });
+    let engine = Arc::new(engine);
+    live::forward_changes(app, &engine);
+    let (ws, problems) =
+        somna_api::Workspace::open(engine, "app", &somna_engine::paths::data_dir(), on_liquid);
+    for p in problems {
+        eprintln!("somna-app: {p}");
+    }
+    Arc::new(ws)
 }

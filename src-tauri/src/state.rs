@@ -1,132 +1,103 @@
-//! The app's shared state: the engine (opened in the background at start-up) and jobs.
+//! The app's shared state: the engine slot (the open store) and the running jobs. What runs
+//! over an open store (layouts, the liquid loop, auto-sleep) lives in its
+//! [`somna_api::Workspace`]; the LLM endpoint in a [`somna_api::LlmEndpoint`].
 
 use crate::error::{ApiError, ApiResult};
 use crate::jobs::Jobs;
-use somna_engine::{Layout, LiquidLoop, LiquidParams, ProjectionMethod, Somna};
-use std::collections::HashMap;
+use somna_api::{LlmEndpoint, Workspace};
+use somna_engine::store::Store;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, RwLock};
 
-/// The liquid clustering loop of the open store and the parameters it runs with.
-pub struct Liquid {
-    pub handle: LiquidLoop,
-    pub params: LiquidParams,
-}
-
-pub enum EngineSlot {
-    Opening,
-    Ready(Arc<Somna>),
+pub enum Engine {
+    /// Loading the model and the index. A plain connection to the store (when it exists)
+    /// serves the cached layout meanwhile, so the 3D view appears at once.
+    Opening {
+        early: Option<Arc<Mutex<Store>>>,
+    },
+    Ready(Arc<Workspace>),
     Failed(ApiError),
 }
 
+/// The open store: where it is and its engine.
+pub struct Slot {
+    pub db_path: PathBuf,
+    pub engine: Engine,
+}
+
 pub struct AppState {
-    pub engine: RwLock<EngineSlot>,
+    slot: RwLock<Slot>,
     pub jobs: Arc<Jobs>,
-    pub db_path: RwLock<PathBuf>,
     pub model_dir: PathBuf,
-    /// Load the demo data without asking when the store is empty.
+    /// Load the demo data without asking when the store is empty (`--demo-if-empty`).
     pub demo_if_empty: bool,
-    pub liquid: Mutex<Option<Liquid>>,
-    /// A plain connection to the store while the engine opens (loading the model and the
-    /// index takes seconds): it serves the cached layout so the 3D view appears at once.
-    pub early: Mutex<Option<somna_engine::store::Store>>,
-    /// The OpenAI-compatible endpoint sleep cycles may use (from SOMNA_LLM_* at start, or
-    /// set in Settings for this session; the key is never sent back to the UI).
-    pub llm: Mutex<Option<somna_engine::sleep::chat::ChatConfig>>,
-    layouts: Mutex<HashMap<(ProjectionMethod, usize), Arc<Layout>>>,
-    /// Auto-sleep of the open store, running while its stored setting is enabled.
-    auto_sleep: Mutex<Option<somna_engine::sleep::auto::AutoSleep>>,
+    /// The OpenAI-compatible endpoint sleep cycles may use (from SOMNA_LLM_* or the saved
+    /// one; the key is never sent to the UI).
+    pub llm: LlmEndpoint,
 }
 
 impl AppState {
-    pub fn new(db_path: PathBuf, model_dir: PathBuf) -> Self {
+    pub fn new(db_path: PathBuf, model_dir: PathBuf, demo_if_empty: bool) -> Self {
+        let (llm, err) = LlmEndpoint::load(&somna_engine::paths::data_dir());
+        if let Some(e) = err {
+            eprintln!("somna-app: ignoring the saved LLM endpoint: {e}");
+        }
         Self {
-            engine: RwLock::new(EngineSlot::Opening),
+            slot: RwLock::new(Slot {
+                db_path,
+                engine: Engine::Opening { early: None },
+            }),
             jobs: Arc::default(),
-            db_path: RwLock::new(db_path),
             model_dir,
-            demo_if_empty: false,
-            liquid: Mutex::new(None),
-            early: Mutex::new(None),
-            llm: Mutex::new(saved_llm()),
-            layouts: Mutex::default(),
-            auto_sleep: Mutex::new(None),
+            demo_if_empty,
+            llm,
         }
     }
 
-    /// The open engine, or why there is none.
-    pub fn engine(&self) -> ApiResult<Arc<Somna>> {
-        match &*self.engine.read().unwrap_or_else(|p| p.into_inner()) {
-            EngineSlot::Ready(e) => Ok(e.clone()),
-            EngineSlot::Opening => Err(ApiError::not_ready()),
-            EngineSlot::Failed(e) => Err(e.clone()),
+    /// The open store's workspace, or why there is none.
+    pub fn workspace(&self) -> ApiResult<Arc<Workspace>> {
+        match &self.read().engine {
+            Engine::Ready(w) => Ok(w.clone()),
+            Engine::Opening { .. } => Err(ApiError::not_ready()),
+            Engine::Failed(e) => Err(e.clone()),
+        }
+    }
+
+    /// The connection opened while the engine loads, if any.
+    pub fn early_store(&self) -> Option<Arc<Mutex<Store>>> {
+        match &self.read().engine {
+            Engine::Opening { early } => early.clone(),
+            _ => None,
         }
     }
 
     pub fn db_path(&self) -> PathBuf {
-        self.db_path
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        self.read().db_path.clone()
     }
 
-    /// Replaces the engine; the liquid loop and layouts of the previous store go with it.
-    pub fn set(&self, slot: EngineSlot) {
-        self.early.lock().unwrap_or_else(|p| p.into_inner()).take();
-        self.liquid.lock().unwrap_or_else(|p| p.into_inner()).take();
-        self.layouts
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clear();
-        let engine = match &slot {
-            EngineSlot::Ready(e) => Some(e.clone()),
-            _ => None,
-        };
-        if let Some(e) = &engine {
-            // The same ingest policies as the CLI: <data dir>/policies.toml or the defaults.
-            match somna_engine::ingest::Policies::load_from_dir(&somna_engine::paths::data_dir()) {
-                Ok(p) => e.set_policies(p),
-                Err(err) => eprintln!("ingest policies not applied: {err}"),
-            }
-        }
-        *self.engine.write().unwrap_or_else(|p| p.into_inner()) = slot;
-        if let Err(e) = self.restart_auto_sleep(engine) {
-            eprintln!("auto-sleep not started: {e}");
+    pub fn set_early(&self, store: Store) {
+        let mut slot = self.write();
+        if let Engine::Opening { early } = &mut slot.engine {
+            *early = Some(Arc::new(Mutex::new(store)));
         }
     }
 
-    /// Stops auto-sleep, then starts it again on `engine` if its stored setting is enabled.
-    pub fn restart_auto_sleep(&self, engine: Option<Arc<Somna>>) -> somna_engine::Result<()> {
-        let mut slot = self.auto_sleep.lock().unwrap_or_else(|p| p.into_inner());
-        slot.take();
-        if let Some(e) = engine {
-            *slot = somna_engine::sleep::auto::AutoSleep::from_settings(e)?;
-        }
-        Ok(())
+    /// Replaces the open store; the previous workspace (its loops and layouts) goes.
+    pub fn set(&self, db_path: PathBuf, engine: Engine) {
+        let old = std::mem::replace(&mut *self.write(), Slot { db_path, engine });
+        drop(old);
     }
 
-    pub fn put_layout(&self, method: ProjectionMethod, dims: usize, layout: Arc<Layout>) {
-        self.layouts
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert((method, dims), layout);
+    pub fn set_engine(&self, engine: Engine) {
+        let mut slot = self.write();
+        slot.engine = engine;
     }
 
-    pub fn layout(&self, method: ProjectionMethod, dims: usize) -> Option<Arc<Layout>> {
-        self.layouts
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&(method, dims))
-            .cloned()
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, Slot> {
+        self.slot.read().unwrap_or_else(|p| p.into_inner())
     }
-}
 
-/// The LLM endpoint from the environment or the one saved in the data directory. A saved
-/// file that cannot be read is reported and ignored (the settings dialog can replace it).
-fn saved_llm() -> Option<somna_engine::sleep::chat::ChatConfig> {
-    let dir = somna_engine::paths::data_dir();
-    somna_engine::sleep::endpoint::configured(&dir).unwrap_or_else(|e| {
-        eprintln!("somna-app: ignoring the saved LLM endpoint: {e}");
-        None
-    })
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, Slot> {
+        self.slot.write().unwrap_or_else(|p| p.into_inner())
+    }
 }

@@ -1,6 +1,8 @@
 // Measures the 3D view at scale in the real webview (not part of CI: it needs a large store).
 // Usage (see scripts/e2e-perf.sh): opens the app on $SOMNA_DB, waits for the first frame,
-// then times recolouring, selection, picking and a lasso, and prints JSON.
+// then times recolouring, selection, picking and a lasso, and prints JSON. With
+// $SOMNA_PERF_BUSY=N it also measures how long the page's main thread is blocked while a
+// sleep cycle and an import of N messages run (see `busy` below).
 
 import { Session, sleep } from "./webdriver.mjs";
 
@@ -129,7 +131,83 @@ try {
       return res;
       })().then(done, (e) => done({ error: String(e) }));`);
   }
+  const busyN = Number(process.env.SOMNA_PERF_BUSY ?? 0);
+  if (busyN > 0) out.busy = await busy(s, busyN);
   console.log(JSON.stringify(out, null, 2));
 } finally {
   await s.quit();
+}
+
+/// Main-thread blocking in the page while the engine works. For `secs` seconds with nothing
+/// running (idle), then while a sleep cycle and an import of `n` generated messages run as
+/// jobs, the page repeats a search (through the search box, to its X-ray), a selection and a
+/// 64-vertex lasso, one every 200 ms. Two probes run all the time: a 4 ms timer heartbeat
+/// (its lateness is how long the main thread was blocked) and requestAnimationFrame (the
+/// gap between frames). Reports the longest and the 99th percentile of each, the count over
+/// 50 ms, the interactions' own main-thread times, and the searches' round trips.
+async function busy(s, n) {
+  return s.execAsync(`
+    const done = arguments[arguments.length - 1];
+    const n = ${n};
+    (async () => {
+      const { rpc, waitJob } = globalThis.__somnaApi;
+      const sp = globalThis.__somnaSpace, st = globalThis.__somnaState;
+      const input = document.querySelector('[data-testid="search"]');
+      const form = input.closest("form");
+      const words = ["lighthouse", "garden", "recipe", "marathon", "wedding", "Lisbon", "compiler", "ferry"];
+      const poly = [];
+      for (let a = 0; a < 64; a++) poly.push(300 + 150 * Math.cos(a / 64 * 6.283), 300 + 120 * Math.sin(a / 64 * 6.283));
+      const pct = (xs, q) => { const v = [...xs].sort((a, b) => a - b); return v.length ? v[Math.min(v.length - 1, Math.floor(q * v.length))] : 0; };
+      const summary = (xs) => ({ n: xs.length, max: Math.max(0, ...xs), p99: pct(xs, 0.99), p50: pct(xs, 0.5), over_50ms: xs.filter((x) => x > 50).length });
+      async function measure(label, until) {
+        const beats = [], frames = [], search = [], select = [], lasso = [], roundtrip = [];
+        let on = true, lastBeat = performance.now(), lastFrame = performance.now();
+        const beat = () => { const t = performance.now(); beats.push(Math.max(0, t - lastBeat - 4)); lastBeat = t; if (on) setTimeout(beat, 4); };
+        const frame = () => { const t = performance.now(); frames.push(t - lastFrame); lastFrame = t; if (on) requestAnimationFrame(frame); };
+        setTimeout(beat, 4); requestAnimationFrame(frame);
+        const t0 = performance.now();
+        let i = 0;
+        while (!(await until(performance.now() - t0))) {
+          const q = words[i % words.length] + " " + i;
+          let t = performance.now();
+          input.value = q;
+          form.requestSubmit();
+          search.push(performance.now() - t);
+          const sent = performance.now();
+          while (st.search?.query !== q && performance.now() - sent < 30000) await new Promise((r) => setTimeout(r, 5));
+          roundtrip.push(performance.now() - sent);
+          const p = st.points;
+          if (p && p.n) {
+            const id = p.ids[(i * 7919) % p.n];
+            t = performance.now(); globalThis.__somnaSelect([id], id); select.push(performance.now() - t);
+            t = performance.now(); sp.selectPolygon(poly, false); lasso.push(performance.now() - t);
+          }
+          i++;
+          await new Promise((r) => setTimeout(r, 200));
+        }
+        on = false;
+        return { label, secs: (performance.now() - t0) / 1000, interactions: i, heartbeat_late_ms: summary(beats), frame_gap_ms: summary(frames),
+          search_submit_ms: summary(search), search_roundtrip_ms: summary(roundtrip), select_ms: summary(select), lasso_ms: summary(lasso) };
+      }
+      const idle = await measure("idle", (el) => el > 8000);
+      let content = "";
+      for (let i = 0; i < n; i++) {
+        content += JSON.stringify({ role: i % 2 ? "assistant" : "user", name: i % 2 ? "Bot" : "Perf",
+          content: "Perf note " + i + " about " + words[i % words.length] + " and the plans for day " + Math.floor(i / 10) + ".",
+          conversation: "perf-busy" }) + "\n";
+      }
+      const t0 = performance.now();
+      const importJob = await rpc.import_text({ name: "perf-busy.jsonl", format: "chat-jsonl", content });
+      const sleepJob = await rpc.sleep_run({ dry_run: false, config: null, backend: null });
+      const ended = {};
+      const finished = Promise.all([
+        waitJob(importJob).then(() => { ended.import_s = (performance.now() - t0) / 1000; }),
+        waitJob(sleepJob).then(() => { ended.sleep_s = (performance.now() - t0) / 1000; }),
+      ]);
+      let all = false;
+      finished.then(() => { all = true; }, () => { all = true; });
+      const working = await measure("sleep cycle + import", () => all);
+      await finished;
+      return { messages: n, jobs: ended, idle, working };
+    })().then(done, (e) => done({ error: String(e) }));`);
 }

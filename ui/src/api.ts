@@ -1,13 +1,14 @@
-// Typed wrappers over the Tauri commands (src-tauri/src/commands.rs) and events.
+// Typed calls of the Tauri commands and the app's events. Every command, with its request and
+// response types, comes from the generated RPC map (`Rpc` in bindings.ts, from
+// src-tauri/src/rpc.rs): a command name or a request the backend does not have fails the
+// type check.
 
 import { invoke } from "@tauri-apps/api/core";
 import { listen, type UnlistenFn } from "@tauri-apps/api/event";
+import type { ApiError, JobDone, ProgressPayload, Rpc } from "./bindings";
 import type {
-  ApiError, ClusterInfo, ClusterMerge, JobDone, ListQuery, Memory, MemoryDetail, MemoryUpdate, Neighbourhood, Page,
-  ProgressPayload, SearchRequest, SearchResponse, Stats, Status, HistoryEntry,
+  AutoSleepSettings, ImportFormat, LiquidParams, ListQuery, SearchArgs, SleepConfig, UpdateFields,
 } from "./types";
-import type { SleepReport } from "./sleep";
-import type { AutoSleepSettings, LlmSettings, MemorySleepEvent, ServerStatus, Similar } from "./types";
 
 export class CommandError extends Error {
   constructor(public code: string, message: string) {
@@ -15,9 +16,14 @@ export class CommandError extends Error {
   }
 }
 
-async function call<T>(cmd: string, args?: Record<string, unknown>): Promise<T> {
+type Command = keyof Rpc;
+type Req<C extends Command> = Rpc[C]["req"];
+type Res<C extends Command> = Rpc[C]["res"];
+
+/// Calls one command with its one request value.
+async function call<C extends Command>(cmd: C, req: Req<C>): Promise<Res<C>> {
   try {
-    return await invoke<T>(cmd, args);
+    return await invoke<Res<C>>(cmd, { req });
   } catch (e) {
     const err = e as ApiError | string;
     if (typeof err === "object" && err && "code" in err) throw new CommandError(err.code, err.message);
@@ -25,54 +31,59 @@ async function call<T>(cmd: string, args?: Record<string, unknown>): Promise<T> 
   }
 }
 
+/// Every command as a function of its request: `rpc.get_memory({ id })`.
+export const rpc = new Proxy({} as { [C in Command]: (req: Req<C>) => Promise<Res<C>> }, {
+  get: (_, cmd: string | symbol) => (req: unknown) => call(String(cmd) as Command, req as never),
+});
+
+/// The commands under the names the views use.
 export const api = {
-  status: () => call<Status>("status"),
-  stats: () => call<Stats>("stats"),
-  list: (query: ListQuery) => call<Page>("list_memories", { query }),
-  search: (query: SearchRequest) => call<SearchResponse>("search", { query }),
-  get: (id: number) => call<MemoryDetail>("get_memory", { id }),
-  history: (id: number) => call<HistoryEntry[]>("memory_history", { id }),
-  update: (id: number, update: MemoryUpdate) => call<Memory>("update_memory", { id, update }),
-  remove: (id: number, hard: boolean) => call<void>("delete_memory", { id, hard }),
-  restore: (id: number) => call<Memory>("restore_memory", { id }),
+  status: () => rpc.status(null),
+  stats: () => rpc.stats(null),
+  list: (q: ListQuery) =>
+    rpc.list_memories({ filters: q.filter, sort: q.sort, descending: q.descending, offset: q.offset, limit: q.limit }),
+  search: (req: SearchArgs) => rpc.search(req),
+  get: (id: number) => rpc.get_memory({ id }),
+  history: (id: number) => rpc.memory_history({ id }),
+  update: (id: number, update: UpdateFields) => rpc.update_memory({ id, ...update }),
+  remove: (id: number, hard: boolean) => rpc.delete_memory({ id, hard }),
+  restore: (id: number) => rpc.restore_memory({ id }),
   /// `format` null: the engine detects it from the name and content.
-  importText: (name: string, format: string | null, content: string) =>
-    call<number>("import_text", { name, format, content }),
-  loadDemo: () => call<number>("load_demo"),
-  exportStore: (path: string) => call<number>("export_store", { path }),
-  cancelJob: (job: number) => call<boolean>("cancel_job", { job }),
-  pointAttributes: () => call<ArrayBuffer>("point_attributes"),
-  actors: () => call<string[]>("actors"),
-  memorySleepHistory: (id: number) => call<MemorySleepEvent[]>("memory_sleep_history", { id }),
-  similar: (id: number, k: number) => call<Similar[]>("similar", { id, k }),
-  neighbourhood: (seeds: number[], depth: number, limit: number) =>
-    call<Neighbourhood>("neighbourhood", { seeds, depth, limit }),
-  openStore: (path: string) => call<number>("open_store", { path }),
-  computeLayout: (method: "pca" | "tsne", dims: number, full: boolean) =>
-    call<number>("compute_layout", { method, dims, full }),
-  layoutData: (method: "pca" | "tsne", dims: number) => call<ArrayBuffer>("layout_data", { method, dims }),
-  clusterRun: (k: number | null) => call<number>("cluster_run", { k }),
-  clusters: () => call<ClusterInfo[]>("clusters"),
-  clusterMerges: () => call<ClusterMerge[]>("cluster_merges"),
-  liquidDefaults: () => call<Record<string, unknown>>("liquid_defaults"),
-  liquidStatus: () => call<Record<string, unknown> & { running: boolean }>("liquid_status"),
-  liquidStart: (params: Record<string, unknown> | null) => call<void>("liquid_start", { params }),
-  liquidPause: () => call<void>("liquid_pause"),
-  liquidStep: (params: Record<string, unknown> | null) => call<void>("liquid_step", { params }),
-  liquidSetParams: (params: Record<string, unknown>) => call<void>("liquid_set_params", { params }),
-  sleepConfig: () => call<Record<string, unknown>>("sleep_config"),
-  sleepRun: (dryRun: boolean, config: Record<string, unknown> | null, backend: string) =>
-    call<number>("sleep_run", { dryRun, config, backend }),
-  llmSettings: () => call<LlmSettings | null>("llm_settings"),
+  importText: (name: string, format: ImportFormat | null, content: string) =>
+    rpc.import_text({ name, format, content }),
+  loadDemo: () => rpc.load_demo(null),
+  exportStore: (path: string) => rpc.export_store({ path }),
+  cancelJob: (job: number) => rpc.cancel_job({ job }),
+  pointAttributes: () => rpc.point_attributes(null),
+  actors: () => rpc.actors(null),
+  memorySleepHistory: (id: number) => rpc.memory_sleep_history({ id }),
+  similar: (id: number, k: number) => rpc.similar({ id, k }).then((r) => r.similar),
+  neighbourhood: (seeds: number[], depth: number, limit: number) => rpc.neighbourhood({ seeds, depth, limit }),
+  openStore: (path: string) => rpc.open_store({ path }),
+  computeLayout: (method: "pca" | "tsne", dims: number, full: boolean) => rpc.compute_layout({ method, dims, full }),
+  layoutData: (method: "pca" | "tsne", dims: number) => rpc.layout_data({ method, dims }),
+  clusterRun: (k: number | null) => rpc.cluster_run({ k }),
+  clusters: () => rpc.clusters(null),
+  clusterMerges: () => rpc.cluster_merges(null),
+  liquidDefaults: () => rpc.liquid_defaults(null),
+  liquidStatus: () => rpc.liquid_status(null),
+  liquidStart: (params: LiquidParams | null) => rpc.liquid_start(params),
+  liquidPause: () => rpc.liquid_pause(null),
+  liquidStep: (params: LiquidParams | null) => rpc.liquid_step(params),
+  liquidSetParams: (params: LiquidParams) => rpc.liquid_set_params(params),
+  sleepConfig: () => rpc.sleep_config(null),
+  sleepRun: (dryRun: boolean, config: SleepConfig | null, backend: string) =>
+    rpc.sleep_run({ dry_run: dryRun, config, backend }),
+  llmSettings: () => rpc.llm_settings(null),
   setLlmSettings: (baseUrl: string, model: string, apiKey: string | null, timeoutSecs: number) =>
-    call<void>("set_llm_settings", { baseUrl, model, apiKey, timeoutSecs }),
-  sleepHistory: (limit: number) => call<SleepReport[]>("sleep_history", { limit }),
-  sleepUndo: (id: number) => call<number>("sleep_undo", { id }),
-  autoSleepSettings: () => call<AutoSleepSettings>("auto_sleep_settings"),
-  setAutoSleep: (settings: AutoSleepSettings) => call<void>("set_auto_sleep", { settings }),
-  serverStatus: () => call<ServerStatus>("server_status"),
-  serverStart: (port: number) => call<ServerStatus>("server_start", { port }),
-  serverStop: () => call<ServerStatus>("server_stop"),
+    rpc.set_llm_settings({ base_url: baseUrl, model, api_key: apiKey, timeout_secs: timeoutSecs }),
+  sleepHistory: (limit: number) => rpc.sleep_history(limit),
+  sleepUndo: (id: number) => rpc.sleep_undo({ id, cascade: false }),
+  autoSleepSettings: () => rpc.auto_sleep_settings(null),
+  setAutoSleep: (settings: AutoSleepSettings) => rpc.set_auto_sleep(settings),
+  serverStatus: () => rpc.server_status(null),
+  serverStart: (port: number) => rpc.server_start(port),
+  serverStop: () => rpc.server_stop(null),
 };
 
 export function onProgress(f: (p: ProgressPayload) => void): Promise<UnlistenFn> {

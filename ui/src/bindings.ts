@@ -232,4 +232,439 @@ poll_secs: number, };
 
 export type ServerStatus = { running: boolean, address: string | null, mcp_url: string | null, db_path: string | null, token: string | null, token_file: string, };
 
-export type ExternalChanges = { added: Array<number>, updated: Array<number>, removed: Array<number>, };
+export type Filters = { 
+/**
+ * Only these kinds (default: every kind).
+ */
+kinds: Array<Kind>, 
+/**
+ * Only these states (default: every state except forgotten).
+ */
+states: Array<State>, 
+/**
+ * Only memories about this actor (speaker name).
+ */
+who?: string | null, 
+/**
+ * Only memories of this conversation.
+ */
+conversation?: string | null, 
+/**
+ * Occurred at or after this time (Unix milliseconds).
+ */
+from?: number | null, 
+/**
+ * Occurred at or before this time (Unix milliseconds).
+ */
+to?: number | null, 
+/**
+ * Include soft-deleted memories.
+ */
+include_deleted: boolean, 
+/**
+ * Only members of this concept cluster.
+ */
+cluster?: number | null, };
+
+export type ListArgs = { filters?: Filters | null, 
+/**
+ * Sort key (default id).
+ */
+sort?: SortKey | null, 
+/**
+ * Sort descending.
+ */
+descending: boolean, 
+/**
+ * Rows to skip.
+ */
+offset: number, 
+/**
+ * Page size (1 to 1000, default 100).
+ */
+limit?: number | null, };
+
+export type SearchArgs = { 
+/**
+ * What to look for, in natural language.
+ */
+query: string, 
+/**
+ * How many results (1 to 200, default 10).
+ */
+k?: number | null, 
+/**
+ * Scoring mode (default fusion).
+ */
+mode?: ScoreMode | null, 
+/**
+ * Force a retrieval route (default: chosen from the query).
+ */
+route?: Route | null, 
+/**
+ * Restrict the candidates.
+ */
+filters?: Filters | null, };
+
+export type IdArgs = { 
+/**
+ * The memory id.
+ */
+id: number, };
+
+export type UpdateArgs = { 
+/**
+ * The memory id.
+ */
+id: number, 
+/**
+ * New text (re-embeds and re-links the memory).
+ */
+text?: string | null, who?: string | null, when?: string | null, where?: string | null, why?: string | null, how?: string | null, 
+/**
+ * 0 to 1.
+ */
+importance?: number | null, state?: State | null, tags?: Array<string> | null, metadata?: JsonValue | null, };
+
+export type UpdateFields = { 
+/**
+ * New text (re-embeds and re-links the memory).
+ */
+text?: string | null, who?: string | null, when?: string | null, where?: string | null, why?: string | null, how?: string | null, 
+/**
+ * 0 to 1.
+ */
+importance?: number | null, state?: State | null, tags?: Array<string> | null, metadata?: JsonValue | null, };
+
+export type DeleteArgs = { 
+/**
+ * The memory id.
+ */
+id: number, 
+/**
+ * Remove it and its links for good (default: a restorable soft delete).
+ */
+hard: boolean, };
+
+export type DeleteResult = { id: number, hard: boolean, };
+
+export type ImportFormat = "locomo" | "chat-jsonl" | "json";
+
+export type ImportRequest = { 
+/**
+ * The file's name (names it in errors; the default conversation of chat JSONL).
+ */
+name: string, format?: ImportFormat | null, content: string, };
+
+export type AddReport = { messages_stored: number, 
+/**
+ * Messages whose external id was already stored (a resumed import).
+ */
+messages_skipped: number, episodes: Array<number>, facts_added: Array<number>, 
+/**
+ * Facts that duplicated an existing one (NOOP).
+ */
+facts_unchanged: number, 
+/**
+ * Stored facts rewritten with a new value (UPDATE; the old text is in history).
+ */
+facts_updated: Array<number>, 
+/**
+ * Stored facts a new fact contradicted (DELETE: soft, restorable).
+ */
+facts_deleted: Array<number>, links_created: number, 
+/**
+ * Causal links from a turn's bubble to the earlier memory holding its cause.
+ */
+causal_links: number, 
+/**
+ * Messages an ingest policy said to skip (stored raw, no memory made).
+ */
+messages_ignored: number, 
+/**
+ * Raw messages dropped from the log by the FIFO history cap (their bubbles stay).
+ */
+messages_pruned: number, 
+/**
+ * Conversation summaries written (created or rewritten).
+ */
+summaries: Array<number>, };
+
+export type ImportOutcome = AddReport | { memories: number, };
+
+export type ClusterUpkeep = { "action": "clustered", k: number, n: number, millis: number, } | { "action": "joined", memories: number, } | { "action": "too_few", memories: number, };
+
+export type ImportDone = { format: ImportFormat, clusters: ClusterUpkeep, } & (AddReport | { memories: number, });
+
+export type PathRequest = { 
+/**
+ * A file path; a leading `~/` is the home directory.
+ */
+path: string, };
+
+export type JobRef = { job: number, };
+
+export type SimilarArgs = { 
+/**
+ * The memory id.
+ */
+id: number, 
+/**
+ * How many (1 to 100, default 8).
+ */
+k?: number | null, };
+
+export type SimilarResult = { id: number, similar: Array<Similar>, };
+
+export type NeighbourhoodRequest = { 
+/**
+ * Start here; empty: the most linked memories.
+ */
+seeds: Array<number>, 
+/**
+ * Hops, 1 to 4.
+ */
+depth: number, 
+/**
+ * Nodes, 1 to 2000.
+ */
+limit: number, };
+
+export type ProjectionMethod = "pca" | "tsne";
+
+export type LayoutKey = { method: ProjectionMethod, dims: number, };
+
+export type LayoutRequest = { method: ProjectionMethod, dims: number, full: boolean, };
+
+export type LayoutSummary = { method: ProjectionMethod, dims: number, points: number, placed_incrementally: number, computed_at: number, };
+
+export type ClusterRequest = { 
+/**
+ * Clusters to make; left out, chosen from the store's size.
+ */
+k?: number | null, };
+
+export type ClusterReport = { k: number, n: number, 
+/**
+ * Sum of squared distances to the centroids.
+ */
+inertia: number, iterations: number, millis: number, clusters: Array<ClusterInfo>, };
+
+export type LiquidParams = { 
+/**
+ * A memory moves only when its strongest pull × energy exceeds this.
+ */
+flow_rate: number, 
+/**
+ * Clusters whose centroids' cosine similarity exceeds this merge.
+ */
+merge_threshold: number, 
+/**
+ * Nearest neighbours per memory.
+ */
+neighbours: number, w_co_access: number, w_temporal: number, w_semantic: number, 
+/**
+ * Temporal proximity is exp(−|Δt| / this many hours).
+ */
+temporal_scale_hours: number, 
+/**
+ * Energy factor per step.
+ */
+decay: number, 
+/**
+ * Energy gained per access.
+ */
+energy_per_access: number, 
+/**
+ * Pause between steps of a running [`LiquidLoop`].
+ */
+interval_ms: number, };
+
+export type LiquidStatus = { running: boolean, params: LiquidParams, };
+
+export type ReplayWeights = { recency: number, importance: number, novelty: number, access: number, };
+
+export type SleepConfig = { weights: ReplayWeights, 
+/**
+ * Recency = e^(−rate × days since the episode occurred).
+ */
+recency_decay_per_day: number, 
+/**
+ * Unconsolidated episodes replayed (and consolidated) per cycle, at most.
+ */
+max_replay: number, 
+/**
+ * Episodes per summary, at most; a longer session is cut into even windows.
+ */
+batch_size: number, 
+/**
+ * A session with fewer unconsolidated episodes waits for a later cycle.
+ */
+min_batch: number, 
+/**
+ * A gap this long (minutes) between turns without a session starts a new batch.
+ */
+gap_minutes: number, 
+/**
+ * Summaries that share a concept form a schema when there are at least this many.
+ */
+schema_min_support: number, 
+/**
+ * New schemas per cycle, at most.
+ */
+max_schemas: number, 
+/**
+ * Schemas group summaries of one conversation (false: across the whole store).
+ */
+schemas_per_conversation: boolean, 
+/**
+ * Importance halves every this many days without… anything (decay floor below).
+ */
+importance_half_life_days: number, importance_floor: number, 
+/**
+ * Lifecycle by age (days): active < warm < cold < archived.
+ */
+warm_after_days: number, cold_after_days: number, archive_after_days: number, 
+/**
+ * A consolidated episode is forgotten when it is cold or archived, never accessed,
+ * below this importance and has at most `forget_max_words` content words.
+ */
+forget_importance: number, forget_max_words: number, 
+/**
+ * "Now" for the cycle (Unix ms); `None`: the clock. Tests and replays set it.
+ */
+now_ms: number | null, };
+
+export type PhaseReport = { name: string, millis: number, 
+/**
+ * Whether its transaction committed (always false in a dry run).
+ */
+committed: boolean, 
+/**
+ * Phase-specific counts, e.g. candidates, selected, batches, summaries, schemas,
+ * decayed, state_changes, forgotten.
+ */
+counts: { [key in string]: number }, };
+
+export type ProposedMemory = { 
+/**
+ * `None` in a dry run, and for a created memory that no longer exists.
+ */
+id: number | null, kind: Kind, text: string, conversation: string | null, session: string | null, details: Details, 
+/**
+ * Existing memories it derives from.
+ */
+derived_from: Array<number>, 
+/**
+ * Other proposals it derives from, by position in `created` (dry runs: a schema over
+ * summaries that do not exist yet).
+ */
+derived_from_proposed: Array<number>, 
+/**
+ * Which backend wrote it ("extractive", or the fallback note of a failed LLM call).
+ */
+backend: string, };
+
+export type FieldChange = { memory_id: number, 
+/**
+ * `last_accessed`, `importance` or `state`.
+ */
+field: string, old: JsonValue, new: JsonValue, };
+
+export type GoldenOutcome = { query_id: number, query: string, k: number, expected: Array<number>, ranked: Array<number>, recall: number, ndcg: number, previous_recall: number | null, previous_ndcg: number | null, 
+/**
+ * Lower R@k or NDCG@k than in the previous run.
+ */
+regressed: boolean, };
+
+export type GoldenRun = { id: number, run_at: number, 
+/**
+ * manual, before_sleep or after_sleep.
+ */
+stage: string, cycle_id: number | null, outcomes: Array<GoldenOutcome>, mean_recall: number, mean_ndcg: number, regressions: number, };
+
+export type SleepReport = { 
+/**
+ * `None` for a dry run.
+ */
+id: number | null, trigger: string, 
+/**
+ * running, completed, cancelled, failed, interrupted (killed; a later cycle found it),
+ * undone, or dry_run.
+ */
+status: string, started_at: number, ended_at: number | null, dry_run: boolean, backend: string, phases: Array<PhaseReport>, created: Array<ProposedMemory>, changed: Array<FieldChange>, forgotten: Array<number>, 
+/**
+ * Fallbacks, skipped batches, recovered cycles, errors.
+ */
+notes: Array<string>, config: SleepConfig, 
+/**
+ * The golden-query runs before and after the cycle (when golden queries exist).
+ */
+golden: Array<GoldenRun>, };
+
+export type SetLlmSettings = { base_url: string, model: string, api_key?: string | null, 
+/**
+ * Seconds per request, 1 to 600.
+ */
+timeout_secs: number, };
+
+export type SleepRunRequest = { dry_run: boolean, 
+/**
+ * Every knob; left out, the defaults.
+ */
+config?: SleepConfig | null, 
+/**
+ * "extractive" (default) or "chat".
+ */
+backend?: string | null, };
+
+export type UndoRequest = { id: number, 
+/**
+ * Undo the later cycles that touched the same memories first, newest first.
+ */
+cascade: boolean, };
+
+/** Every command: its request (`req`) and response types. */
+export type Rpc = {
+  status: { req: null; res: Status };
+  stats: { req: null; res: Stats };
+  list_memories: { req: ListArgs; res: Page };
+  search: { req: SearchArgs; res: SearchResponse };
+  get_memory: { req: IdArgs; res: MemoryDetail };
+  memory_history: { req: IdArgs; res: Array<HistoryEntry> };
+  update_memory: { req: UpdateArgs; res: Memory };
+  delete_memory: { req: DeleteArgs; res: DeleteResult };
+  restore_memory: { req: IdArgs; res: Memory };
+  import_text: { req: ImportRequest; res: number };
+  load_demo: { req: null; res: number };
+  export_store: { req: PathRequest; res: number };
+  cancel_job: { req: JobRef; res: boolean };
+  similar: { req: SimilarArgs; res: SimilarResult };
+  neighbourhood: { req: NeighbourhoodRequest; res: Neighbourhood };
+  actors: { req: null; res: Array<string> };
+  open_store: { req: PathRequest; res: number };
+  memory_sleep_history: { req: IdArgs; res: Array<MemorySleepEvent> };
+  compute_layout: { req: LayoutRequest; res: number };
+  cluster_run: { req: ClusterRequest; res: number };
+  clusters: { req: null; res: Array<ClusterInfo> };
+  cluster_merges: { req: null; res: Array<ClusterMerge> };
+  liquid_defaults: { req: null; res: LiquidParams };
+  liquid_status: { req: null; res: LiquidStatus };
+  liquid_start: { req: LiquidParams | null; res: null };
+  liquid_pause: { req: null; res: null };
+  liquid_step: { req: LiquidParams | null; res: null };
+  liquid_set_params: { req: LiquidParams; res: null };
+  sleep_config: { req: null; res: SleepConfig };
+  llm_settings: { req: null; res: LlmSettings | null };
+  set_llm_settings: { req: SetLlmSettings; res: null };
+  sleep_run: { req: SleepRunRequest; res: number };
+  sleep_history: { req: number; res: Array<SleepReport> };
+  sleep_undo: { req: UndoRequest; res: number };
+  auto_sleep_settings: { req: null; res: AutoSleepSettings };
+  set_auto_sleep: { req: AutoSleepSettings; res: null };
+  server_status: { req: null; res: ServerStatus };
+  server_start: { req: number; res: ServerStatus };
+  server_stop: { req: null; res: ServerStatus };
+  point_attributes: { req: null; res: ArrayBuffer };
+  layout_data: { req: LayoutKey; res: ArrayBuffer };
+};

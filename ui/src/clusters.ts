@@ -7,7 +7,7 @@ import { h, clear, fmtTime, fmtNum, toast } from "./dom";
 import { categorical, cssColor } from "./colors";
 import { kvTable, settingsForm } from "./kv";
 import { bus, select, state } from "./store";
-import type { ClusterInfo, ClusterMerge } from "./types";
+import type { ClusterInfo, ClusterMerge, ClusterReport, LiquidParams } from "./types";
 
 
 export class ClusterPanel {
@@ -17,7 +17,7 @@ export class ClusterPanel {
   private liquidEl: HTMLElement;
   private stepLog: HTMLElement;
   private kInput: HTMLInputElement;
-  private form: { el: HTMLElement; read: () => Record<string, unknown> } | null = null;
+  private form: { el: HTMLElement; read: () => LiquidParams } | null = null;
   private paramsEl: HTMLElement;
   private runBtn: HTMLButtonElement;
   private startBtn: HTMLButtonElement;
@@ -115,7 +115,7 @@ export class ClusterPanel {
     try {
       const k = this.kInput.value ? Number(this.kInput.value) : null;
       const job = await api.clusterRun(k);
-      const r = await waitJob<Record<string, unknown>>(job);
+      const r = await waitJob<ClusterReport>(job);
       toast(`clustered into ${r.k} clusters`);
       bus.emit("data");
       await this.refresh();

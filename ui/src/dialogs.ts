@@ -2,7 +2,7 @@
 
 import { api, waitJob } from "./api";
 import { h, clear, toast } from "./dom";
-import type { ServerStatus } from "./types";
+import type { ImportDone, ImportFormat, ServerStatus } from "./types";
 
 function modal(title: string, ...content: (Node | null)[]): { el: HTMLElement; close: () => void } {
   const card = h("div", { class: "card dialog", role: "dialog", "aria-label": title }, h("h2", null, title), ...content);
@@ -39,16 +39,17 @@ export function openImportDialog(): void {
     go.disabled = true;
     try {
       const content = await f.text();
-      const fmt = format.value === "auto" ? null : format.value;
+      const fmt = format.value === "auto" ? null : (format.value as ImportFormat);
       status.textContent = `Importing ${f.name}${fmt ? ` as ${fmt}` : ""}…`;
       job = await api.importText(f.name, fmt, content);
       cancel.hidden = false;
-      const r = await waitJob<Record<string, unknown>>(job);
-      const stored = r.messages_stored ?? r.memories;
-      const c = r.clusters as { action: string; k?: number; memories?: number } | undefined;
-      const clustered = c?.action === "clustered" ? ` Clustered into ${c.k} concepts.`
-        : c?.action === "joined" && c.memories ? ` ${c.memories} joined existing clusters.` : "";
-      status.textContent = `Imported ${f.name} (${String(r.format)}): ${stored} stored${r.messages_skipped ? `, ${r.messages_skipped} already present` : ""}.${clustered}`;
+      const r = await waitJob<ImportDone>(job);
+      const stored = "memories" in r ? r.memories : r.messages_stored;
+      const skipped = "messages_skipped" in r ? r.messages_skipped : 0;
+      const c = r.clusters;
+      const clustered = c.action === "clustered" ? ` Clustered into ${c.k} concepts.`
+        : c.action === "joined" && c.memories ? ` ${c.memories} joined existing clusters.` : "";
+      status.textContent = `Imported ${f.name} (${r.format}): ${stored} stored${skipped ? `, ${skipped} already present` : ""}.${clustered}`;
       status.setAttribute("data-done", "true");
     } catch (e) {
       status.textContent = (e as Error).message;

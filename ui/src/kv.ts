@@ -3,7 +3,7 @@
 
 import { h } from "./dom";
 
-export function kvTable(obj: Record<string, unknown>, skip: string[] = []): HTMLElement {
+export function kvTable(obj: object, skip: string[] = []): HTMLElement {
   const rows = Object.entries(obj).filter(([k, v]) => !skip.includes(k) && v !== null && typeof v !== "object");
   return h("dl", { class: "grid" }, ...rows.flatMap(([k, v]) => [h("dt", null, k.replace(/_/g, " ")), h("dd", null, fmt(v))]));
 }
@@ -17,10 +17,10 @@ export function fmt(v: unknown): string {
 }
 
 /// A form over a flat settings object: numbers, booleans and strings become inputs; nested
-/// objects become fieldsets. `read()` returns the edited copy.
-export function settingsForm(obj: Record<string, unknown>): { el: HTMLElement; read: () => Record<string, unknown> } {
+/// objects become fieldsets. `read()` returns the edited copy, of the same type.
+export function settingsForm<T extends object>(obj: T): { el: HTMLElement; read: () => T } {
   const readers: (() => void)[] = [];
-  const out: Record<string, unknown> = structuredClone(obj);
+  const out = structuredClone(obj) as Record<string, unknown>;
   const build = (src: Record<string, unknown>, dst: Record<string, unknown>, depth: number): HTMLElement => {
     const box = h("div", { class: depth ? "fieldset" : "settings" });
     for (const [k, v] of Object.entries(src)) {
@@ -44,6 +44,6 @@ export function settingsForm(obj: Record<string, unknown>): { el: HTMLElement; r
     }
     return box;
   };
-  const el = build(obj, out, 0);
-  return { el, read: () => { readers.forEach((r) => r()); return structuredClone(out); } };
+  const el = build(obj as Record<string, unknown>, out, 0);
+  return { el, read: () => { readers.forEach((r) => r()); return structuredClone(out) as T; } };
 }

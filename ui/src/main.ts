@@ -2,14 +2,14 @@
 // browser on the left, the views in the middle (3D space, retrieval X-ray, bubble graph,
 // sleep, clusters), and the selected memory's details on the right.
 
-import { api, onEvent, onProgress, onJobDone, waitJob, CommandError } from "./api";
+import { api, rpc, onEvent, onProgress, onJobDone, waitJob, CommandError } from "./api";
 import { Browser } from "./browser";
 import { Detail } from "./detail";
 import { h, clear, fmtInt, toast } from "./dom";
 import { Graph } from "./graph";
 import { Space } from "./space";
 import { bus, parseLayout, parsePoints, select, state } from "./store";
-import type { ExternalChanges, ProgressPayload, Route, ScoreMode, Stats, Status } from "./types";
+import type { ChangeEvent, LayoutSummary, ProgressPayload, Route, ScoreMode, Stats, Status } from "./types";
 import { Xray, searchSummary } from "./xray";
 import { SleepPanel } from "./sleep";
 import { ClusterPanel } from "./clusters";
@@ -84,7 +84,7 @@ function showTab(id: Tab): void {
 
 app.append(topbar, h("div", { class: "body" }, browser.el, center, detail.el));
 // Handles for the end-to-end tests and for poking at the app from the web inspector.
-Object.assign(globalThis, { __somnaSpace: space, __somnaState: state, __somnaGraph: graph, __somnaSelect: select });
+Object.assign(globalThis, { __somnaSpace: space, __somnaState: state, __somnaGraph: graph, __somnaSelect: select, __somnaApi: { rpc, waitJob } });
 showTab("space");
 
 // ---- search -------------------------------------------------------------------------
@@ -99,7 +99,7 @@ async function runSearch(reveal = true): Promise<void> {
   try {
     const r = await api.search({
       query: q, k: Number(kSel.value), mode: modeSel.value as ScoreMode,
-      route: routeSel.value === "auto" ? null : (routeSel.value as Route), filter: state.filter,
+      route: routeSel.value === "auto" ? null : (routeSel.value as Route), filters: state.filter,
     });
     state.search = r;
     clearBtn.hidden = false;
@@ -189,7 +189,7 @@ async function refreshPoints(animate: boolean, full: boolean): Promise<void> {
     }
     space.setStatus(`${method === "pca" ? "PCA" : "t-SNE"}: computing layout of ${fmtInt(state.points.n)} memories…`);
     const job = await api.computeLayout(method, 3, full);
-    const summary = await waitJob<{ points: number; placed_incrementally: number; computed_at: number }>(job);
+    const summary = await waitJob<LayoutSummary>(job);
     if (token !== pointsToken) return;
     const layout = parseLayout(await api.layoutData(method, 3), method);
     await space.setData(state.points, layout, animate);
@@ -234,8 +234,8 @@ bus.on("data", () => {
 (globalThis as unknown as { somnaRefresh: (full: boolean) => Promise<void> }).somnaRefresh = (full) => refreshPoints(true, full);
 bus.on("clusters", () => space.recolor());
 // A liquid step moved memories between clusters or merged clusters: apply it to the point
-// data at once so the points glide to their new clusters (the refresh that follows from
-// somna://clusters-changed then finds nothing left to move).
+// data at once so the points glide to their new clusters (the refresh that follows from the
+// step's cluster change then finds nothing left to move).
 void onEvent<{ moved: { memory_id: number; to: number }[]; merged: { from_id: number; into_id: number }[] }>("somna://liquid-step", (step) => {
   const p = state.points;
   if (!p || (!step.moved.length && !step.merged.length)) return;
@@ -249,20 +249,49 @@ void onEvent<{ moved: { memory_id: number; to: number }[]; merged: { from_id: nu
   space.retarget();
   space.recolor();
 });
-void onEvent("somna://clusters-changed", () => {
-  void refreshClusterLabels().then(() => refreshPoints(true, false));
-});
-void onEvent("somna://memories-changed", () => bus.emit("data"));
-// Memories an agent wrote through `somna serve` / `somna mcp` (the app polls the shared
-// store); the refresh itself comes with somna://memories-changed.
-void onEvent<ExternalChanges>("somna://external-changes", (c) => {
+// Every change of the store arrives as one event (the engine's change stream, forwarded by
+// src-tauri/src/live.rs): the app's own writes, an agent's through the app's server, and
+// other processes' (an agent's `somna serve` / `somna mcp`). Changes are gathered for a
+// moment, so an import's batches cause one refresh, not one per batch.
+const pending = { memories: false, clusters: false, external: { added: 0, updated: 0, removed: 0 } };
+let flushTimer: ReturnType<typeof setTimeout> | null = null;
+function flushChanges(): void {
+  flushTimer = null;
+  const { memories, clusters, external } = pending;
+  pending.memories = pending.clusters = false;
+  pending.external = { added: 0, updated: 0, removed: 0 };
+  if (clusters) void refreshClusterLabels().then(() => { if (!memories) void refreshPoints(true, false); });
+  if (memories) bus.emit("data");
   const parts = [
-    c.added.length ? `${c.added.length} added` : "",
-    c.updated.length ? `${c.updated.length} changed` : "",
-    c.removed.length ? `${c.removed.length} deleted` : "",
+    external.added ? `${external.added} added` : "",
+    external.updated ? `${external.updated} changed` : "",
+    external.removed ? `${external.removed} deleted` : "",
   ].filter(Boolean);
-  liveEl.textContent = `agent: ${parts.join(", ")}`;
-  liveEl.title = `last external change at ${new Date().toLocaleTimeString()}`;
+  if (parts.length) {
+    liveEl.textContent = `agent: ${parts.join(", ")}`;
+    liveEl.title = `last external change at ${new Date().toLocaleTimeString()}`;
+  }
+}
+void onEvent<ChangeEvent>("somna://changed", ({ origin, change }) => {
+  switch (change.kind) {
+    case "memories_added":
+    case "memories_updated":
+    case "memories_removed":
+      pending.memories = true;
+      if (origin === "external") {
+        const key = change.kind === "memories_added" ? "added" : change.kind === "memories_updated" ? "updated" : "removed";
+        pending.external[key] += change.ids.length;
+      }
+      break;
+    case "clusters":
+      pending.clusters = true;
+      break;
+    default:
+      // Accesses, links, energies, layouts, cycles, settings and the ledger change nothing
+      // the views show without another change beside them.
+      return;
+  }
+  flushTimer ??= setTimeout(flushChanges, 150);
 });
 
 // ---- start-up -----------------------------------------------------------------------

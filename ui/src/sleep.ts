@@ -5,21 +5,7 @@ import { api, onProgress, waitJob } from "./api";
 import { h, clear, fmtTime, toast } from "./dom";
 import { kvTable, settingsForm } from "./kv";
 import { bus, select } from "./store";
-import type { AutoSleepSettings } from "./types";
-
-export interface SleepReport {
-  id: number | null;
-  trigger: string;
-  status: string;
-  started_at: number;
-  ended_at: number | null;
-  dry_run: boolean;
-  phases: Record<string, unknown>[];
-  created: Record<string, unknown>[];
-  changed: Record<string, unknown>[];
-  forgotten: number[];
-  [k: string]: unknown;
-}
+import type { AutoSleepSettings, ProposedMemory, SleepConfig, SleepReport } from "./types";
 
 export class SleepPanel {
   readonly el: HTMLElement;
@@ -27,7 +13,7 @@ export class SleepPanel {
   private reportEl: HTMLElement;
   private historyEl: HTMLElement;
   private settingsEl: HTMLElement;
-  private form: { el: HTMLElement; read: () => Record<string, unknown> } | null = null;
+  private form: { el: HTMLElement; read: () => SleepConfig } | null = null;
   private runningJob: number | null = null;
   private buttons: HTMLButtonElement[] = [];
   private backend: HTMLSelectElement;
@@ -163,9 +149,9 @@ export class SleepPanel {
         h("tbody", null, ...(r.phases ?? []).map((p) =>
           h("tr", null, h("td", null, String(p.name ?? "")), h("td", { class: "num" }, String(p.millis ?? "")),
             h("td", null, p.committed ? "yes" : "no"),
-            h("td", { class: "mono small" }, Object.entries((p.counts ?? {}) as Record<string, number>).map(([k, v]) => `${k.replace(/_/g, " ")} ${v}`).join(" · ")))))),
-      ...(Array.isArray(r.notes) && r.notes.length
-        ? [h("h4", null, "Notes"), h("ul", null, ...(r.notes as string[]).map((n) => h("li", null, n)))]
+            h("td", { class: "mono small" }, Object.entries(p.counts ?? {}).map(([k, v]) => `${k.replace(/_/g, " ")} ${v}`).join(" · ")))))),
+      ...(r.notes.length
+        ? [h("h4", null, "Notes"), h("ul", null, ...r.notes.map((n) => h("li", null, n)))]
         : []));
     const created = r.created ?? [];
     if (created.length) {
@@ -191,14 +177,13 @@ export class SleepPanel {
     }
   }
 
-  private createdItem(c: Record<string, unknown>): HTMLElement {
-    const id = typeof c.id === "number" ? c.id : null;
-    const kind = String(c.kind ?? "");
+  private createdItem(c: ProposedMemory): HTMLElement {
+    const id = c.id;
     return h("div", { class: `created-item ${id !== null ? "clickable" : ""}`, onclick: () => id !== null && select([id], id) },
-      h("span", { class: `kind k-${kind}` }, kind), id !== null ? h("span", { class: "id" }, `#${id}`) : null,
-      h("div", { class: "text" }, String(c.text ?? c.name ?? "")),
-      Array.isArray(c.derived_from) && (c.derived_from as number[]).length
-        ? h("div", { class: "muted" }, `from ${(c.derived_from as number[]).length} memories`, c.backend ? ` · ${c.backend}` : "")
+      h("span", { class: `kind k-${c.kind}` }, c.kind), id !== null ? h("span", { class: "id" }, `#${id}`) : null,
+      h("div", { class: "text" }, c.text),
+      c.derived_from.length
+        ? h("div", { class: "muted" }, `from ${c.derived_from.length} memories`, c.backend ? ` · ${c.backend}` : "")
         : null);
   }
 }

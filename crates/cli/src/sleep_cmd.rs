@@ -2,12 +2,14 @@
 //! ID`, `somna facts`, `somna schemas`.
 
 use crate::output::{fmt_time, memory_line, print_json, StageBars};
+use crate::Ctx;
 use anyhow::Context;
 use clap::{Args, Subcommand};
+use somna_api::sleep::Backend;
+use somna_api::{Api, Filters, ListArgs, UndoRequest};
 use somna_engine::memory::Details;
-use somna_engine::sleep::chat::{ChatCompressor, ChatConfig};
 use somna_engine::{
-    Job, Kind, ListQuery, MemoryFilter, SleepConfig, SleepOptions, SleepReport, Somna,
+    paths, Job, Kind, ListQuery, MemoryFilter, SleepConfig, SleepOptions, SleepReport, Somna,
 };
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -26,7 +28,8 @@ pub struct SleepArgs {
     #[arg(long)]
     config: Option<PathBuf>,
     /// extractive (default, offline) or chat: an OpenAI-compatible endpoint from
-    /// SOMNA_LLM_BASE_URL, SOMNA_LLM_MODEL, SOMNA_LLM_API_KEY (falls back per batch).
+    /// SOMNA_LLM_BASE_URL, SOMNA_LLM_MODEL, SOMNA_LLM_API_KEY, else the one saved in the
+    /// app's settings (falls back per batch).
     #[arg(long, default_value = "extractive")]
     backend: String,
     /// Run auto-sleep until Ctrl-C: a cycle starts whenever enough new episodes wait
@@ -82,124 +85,125 @@ fn job(json: bool) -> (Job, Arc<StageBars>) {
     (job, bars)
 }
 
-pub fn run(engine: Somna, args: SleepArgs, json: bool) -> anyhow::Result<()> {
+pub fn run(ctx: &Ctx, args: SleepArgs) -> anyhow::Result<()> {
+    let json = ctx.json;
     if args.auto {
-        return run_auto(engine, args.every, json);
+        return run_auto(ctx.open()?, args.every, json);
     }
-    let engine = &engine;
+    let api = ctx.api("user")?;
     match args.action {
         Some(SleepAction::AutoSetting {
             enable,
             disable,
             every,
             poll_secs,
-        }) => {
-            let mut s = engine.auto_sleep_settings()?;
-            if enable || disable {
-                s.enabled = enable;
-            }
-            if let Some(n) = every {
-                s.every = n;
-            }
-            if let Some(p) = poll_secs {
-                s.poll_secs = p;
-            }
-            if enable || disable || every.is_some() || poll_secs.is_some() {
-                engine.set_auto_sleep_settings(&s)?;
-            }
-            if json {
-                print_json(&s)?;
-            } else {
-                out!(
-                    "auto-sleep {}: a cycle after {} new episodes, checked every {} s",
-                    if s.enabled { "enabled" } else { "disabled" },
-                    s.every,
-                    s.poll_secs
-                );
-            }
-        }
-        Some(SleepAction::Undo { id, cascade }) => {
-            let (job, bars) = job(json);
-            let reports = engine.sleep_undo_cascade(id, cascade, &job)?;
-            bars.finish();
-            if json && cascade {
-                print_json(&reports)?;
-            } else if json {
-                print_json(&reports[0])?;
-            } else {
-                for r in &reports {
-                    out!(
-                        "undid sleep cycle {}: {} memories removed, {} field changes reverted, {} memories no longer forgotten",
-                        r.id.unwrap_or_default(),
-                        r.created.len(),
-                        r.changed.len(),
-                        r.forgotten.len()
-                    );
-                }
-            }
-        }
+        }) => auto_setting(&api, enable, disable, every, poll_secs, json),
+        Some(SleepAction::Undo { id, cascade }) => undo(&api, UndoRequest { id, cascade }, json),
         Some(SleepAction::History { limit }) => {
-            let cycles = engine.sleep_history(limit)?;
+            let cycles = api.sleep_history(Some(limit))?;
             if json {
-                print_json(&cycles)?;
-            } else if cycles.is_empty() {
-                out!("no sleep cycles yet");
-            } else {
-                for r in &cycles {
-                    out!("{}", cycle_line(r));
-                }
+                return print_json(&cycles);
             }
+            if cycles.is_empty() {
+                out!("no sleep cycles yet");
+            }
+            for r in &cycles {
+                out!("{}", cycle_line(r));
+            }
+            Ok(())
         }
         Some(SleepAction::Show { id }) => {
-            let r = engine.sleep_report(id)?;
+            let r = api.sleep_report(id)?;
             if json {
-                print_json(&r)?;
-            } else {
-                print_report(&r);
+                return print_json(&r);
             }
+            print_report(&r);
+            Ok(())
         }
-        None => {
-            let config: SleepConfig = match &args.config {
-                Some(p) => serde_json::from_str(
-                    &std::fs::read_to_string(p)
-                        .with_context(|| format!("reading {}", p.display()))?,
-                )
-                .with_context(|| format!("{}: not a sleep config", p.display()))?,
-                None => SleepConfig::default(),
-            };
-            let opts = SleepOptions {
-                dry_run: args.dry_run,
-                trigger: args.trigger,
-                config,
-            };
-            let (job, bars) = job(json);
-            let result = match args.backend.as_str() {
-                "extractive" => engine.sleep(&opts, &job),
-                "chat" => {
-                    let config = ChatConfig::from_env()
-                        .context("--backend chat needs SOMNA_LLM_BASE_URL and SOMNA_LLM_MODEL")?;
-                    engine.sleep_with(&opts, &ChatCompressor::new(config), &job)
-                }
-                other => anyhow::bail!("unknown backend {other:?}: extractive or chat"),
-            };
-            bars.finish();
-            match result {
-                Err(somna_engine::Error::Cancelled) => {
-                    anyhow::bail!(
-                        "sleep cycle cancelled: the phases already committed are kept and recorded; the next cycle finishes the work"
-                    )
-                }
-                other => {
-                    let r = other?;
-                    if json {
-                        print_json(&r)?;
-                    } else {
-                        print_report(&r);
-                    }
-                }
-            }
-        }
+        None => cycle(&api, args, json),
     }
+}
+
+fn auto_setting(
+    api: &Api,
+    enable: bool,
+    disable: bool,
+    every: Option<usize>,
+    poll_secs: Option<f64>,
+    json: bool,
+) -> anyhow::Result<()> {
+    let mut s = api.auto_sleep_settings()?;
+    if enable || disable {
+        s.enabled = enable;
+    }
+    if let Some(n) = every {
+        s.every = n;
+    }
+    if let Some(p) = poll_secs {
+        s.poll_secs = p;
+    }
+    if enable || disable || every.is_some() || poll_secs.is_some() {
+        api.set_auto_sleep_settings(&s)?;
+    }
+    if json {
+        return print_json(&s);
+    }
+    out!(
+        "auto-sleep {}: a cycle after {} new episodes, checked every {} s",
+        if s.enabled { "enabled" } else { "disabled" },
+        s.every,
+        s.poll_secs
+    );
+    Ok(())
+}
+
+fn undo(api: &Api, req: UndoRequest, json: bool) -> anyhow::Result<()> {
+    let (job, bars) = job(json);
+    let reports = api.sleep_undo(&req, &job)?;
+    bars.finish();
+    if json && req.cascade {
+        return print_json(&reports);
+    }
+    if json {
+        return print_json(&reports[0]);
+    }
+    for r in &reports {
+        out!(
+            "undid sleep cycle {}: {} memories removed, {} field changes reverted, {} memories no longer forgotten",
+            r.id.unwrap_or_default(),
+            r.created.len(),
+            r.changed.len(),
+            r.forgotten.len()
+        );
+    }
+    Ok(())
+}
+
+/// One cycle (or a dry run) with the chosen backend.
+fn cycle(api: &Api, args: SleepArgs, json: bool) -> anyhow::Result<()> {
+    let config: SleepConfig = match &args.config {
+        Some(p) => serde_json::from_str(
+            &std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?,
+        )
+        .with_context(|| format!("{}: not a sleep config", p.display()))?,
+        None => SleepConfig::default(),
+    };
+    let backend = Backend::choose(Some(&args.backend), || {
+        somna_api::llm::configured(&paths::data_dir())
+    })?;
+    let (job, bars) = job(json);
+    let result = api.sleep(args.dry_run, config, &backend, &args.trigger, &job);
+    bars.finish();
+    let r = match result {
+        Err(somna_engine::Error::Cancelled) => anyhow::bail!(
+            "sleep cycle cancelled: the phases already committed are kept and recorded; the next cycle finishes the work"
+        ),
+        other => other?,
+    };
+    if json {
+        return print_json(&r);
+    }
+    print_report(&r);
     Ok(())
 }
 
@@ -345,21 +349,21 @@ fn json_str(v: &serde_json::Value) -> String {
 
 /// `somna facts` and `somna schemas`: every memory of one kind, newest first.
 pub fn list_kind(
-    engine: &Somna,
+    ctx: &Ctx,
     kind: Kind,
     conversation: Option<String>,
     limit: usize,
-    json: bool,
 ) -> anyhow::Result<()> {
-    let page = engine.list(&ListQuery {
-        filter: MemoryFilter {
+    let json = ctx.json;
+    let page = ctx.api("user")?.list(&ListArgs {
+        filters: Some(Filters {
             kinds: vec![kind],
             conversation,
-            ..Default::default()
-        },
+            ..Filters::default()
+        }),
         descending: true,
-        limit,
-        ..Default::default()
+        limit: Some(limit),
+        ..ListArgs::default()
     })?;
     if json {
         return print_json(&page);

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 /// One step of long work: `done` of `total` units of `stage`.
 #[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ProgressEvent {
     pub stage: &'static str,
     pub done: u64,

@@ -21,6 +21,7 @@ pub struct GoldenOptions {
 
 /// One query's outcome in a run, with the previous run's for comparison.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct GoldenOutcome {
     pub query_id: i64,
     pub query: String,
@@ -36,6 +37,7 @@ pub struct GoldenOutcome {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct GoldenRun {
     pub id: i64,
     pub run_at: i64,

@@ -7,6 +7,7 @@ macro_rules! string_enum {
         $(#[$m])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
         #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+        #[cfg_attr(feature = "schema", derive(schemars::JsonSchema, utoipa::ToSchema))]
         #[serde(rename_all = "snake_case")]
         pub enum $name { $($variant),+ }
 

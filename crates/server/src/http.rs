@@ -10,10 +10,7 @@
 
 use crate::error::{OpError, ServerError};
 use crate::mcp::SomnaMcp;
-use crate::ops::{
-    AddMemoryArgs, DeleteResult, EngineJson, ListArgs, Ops, SearchArgs, SearchResult, SleepArgs,
-    UpdateFields,
-};
+use crate::ops::{EngineJson, Ops};
 use axum::extract::rejection::JsonRejection;
 use axum::extract::{ConnectInfo, Path, Query, Request, State};
 use axum::http::{header, StatusCode};
@@ -23,6 +20,10 @@ use axum::{Json, RequestExt};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use serde::Deserialize;
+use somna_api::{
+    AddMemoryArgs, DeleteArgs, DeleteResult, ListArgs, SearchArgs, SearchResult, SimilarArgs,
+    SleepArgs, UpdateFields,
+};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
@@ -118,7 +119,7 @@ async fn delete_memory(
     Path(id): Path<i64>,
     Query(q): Query<DeleteQuery>,
 ) -> Result<Json<DeleteResult>, OpError> {
-    Ok(Json(ops.delete(id, q.hard).await?))
+    Ok(Json(ops.delete(DeleteArgs { id, hard: q.hard }).await?))
 }
 
 /// A filtered, sorted page of memories: {total, offset, memories}.
@@ -156,7 +157,7 @@ async fn similar_memories(
     Path(id): Path<i64>,
     Query(q): Query<SimilarQuery>,
 ) -> Result<Json<EngineJson>, OpError> {
-    Ok(Json(ops.similar(id, q.k).await?))
+    Ok(Json(ops.similar(SimilarArgs { id, k: q.k }).await?))
 }
 
 /// Run a sleep cycle (or a dry run); returns its report.

@@ -1,6 +1,7 @@
-//! Somna's servers over the engine: MCP tools (stdio and streamable HTTP, on rmcp) and a
-//! loopback REST/JSON API with an OpenAPI document (axum + utoipa). Both front ends call
-//! the same [`Ops`], which run the engine's blocking calls on tokio's blocking pool.
+//! Somna's servers over the operations layer (`somna-api`): MCP tools (stdio and streamable
+//! HTTP, on rmcp) and a loopback REST/JSON API with an OpenAPI document (axum + utoipa).
+//! Both front ends call the same [`Ops`], which run the operations' blocking calls on
+//! tokio's blocking pool.
 
 mod error;
 pub mod http;

@@ -1,17 +1,17 @@
 //! The MCP server: one tool per operation, on rmcp's tool macros. Argument schemas are
-//! generated from the `ops` types (schemars); rmcp refuses arguments that do not
-//! deserialise into them with an `invalid_params` error naming the problem, and `ops`
-//! refuses values out of range the same way.
+//! generated from the operations layer's types (`somna-api`, schemars); rmcp refuses
+//! arguments that do not deserialise into them with an `invalid_params` error naming the
+//! problem, and the operations layer refuses values out of range the same way.
 
-use crate::ops::{
-    AddMemoryArgs, DeleteArgs, IdArgs, ListArgs, Ops, SearchArgs, SimilarArgs, SleepArgs,
-    UpdateArgs,
-};
+use crate::ops::Ops;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, Implementation, ServerCapabilities, ServerConfig};
 use rmcp::{tool, tool_handler, tool_router, ErrorData};
 use serde::Serialize;
+use somna_api::{
+    AddMemoryArgs, DeleteArgs, IdArgs, ListArgs, SearchArgs, SimilarArgs, SleepArgs, UpdateArgs,
+};
 
 /// The MCP tool server over one engine (cheap to clone: the engine is shared).
 #[derive(Clone)]
@@ -70,7 +70,7 @@ impl SomnaMcp {
         &self,
         Parameters(args): Parameters<SimilarArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        structured(self.ops.similar(args.id, args.k).await?.0)
+        structured(self.ops.similar(args).await?.0)
     }
 
     #[tool(
@@ -91,7 +91,7 @@ impl SomnaMcp {
         &self,
         Parameters(args): Parameters<DeleteArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        structured(self.ops.delete(args.id, args.hard).await?)
+        structured(self.ops.delete(args).await?)
     }
 
     #[tool(

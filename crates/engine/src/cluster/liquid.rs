@@ -97,6 +97,7 @@ fn ivf_neighbours(
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct LiquidParams {
     /// A memory moves only when its strongest pull × energy exceeds this.
     pub flow_rate: f32,
@@ -135,6 +136,7 @@ impl Default for LiquidParams {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Moved {
     pub memory_id: i64,
     pub from: i64,
@@ -143,6 +145,7 @@ pub struct Moved {
 
 /// What one step did.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct LiquidStep {
     pub step: i64,
     pub moved: Vec<Moved>,
@@ -166,6 +169,7 @@ pub struct LiquidStep {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Relabelled {
     pub cluster_id: i64,
     pub label: String,

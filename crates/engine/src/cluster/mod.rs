@@ -49,6 +49,7 @@ pub struct ClusterInfo {
 
 /// What a full clustering did.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ClusterReport {
     pub k: usize,
     pub n: usize,
@@ -65,6 +66,7 @@ pub const AUTO_CLUSTER_MIN: usize = 16;
 
 /// What [`Somna::keep_clustered`] did after new memories arrived.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(tag = "action", rename_all = "snake_case")]
 pub enum ClusterUpkeep {
     /// The store had no clusters: every memory was clustered (k-means, the default k).

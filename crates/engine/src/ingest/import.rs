@@ -413,6 +413,7 @@ mod tests {
 
 /// The file formats [`crate::Somna::import_text`] reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "kebab-case")]
 pub enum ImportFormat {
     /// LoCoMo JSON.
@@ -508,6 +509,7 @@ fn names_export_format(head: &str) -> bool {
 
 /// What an import stored: conversations go through ingestion; an export restores memories.
 #[derive(Debug, Clone, serde::Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(untagged)]
 pub enum ImportOutcome {
     Conversations(super::AddReport),

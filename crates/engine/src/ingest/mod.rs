@@ -78,6 +78,7 @@ impl Default for AddOptions {
 
 /// What one `add` did.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct AddReport {
     pub messages_stored: usize,
     /// Messages whose external id was already stored (a resumed import).

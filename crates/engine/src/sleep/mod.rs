@@ -21,6 +21,7 @@ pub const PHASES: [&str; 4] = ["replay", "compress", "schemas", "forget"];
 
 /// Replay priority weights (seed 000): recency, importance, novelty, min(access_count, 5)/5.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(default)]
 pub struct ReplayWeights {
     pub recency: f64,
@@ -42,6 +43,7 @@ impl Default for ReplayWeights {
 
 /// Every knob of a cycle. Unknown fields are refused; missing ones take their defaults.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(default, deny_unknown_fields)]
 pub struct SleepConfig {
     pub weights: ReplayWeights,
@@ -146,6 +148,7 @@ impl Default for SleepOptions {
 
 /// One phase's timing and counts.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct PhaseReport {
     pub name: String,
     pub millis: u64,
@@ -158,6 +161,7 @@ pub struct PhaseReport {
 
 /// A memory a cycle created (or, in a dry run, would create).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ProposedMemory {
     /// `None` in a dry run, and for a created memory that no longer exists.
     pub id: Option<i64>,
@@ -177,6 +181,7 @@ pub struct ProposedMemory {
 
 /// One field of one memory changed by a cycle.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct FieldChange {
     pub memory_id: i64,
     /// `last_accessed`, `importance` or `state`.
@@ -187,6 +192,7 @@ pub struct FieldChange {
 
 /// What a cycle did (or would do). Persisted in `sleep_cycles`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct SleepReport {
     /// `None` for a dry run.
     pub id: Option<i64>,

@@ -1,0 +1,177 @@
+//! Search: one request type for every front end, and the compact result agents receive
+//! (the app and the CLI's `--json` take the engine's full response with every signal).
+
+use crate::limits::SEARCH_K;
+use crate::{Api, Filters};
+use serde::{Deserialize, Serialize};
+use somna_engine::retrieve::Budget;
+use somna_engine::{Result, Route, ScoreMode, SearchQuery, SearchResponse};
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema, utoipa::ToSchema))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(optional_fields = nullable))]
+#[serde(deny_unknown_fields)]
+pub struct SearchArgs {
+    /// What to look for, in natural language.
+    pub query: String,
+    /// How many results (1 to 200, default 10).
+    pub k: Option<usize>,
+    /// Scoring mode (default fusion).
+    pub mode: Option<ScoreMode>,
+    /// Force a retrieval route (default: chosen from the query).
+    pub route: Option<Route>,
+    /// Restrict the candidates.
+    pub filters: Option<Filters>,
+}
+
+/// How the front end runs a search; not part of what an agent may ask.
+#[derive(Debug, Clone, Copy)]
+pub struct SearchOptions {
+    /// Count the hits as accessed (their usage signal). An agent's search does; looking at
+    /// memories in the app does not.
+    pub track: bool,
+    /// The context window the result is packed for.
+    pub budget: Budget,
+}
+
+impl Default for SearchOptions {
+    fn default() -> Self {
+        Self {
+            track: true,
+            budget: Budget::default(),
+        }
+    }
+}
+
+impl SearchArgs {
+    /// The engine's query, after the one set of checks (non-empty query, `k` in range,
+    /// a time range that is not reversed).
+    pub fn to_query(&self, budget: Budget) -> Result<SearchQuery> {
+        if self.query.trim().is_empty() {
+            return Err(somna_engine::Error::InvalidInput(
+                "query must not be empty".into(),
+            ));
+        }
+        let mut q = SearchQuery::new(self.query.clone());
+        q.k = SEARCH_K.check(self.k)?;
+        q.mode = self.mode.unwrap_or_default();
+        q.route = self.route;
+        q.filter = self.filters.clone().unwrap_or_default().to_filter()?;
+        q.budget = budget;
+        Ok(q)
+    }
+}
+
+/// One search result, as agents receive it.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+pub struct SearchHit {
+    pub id: i64,
+    /// 1-based rank.
+    pub rank: Option<usize>,
+    /// The score the ranking used (fused or context-mode).
+    pub score: f64,
+    /// How the candidate was found: vector, lexical, both, graph, adjacent.
+    pub origin: String,
+    pub kind: String,
+    pub text: String,
+    pub who: Option<String>,
+    pub conversation: Option<String>,
+    /// Unix milliseconds.
+    pub occurred_at: Option<i64>,
+    pub importance: f64,
+}
+
+/// A search's ranked hits, as agents receive them.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+pub struct SearchResult {
+    pub query: String,
+    pub route: String,
+    pub mode: String,
+    pub hits: Vec<SearchHit>,
+    pub candidates_considered: usize,
+    pub total_ms: f64,
+}
+
+impl From<SearchResponse> for SearchResult {
+    fn from(r: SearchResponse) -> Self {
+        SearchResult {
+            route: snake(&r.route),
+            mode: snake(&r.mode),
+            hits: r
+                .hits
+                .into_iter()
+                .map(|h| SearchHit {
+                    id: h.memory.id,
+                    rank: h.rank,
+                    score: h.score,
+                    origin: snake(&h.origin),
+                    kind: h.memory.kind.to_string(),
+                    text: h.memory.text,
+                    who: h.memory.w5h1.who,
+                    conversation: h.memory.conversation,
+                    occurred_at: h.memory.occurred_at,
+                    importance: h.memory.importance,
+                })
+                .collect(),
+            query: r.query,
+            candidates_considered: r.candidates_considered,
+            total_ms: r.timings.total_ms,
+        }
+    }
+}
+
+/// The snake_case name of a serde unit enum value (route, mode, origin).
+fn snake<T: Serialize>(v: &T) -> String {
+    match serde_json::to_value(v) {
+        Ok(serde_json::Value::String(s)) => s,
+        Ok(other) => other.to_string(),
+        Err(_) => String::new(),
+    }
+}
+
+impl Api {
+    /// Hybrid search with the engine's full response (every signal of every hit).
+    pub fn search(&self, args: &SearchArgs, opts: SearchOptions) -> Result<SearchResponse> {
+        let q = args.to_query(opts.budget)?;
+        if opts.track {
+            self.engine().search(&q)
+        } else {
+            self.engine().search_readonly(&q)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(query: &str, k: Option<usize>) -> SearchArgs {
+        SearchArgs {
+            query: query.into(),
+            k,
+            mode: None,
+            route: None,
+            filters: None,
+        }
+    }
+
+    #[test]
+    fn an_empty_query_is_refused() {
+        let e = args("  ", None).to_query(Budget::default()).unwrap_err();
+        assert!(e.to_string().contains("query must not be empty"), "{e}");
+    }
+
+    #[test]
+    fn k_above_the_front_end_limit_is_refused_though_the_engine_would_take_it() {
+        let e = args("x", Some(201))
+            .to_query(Budget::default())
+            .unwrap_err();
+        assert!(
+            e.to_string().contains("k must be 1 to 200 (got 201)"),
+            "{e}"
+        );
+        assert_eq!(args("x", None).to_query(Budget::default()).unwrap().k, 10);
+    }
+}

@@ -1,0 +1,182 @@
+//! What the visual views read: store statistics, point attributes, layouts, the link graph
+//! around memories, concept clusters, a memory's sleep history, and the export.
+
+use crate::limits::{GRAPH_DEPTH, GRAPH_LIMIT};
+use crate::Api;
+use serde::{Deserialize, Serialize};
+use somna_engine::ingest::ExportDoc;
+use somna_engine::points::{MemorySleepEvent, Neighbourhood, PointAttributes};
+use somna_engine::store::Store;
+use somna_engine::{
+    ClusterInfo, ClusterMerge, ClusterReport, Error, Job, ProjectionMethod, Result, Stats,
+};
+use std::path::Path;
+
+/// The layout of one projection method in 2 or 3 dimensions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(deny_unknown_fields)]
+pub struct LayoutKey {
+    pub method: ProjectionMethod,
+    pub dims: usize,
+}
+
+/// Compute a layout: the cached one with new memories placed incrementally, or (`full`) a
+/// recomputation aligned to the previous one.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(deny_unknown_fields)]
+pub struct LayoutRequest {
+    pub method: ProjectionMethod,
+    pub dims: usize,
+    #[serde(default)]
+    pub full: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct LayoutSummary {
+    pub method: ProjectionMethod,
+    pub dims: usize,
+    pub points: usize,
+    pub placed_incrementally: usize,
+    pub computed_at: i64,
+}
+
+/// A layout's ids and row-major coordinates.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LayoutCoords {
+    pub ids: Vec<i64>,
+    pub dims: usize,
+    pub coords: Vec<f32>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(deny_unknown_fields)]
+pub struct NeighbourhoodRequest {
+    /// Start here; empty: the most linked memories.
+    #[serde(default)]
+    pub seeds: Vec<i64>,
+    /// Hops, 1 to 4.
+    pub depth: usize,
+    /// Nodes, 1 to 2000.
+    pub limit: usize,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(optional_fields = nullable))]
+#[serde(deny_unknown_fields)]
+pub struct ClusterRequest {
+    /// Clusters to make; left out, chosen from the store's size.
+    pub k: Option<usize>,
+}
+
+pub(crate) fn check_dims(dims: usize) -> Result<()> {
+    if dims == 2 || dims == 3 {
+        Ok(())
+    } else {
+        Err(Error::InvalidInput(format!(
+            "dims must be 2 or 3 (got {dims})"
+        )))
+    }
+}
+
+/// The layout saved in `store` for `key`, read without the engine (the app reads it this
+/// way while the engine is still opening).
+pub fn stored_layout(store: &Store, key: LayoutKey) -> Result<Option<LayoutCoords>> {
+    check_dims(key.dims)?;
+    Ok(store
+        .read()
+        .get_layout(key.method.as_str(), key.dims)?
+        .map(|c| LayoutCoords {
+            ids: c.ids,
+            dims: c.dims,
+            coords: c.coords,
+        }))
+}
+
+/// Point attributes read from `store` without the engine (see [`stored_layout`]).
+pub fn stored_points(store: &Store) -> Result<PointAttributes> {
+    somna_engine::points::attributes(store)
+}
+
+impl Api {
+    pub fn stats(&self) -> Result<Stats> {
+        self.engine().stats()
+    }
+
+    /// Every speaker name in the store.
+    pub fn actors(&self) -> Vec<String> {
+        self.engine().actors()
+    }
+
+    pub fn point_attributes(&self) -> Result<PointAttributes> {
+        self.engine().point_attributes()
+    }
+
+    /// The link graph around memories.
+    pub fn neighbourhood(&self, req: &NeighbourhoodRequest) -> Result<Neighbourhood> {
+        let depth = GRAPH_DEPTH.check(Some(req.depth))?;
+        let limit = GRAPH_LIMIT.check(Some(req.limit))?;
+        self.engine().neighbourhood(&req.seeds, depth, limit)
+    }
+
+    /// The sleep cycles that touched a memory (the latest 200).
+    pub fn memory_sleep_history(&self, id: i64) -> Result<Vec<MemorySleepEvent>> {
+        self.engine().memory_sleep_history(id, 200)
+    }
+
+    pub fn cluster(&self, req: &ClusterRequest, job: &Job) -> Result<ClusterReport> {
+        self.engine().cluster(req.k, job)
+    }
+
+    pub fn clusters(&self) -> Result<Vec<ClusterInfo>> {
+        self.engine().clusters()
+    }
+
+    pub fn cluster_merges(&self) -> Result<Vec<ClusterMerge>> {
+        self.engine().cluster_merges()
+    }
+
+    /// The layout saved in the store for `key`, if any.
+    pub fn stored_layout(&self, key: LayoutKey) -> Result<Option<LayoutCoords>> {
+        self.engine().with_store(|s| stored_layout(s, key))
+    }
+
+    /// The whole store as a Somna export document.
+    pub fn export(&self) -> Result<ExportDoc> {
+        self.engine().export()
+    }
+
+    /// Writes the export to `path` (a leading `~/` is the home directory); returns how many
+    /// memories it holds.
+    pub fn export_to(&self, path: &str) -> Result<usize> {
+        let doc = self.export()?;
+        let n = doc.memories.len();
+        let text = serde_json::to_string_pretty(&doc)?;
+        let path = expand_home(path);
+        std::fs::write(&path, text).map_err(|source| Error::Io { path, source })?;
+        Ok(n)
+    }
+}
+
+/// `~/rest` → `$HOME/rest`; anything else as given.
+pub fn expand_home(p: &str) -> std::path::PathBuf {
+    match (p.strip_prefix("~/"), std::env::var_os("HOME")) {
+        (Some(rest), Some(home)) => Path::new(&home).join(rest),
+        _ => std::path::PathBuf::from(p),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_two_or_three_dimensions_are_laid_out() {
+        assert!(check_dims(3).is_ok());
+        let e = check_dims(4).unwrap_err();
+        assert!(e.to_string().contains("dims must be 2 or 3 (got 4)"), "{e}");
+    }
+}

@@ -1,0 +1,98 @@
+//! The RPC map: every command the UI may call, with the type of its one request value
+//! (`req`; none for commands that take nothing) and of its response. From this one table
+//! * main.rs registers the commands (`generate_handler!`),
+//! * the compiler holds each command to the types listed here (the check below), and
+//! * the bindings test writes the TypeScript map `Rpc` into ui/src/bindings.ts, through
+//!   which ui/src/api.ts calls every command.
+
+/// Calls `$then!` with the table: `json { module::command(Request) => Response, … }` for
+/// JSON responses and `binary { module::command(Request), … }` for commands that answer
+/// with bytes (an `ArrayBuffer` in the UI).
+macro_rules! rpc_table {
+    ($then:ident) => {
+        $then! {
+            json {
+                commands::status => commands::Status,
+                commands::stats => somna_engine::Stats,
+                commands::list_memories(somna_api::ListArgs) => somna_engine::Page,
+                commands::search(somna_api::SearchArgs) => somna_engine::SearchResponse,
+                commands::get_memory(somna_api::IdArgs) => somna_engine::MemoryDetail,
+                commands::memory_history(somna_api::IdArgs) => Vec<somna_engine::store::HistoryEntry>,
+                commands::update_memory(somna_api::UpdateArgs) => somna_engine::Memory,
+                commands::delete_memory(somna_api::DeleteArgs) => somna_api::DeleteResult,
+                commands::restore_memory(somna_api::IdArgs) => somna_engine::Memory,
+                commands::import_text(somna_api::ImportRequest) => u64,
+                commands::load_demo => u64,
+                commands::export_store(commands::PathRequest) => usize,
+                commands::cancel_job(commands::JobRef) => bool,
+                commands::similar(somna_api::SimilarArgs) => somna_api::SimilarResult,
+                commands::neighbourhood(somna_api::NeighbourhoodRequest) => somna_engine::points::Neighbourhood,
+                commands::actors => Vec<String>,
+                commands::open_store(commands::PathRequest) => u64,
+                commands::memory_sleep_history(somna_api::IdArgs) => Vec<somna_engine::points::MemorySleepEvent>,
+                views::compute_layout(somna_api::LayoutRequest) => u64,
+                views::cluster_run(somna_api::ClusterRequest) => u64,
+                views::clusters => Vec<somna_engine::ClusterInfo>,
+                views::cluster_merges => Vec<somna_engine::ClusterMerge>,
+                views::liquid_defaults => somna_engine::LiquidParams,
+                views::liquid_status => somna_api::LiquidStatus,
+                views::liquid_start(Option<somna_engine::LiquidParams>) => (),
+                views::liquid_pause => (),
+                views::liquid_step(Option<somna_engine::LiquidParams>) => (),
+                views::liquid_set_params(somna_engine::LiquidParams) => (),
+                views::sleep_config => somna_engine::SleepConfig,
+                views::llm_settings => Option<somna_api::LlmSettings>,
+                views::set_llm_settings(somna_api::SetLlmSettings) => (),
+                views::sleep_run(somna_api::SleepRunRequest) => u64,
+                views::sleep_history(usize) => Vec<somna_engine::SleepReport>,
+                views::sleep_undo(somna_api::UndoRequest) => u64,
+                views::auto_sleep_settings => somna_engine::sleep::auto::AutoSleepSettings,
+                views::set_auto_sleep(somna_engine::sleep::auto::AutoSleepSettings) => (),
+                live::server_status => live::ServerStatus,
+                live::server_start(u16) => live::ServerStatus,
+                live::server_stop => live::ServerStatus,
+            }
+            binary {
+                commands::point_attributes,
+                views::layout_data(somna_api::LayoutKey),
+            }
+        }
+    };
+}
+
+/// Registers every command of the table.
+macro_rules! rpc_handler {
+    (
+        json { $($m:ident :: $n:ident $(($q:ty))? => $r:ty),* $(,)? }
+        binary { $($bm:ident :: $bn:ident $(($bq:ty))?),* $(,)? }
+    ) => {
+        tauri::generate_handler![$($m::$n,)* $($bm::$bn,)*]
+    };
+}
+
+/// Holds every command to the request and response types of its row: this fails to compile
+/// when a command's signature and the table disagree.
+macro_rules! rpc_check {
+    (
+        json { $($m:ident :: $n:ident $(($q:ty))? => $r:ty),* $(,)? }
+        binary { $($bm:ident :: $bn:ident $(($bq:ty))?),* $(,)? }
+    ) => {
+        #[allow(dead_code, clippy::let_unit_value)]
+        mod check {
+            use crate::{commands, error::ApiResult, live, views};
+            use tauri::AppHandle;
+            $(
+                pub async fn $n(app: AppHandle $(, req: $q)?) -> ApiResult<$r> {
+                    $m::$n(app $(, { let r: $q = req; r })?).await
+                }
+            )*
+            $(
+                pub async fn $bn(app: AppHandle $(, req: $bq)?) -> ApiResult<tauri::ipc::Response> {
+                    $bm::$bn(app $(, { let r: $bq = req; r })?).await
+                }
+            )*
+        }
+    };
+}
+
+rpc_table!(rpc_check);
