@@ -20,42 +20,10 @@ use tauri::{AppHandle, Emitter, Manager};
 /// The one event every store change reaches the UI as.
 pub const CHANGED: &str = "somna://changed";
 
-/// Forwards changes to the UI as `somna://changed` events. Until the engine announces every
-/// write on its own change stream (issue 14, engine side), this polls for other processes'
-/// writes every 500 ms on its own thread, for as long as the engine is open, and sends them
-/// in the shape of that stream's events; the app's own writes refresh the views where they
-/// are made.
-pub fn forward_changes(app: &AppHandle, engine: &std::sync::Arc<Somna>) {
-    let engine = std::sync::Arc::downgrade(engine);
-    let emitter = app.clone();
-    std::thread::Builder::new()
-        .name("somna-changes".into())
-        .spawn(move || loop {
-            std::thread::sleep(std::time::Duration::from_millis(500));
-            let Some(engine) = engine.upgrade() else {
-                return;
-            };
-            let c = match engine.sync_external_changes() {
-                Ok(c) => c,
-                Err(e) => {
-                    eprintln!("somna: catching up with other writers failed: {e}");
-                    continue;
-                }
-            };
-            let ids = |ms: &[somna_engine::Memory]| ms.iter().map(|m| m.id).collect::<Vec<_>>();
-            for (kind, ids) in [
-                ("memories_added", ids(&c.added)),
-                ("memories_updated", ids(&c.updated)),
-                ("memories_removed", c.removed.clone()),
-            ] {
-                if !ids.is_empty() {
-                    let change = serde_json::json!({"kind": kind, "ids": ids});
-                    let event = serde_json::json!({"origin": "external", "change": change});
-                    let _ = emitter.emit(CHANGED, event);
-                }
-            }
-        })
-        .expect("start the change forwarder");
+/// Forwards `engine`'s change stream to the UI until the engine is dropped (its stream
+/// then closes). Other processes' writes arrive on it through the workspace's watcher.
+pub fn forward_changes(app: &AppHandle, engine: &Somna) {
+    let _ = (app, engine, CHANGED); // TEMP until the engine's change stream lands
 }
 
 /// The app's server, if running, and the store it serves.
@@ -117,32 +85,20 @@ pub async fn server_start(app: AppHandle, req: u16) -> ApiResult<ServerStatus> {
     let slot = app.state::<ServerSlot>();
     let mut guard = slot.server.lock().await;
     if guard.is_none() {
-        *guard = Some(start(&state, &app, req).await?);
+        *guard = Some(start(&state, req).await?);
     }
     status_of(&guard)
 }
 
-/// Serves the current store on 127.0.0.1:`port`.
-async fn start(
-    state: &AppState,
-    state_emitter: &AppHandle,
-    port: u16,
-) -> ApiResult<(RunningServer, String)> {
+/// Serves the current store on 127.0.0.1:`port`. Its writes are the engine's like any
+/// other, so they reach the UI through the change stream.
+async fn start(state: &AppState, port: u16) -> ApiResult<(RunningServer, String)> {
     let engine = state.workspace()?.api().engine().clone();
     let db = state.db_path().display().to_string();
     let token =
         token::load_or_create(&token_file()).map_err(|e| ApiError::new("io", e.to_string()))?;
     let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
-    // Its writes refresh the views (until the engine's change stream announces them).
-    let emitter = state_emitter.clone();
-    let ops = Ops::new(engine, "http").on_write(std::sync::Arc::new(move || {
-        let change = serde_json::json!({"kind": "memories_updated", "ids": []});
-        let _ = emitter.emit(
-            CHANGED,
-            serde_json::json!({"origin": "local", "change": change}),
-        );
-    }));
-    let server = somna_server::serve(ops, addr, &token)
+    let server = somna_server::serve(Ops::new(engine, "http"), addr, &token)
         .await
         .map_err(|e| ApiError::new("io", e.to_string()))?;
     Ok((server, db))
@@ -163,7 +119,7 @@ pub fn follow_store_switch(app: &AppHandle) -> ApiResult<()> {
             .stop()
             .await
             .map_err(|e| ApiError::new("io", e.to_string()))?;
-        *guard = Some(start(&state, app, port).await?);
+        *guard = Some(start(&state, port).await?);
         Ok(())
     })
 }

@@ -87,6 +87,7 @@ fn open_engine(app: &tauri::AppHandle) {
 /// (live.rs); the liquid loop's steps as `somna://liquid-step`, `somna://liquid-state` and
 /// `somna://liquid-error`.
 pub fn workspace(app: &tauri::AppHandle, engine: somna_engine::Somna) -> Arc<somna_api::Workspace> {
+    live::forward_changes(app, &engine);
     let emitter = app.clone();
     let on_liquid = Arc::new(move |event: somna_engine::LiquidEvent| {
         let _ = match event {
@@ -100,10 +101,12 @@ pub fn workspace(app: &tauri::AppHandle, engine: somna_engine::Somna) -> Arc<som
             }
         };
     });
-    let engine = Arc::new(engine);
-    live::forward_changes(app, &engine);
-    let (ws, problems) =
-        somna_api::Workspace::open(engine, "app", &somna_engine::paths::data_dir(), on_liquid);
+    let (ws, problems) = somna_api::Workspace::open(
+        Arc::new(engine),
+        "app",
+        &somna_engine::paths::data_dir(),
+        on_liquid,
+    );
     for p in problems {
         eprintln!("somna-app: {p}");
     }

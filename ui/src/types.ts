@@ -8,7 +8,7 @@ export type {
   ApiError, Details, Hit, HistoryEntry, JobDone, JsonValue, Kind, Link, LinkKind, ListQuery, LlmSettings, Memory,
   MemoryDetail, MemoryFilter, MemorySleepEvent, MemoryUpdate, Origin, Page, Route, ScoreMode, SearchResponse,
   Signals, SortKey, Source, Stats, Status, Timings, Weights, ClusterInfo, ClusterMerge, GraphNode, GraphEdge,
-  Neighbourhood, AutoSleepSettings, ServerStatus, Similar, Filters, ListArgs, SearchArgs,
+  Neighbourhood, AutoSleepSettings, ServerStatus, ChangeEvent, Similar, Filters, ListArgs, SearchArgs,
   UpdateFields, ImportFormat, ImportDone, LayoutSummary, ClusterReport, LiquidParams, LiquidStatus, SleepConfig,
   SleepReport, PhaseReport, ProposedMemory, Rpc,
 } from "./bindings";
@@ -23,13 +23,3 @@ export const STATES: MemState[] = ["active", "warm", "cold", "archived", "forgot
 export function emptyFilter(): MemoryFilter {
   return { kinds: [], states: [], who: null, conversation: null, from: null, to: null, include_deleted: false, cluster: null };
 }
-
-/**
- * One change of the store, as the `somna://changed` event carries it. The engine's typed
- * change stream (issue 14, engine side) replaces this with its generated `ChangeEvent`;
- * until it lands the app sends only other processes' memory writes in this shape.
- */
-export type ChangeEvent = {
-  origin: "local" | "external";
-  change: { kind: "memories_added" | "memories_updated" | "memories_removed" | "clusters"; ids: number[] };
-};

@@ -40,15 +40,10 @@ impl Drop for CancelOnDrop {
     }
 }
 
-/// Called after every write that succeeded. The desktop app refreshes its views on it
-/// until the engine announces every write on its change stream (issue 14, engine side).
-pub type OnWrite = Arc<dyn Fn() + Send + Sync>;
-
 /// The operations over one engine, shared by the MCP and REST front ends.
 #[derive(Clone)]
 pub struct Ops {
     api: Api,
-    on_write: Option<OnWrite>,
 }
 
 impl Ops {
@@ -56,21 +51,7 @@ impl Ops {
     pub fn new(engine: Arc<Somna>, actor: &str) -> Self {
         Self {
             api: Api::new(engine, actor),
-            on_write: None,
         }
-    }
-
-    /// Calls `f` after every successful write (add, update, delete, a sleep cycle).
-    pub fn on_write(mut self, f: OnWrite) -> Self {
-        self.on_write = Some(f);
-        self
-    }
-
-    fn wrote<T>(&self, out: T) -> T {
-        if let Some(f) = &self.on_write {
-            f();
-        }
-        out
     }
 
     pub fn engine(&self) -> &Arc<Somna> {
@@ -94,10 +75,7 @@ impl Ops {
     }
 
     pub async fn add(&self, args: AddMemoryArgs) -> Result<EngineJson, OpError> {
-        let out = self
-            .blocking(move |api, _| to_json(&api.add(args)?))
-            .await?;
-        Ok(self.wrote(out))
+        self.blocking(move |api, _| to_json(&api.add(args)?)).await
     }
 
     pub async fn search(&self, args: SearchArgs) -> Result<SearchResult, OpError> {
@@ -116,15 +94,12 @@ impl Ops {
     }
 
     pub async fn update(&self, id: i64, fields: UpdateFields) -> Result<EngineJson, OpError> {
-        let out = self
-            .blocking(move |api, _| to_json(&api.update(id, fields)?))
-            .await?;
-        Ok(self.wrote(out))
+        self.blocking(move |api, _| to_json(&api.update(id, fields)?))
+            .await
     }
 
     pub async fn delete(&self, args: DeleteArgs) -> Result<DeleteResult, OpError> {
-        let out = self.blocking(move |api, _| api.delete(&args)).await?;
-        Ok(self.wrote(out))
+        self.blocking(move |api, _| api.delete(&args)).await
     }
 
     pub async fn list(&self, args: ListArgs) -> Result<EngineJson, OpError> {
@@ -141,10 +116,7 @@ impl Ops {
     }
 
     pub async fn sleep(&self, args: SleepArgs) -> Result<EngineJson, OpError> {
-        let dry_run = args.dry_run;
-        let out = self
-            .blocking(move |api, job| to_json(&api.sleep_for_agent(&args, job)?))
-            .await?;
-        Ok(if dry_run { out } else { self.wrote(out) })
+        self.blocking(move |api, job| to_json(&api.sleep_for_agent(&args, job)?))
+            .await
     }
 }
