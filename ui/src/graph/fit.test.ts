@@ -22,11 +22,28 @@ describe("fitTransform", () => {
     expect(Math.max(...ys)).toBeCloseTo(450, 3);
   });
 
-  it("puts the given centre in the middle of the rect and still fits every node", () => {
+  it("brings the given centre as near the middle as it can with every node inside, at the same zoom", () => {
     const r = { x: 10, y: 20, w: 500, h: 400 };
+    const plain = fitTransform(xy, 4, r, 20);
+    // (1400, -300) is the top-right corner of the graph: it cannot reach the middle.
     const t = fitTransform(xy, 4, r, 20, [1400, -300]);
-    expect(screen(t, 1400, -300)).toEqual([260, 220]);
+    expect(t.k).toBe(plain.k);
     for (let i = 0; i < 4; i++) expect(inside(r, 20, screen(t, xy[i * 2], xy[i * 2 + 1]))).toBe(true);
+    const [sx, sy] = screen(t, 1400, -300), [px, py] = screen(plain, 1400, -300);
+    expect(Math.abs(sx - 260)).toBeLessThanOrEqual(Math.abs(px - 260) + 1e-6);
+    expect(Math.abs(sy - 220)).toBeLessThanOrEqual(Math.abs(py - 220) + 1e-6);
+    // Height limits the zoom, so the graph spans the padded height and cannot move up or down.
+    expect(sy).toBeCloseTo(py, 6);
+    // Width has room to spare: the corner moves toward the middle.
+    expect(sx).toBeLessThan(px);
+  });
+
+  it("puts the centre exactly in the middle when the graph is small enough around it", () => {
+    // Zoom is capped, so there is room on every side.
+    const small = Float32Array.from([0, 0, 2, 1, 1, 2]);
+    const t = fitTransform(small, 3, rect, 30, [2, 1]);
+    expect(t.k).toBe(MAX_ZOOM);
+    expect(screen(t, 2, 1)).toEqual([320, 240]);
   });
 
   it("shows a lone node at zoom 1 in the middle", () => {

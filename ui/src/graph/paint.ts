@@ -64,14 +64,15 @@ export function paintGraph(ctx: CanvasRenderingContext2D, w: number, hh: number,
       ctx.stroke();
     }
   });
-  // Labels for the seeds and the hovered node, flipped left of the node near the right edge.
+  // Labels for the seeds and the hovered node: right of the node, moved left as far as
+  // needed to stay on the canvas.
   ctx.font = "12px system-ui, sans-serif";
   g.data.nodes.forEach((node, i) => {
     if (node.depth !== 0 && i !== g.hover) return;
     const x = ox + pos[i * 2] * k, y = oy + pos[i * 2 + 1] * k;
     const text = `${node.who ? node.who + ": " : ""}${node.label}`.slice(0, 70);
     const tw = ctx.measureText(text).width;
-    const left = x + 10 + tw + 8 > w ? x - 10 - tw - 8 : x + 10;
+    const left = Math.max(2, Math.min(x + 10, w - tw - 10));
     ctx.fillStyle = "rgba(11,13,18,0.85)";
     ctx.fillRect(left, y - 9, tw + 8, 18);
     ctx.fillStyle = "#e5e7eb";

@@ -34,3 +34,21 @@ export const perf: Perf = {
   uploads: [],
 };
 (globalThis as unknown as { __somnaPerf: Perf }).__somnaPerf = perf;
+
+/// Completes the record of an installed upload of `n` points; `after` is the main-thread
+/// time spent after the install proper (selection marks, legend, overlays).
+export function recordUpload(n: number, after: number): void {
+  const parts = perf.upload_parts;
+  parts.install += after;
+  perf.upload_ms = parts.post + parts.install;
+  perf.upload_worker_ms = parts.fill + parts.pull + parts.colors;
+  perf.points = n;
+  if (perf.uploads.length < 50) perf.uploads.push({ n, main_ms: perf.upload_ms, worker_ms: perf.upload_worker_ms });
+}
+
+export function recordLasso(post: number, apply: number, worker: number, wall: number): void {
+  perf.lasso_parts = { post, apply };
+  perf.lasso_ms = post + apply;
+  perf.lasso_worker_ms = worker;
+  perf.lasso_wall_ms = wall;
+}

@@ -12,7 +12,7 @@ import { PointCloud } from "../render/cloud";
 import { Interaction } from "../render/interaction";
 import { Legend } from "../render/legend";
 import { LineOverlays } from "../render/overlays";
-import { perf } from "../render/perf";
+import { perf, recordLasso, recordUpload } from "../render/perf";
 import { PointsRenderer } from "../render/points";
 import { Tooltip } from "../render/tooltip";
 import { bus, select, state, type LayoutData, type PointData } from "../store";
@@ -144,12 +144,7 @@ export class Space {
     this.huesChanged();
     this.drawLegend();
     this.drawOverlays();
-    const parts = perf.upload_parts;
-    parts.install += performance.now() - t0;
-    perf.upload_ms = parts.post + parts.install;
-    perf.upload_worker_ms = parts.fill + parts.pull + parts.colors;
-    perf.points = points.n;
-    if (perf.uploads.length < 50) perf.uploads.push({ n: points.n, main_ms: perf.upload_ms, worker_ms: perf.upload_worker_ms });
+    recordUpload(points.n, performance.now() - t0);
   }
 
   resetNormalisation(): void {
@@ -298,11 +293,7 @@ export class Space {
     const t1 = performance.now();
     const ids = additive ? state.selection.union(out.ids) : out.ids;
     select(ids);
-    const apply = performance.now() - t1;
-    perf.lasso_parts = { post: out.post, apply };
-    perf.lasso_ms = out.post + apply;
-    perf.lasso_worker_ms = out.worker;
-    perf.lasso_wall_ms = performance.now() - t0;
+    recordLasso(out.post, performance.now() - t1, out.worker, performance.now() - t0);
     return ids.size;
   }
 
