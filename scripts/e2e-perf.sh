@@ -9,7 +9,8 @@ cd "$(dirname "$0")/.."
 source scripts/env.sh
 store="$(realpath "$1")"
 somna_build_ui
-cargo build --locked -p somna-app
+# The same packages as e2e.sh, so both scripts share one build (features unify the same way).
+cargo build --locked -p somna-app -p somna-cli
 somna_install_tauri_driver
 work="$(mktemp -d)"
 trap 'kill ${driver_pid:-} ${xvfb_pid:-} 2>/dev/null || true; rm -rf "$work"' EXIT

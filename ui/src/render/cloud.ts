@@ -46,6 +46,9 @@ export class PointCloud {
   private values = EMPTY;
   private flags = EMPTY;
   private ascending = false;
+  /// Rows marked selected by the last paintSelection (the first `markedCount`).
+  private marked = new Uint32Array(0);
+  private markedCount = 0;
   private anim: { t0: number; ms: number } | null = null;
   private norm: Norm | null = null;
   /// Counts resets of the view's frame: an upload posted before a reset must not bring the
@@ -110,6 +113,7 @@ export class PointCloud {
     ({ base: this.base, target: this.target, positions: this.positions, values: this.values, flags: this.flags } = res);
     this.counts = res.counts;
     this.hues = res.hues;
+    this.markedCount = 0;
     this.ascending = res.ascending;
     // What changed while the worker ran: the pull, the colour mode, or cluster memberships
     // (a liquid step edits the point data in place).
@@ -196,20 +200,26 @@ export class PointCloud {
   paintSelection(sel: IdSet): void {
     const p = this.shown, f = this.flags;
     if (!p || f.length !== p.n) return;
-    for (let i = 0; i < p.n; i++) if (f[i] === 2) f[i] = 1;
+    // Unmark what the last call marked (a fresh upload's flags carry no marks).
+    const old = this.marked;
+    for (let k = 0; k < this.markedCount; k++) if (f[old[k]] === 2) f[old[k]] = 1;
     const s = sel.sorted();
+    if (this.marked.length < s.length) this.marked = new Uint32Array(s.length);
+    const rows = this.marked;
+    let m = 0;
     if (this.ascending && s.length > 64) {
       const ids = p.ids;
       for (let i = 0, k = 0; i < p.n && k < s.length; i++) {
         while (k < s.length && s[k] < ids[i]) k++;
-        if (s[k] === ids[i] && f[i] !== 0) f[i] = 2;
+        if (s[k] === ids[i] && f[i] !== 0) { f[i] = 2; rows[m++] = i; }
       }
     } else {
       for (const id of s) {
         const i = p.index.get(id);
-        if (i !== undefined && f[i] !== 0) f[i] = 2;
+        if (i !== undefined && f[i] !== 0) { f[i] = 2; rows[m++] = i; }
       }
     }
+    this.markedCount = m;
     this.r.invalidate("flags");
     this.r.setProps({ dim: sel.size > 0 ? 0.55 : 1 });
   }

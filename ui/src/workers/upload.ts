@@ -174,12 +174,6 @@ export function pullTargets(base: Float32Array, flags: Float32Array, clusters: I
 /// hues) is read in cluster mode only.
 export function paintValues(colorBy: ColorBy, p: Columns, hues: Int32Array, out: Float32Array): void {
   const n = p.n;
-  const scaled = (v: ArrayLike<number>, f: (x: number) => number) => {
-    let max = 0;
-    for (let i = 0; i < n; i++) if (v[i] > max) max = v[i];
-    const s = max > 0 ? 1 / f(max) : 0;
-    for (let i = 0; i < n; i++) out[i] = f(v[i]) * s;
-  };
   switch (colorBy) {
     case "cluster": {
       const rows = clusterRows(hues, maxCluster(p.clusters, n)), cl = p.clusters;
@@ -187,24 +181,39 @@ export function paintValues(colorBy: ColorBy, p: Columns, hues: Int32Array, out:
       break;
     }
     case "kind":
-      for (let i = 0; i < n; i++) out[i] = p.kinds[i];
+      out.set(p.kinds.subarray(0, n));
       break;
     case "state":
-      for (let i = 0; i < n; i++) out[i] = p.states[i];
+      out.set(p.states.subarray(0, n));
       break;
     case "recency":
-      scaled(p.times, (x) => x);
-      break;
-    case "usage":
-      scaled(p.access, Math.log1p);
-      break;
-    case "importance":
-      for (let i = 0; i < n; i++) out[i] = p.importance[i];
+      scaleByMax(p.times, n, out);
       break;
     case "energy":
-      scaled(p.energy, (x) => x);
+      scaleByMax(p.energy, n, out);
       break;
+    case "importance":
+      out.set(p.importance.subarray(0, n));
+      break;
+    case "usage": {
+      // log1p(count) / log1p(max count), from a table for the common small counts.
+      const a = p.access;
+      let max = 0;
+      for (let i = 0; i < n; i++) if (a[i] > max) max = a[i];
+      const s = max > 0 ? 1 / Math.log1p(max) : 0;
+      const lut = Float32Array.from({ length: Math.min(max, 1023) + 1 }, (_, c) => Math.log1p(c) * s);
+      for (let i = 0; i < n; i++) out[i] = a[i] < lut.length ? lut[a[i]] : Math.log1p(a[i]) * s;
+      break;
+    }
   }
+}
+
+/// `out[i] = v[i] / max(v)` (0 when nothing is above 0).
+function scaleByMax(v: Float32Array, n: number, out: Float32Array): void {
+  let max = 0;
+  for (let i = 0; i < n; i++) if (v[i] > max) max = v[i];
+  const s = max > 0 ? 1 / max : 0;
+  for (let i = 0; i < n; i++) out[i] = v[i] * s;
 }
 
 /// A whole upload: fresh arrays for the point count, filled from the layout, pulled, counted
