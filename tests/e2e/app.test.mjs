@@ -205,6 +205,14 @@ test("the bubble graph fits the view, centred on the selection, and the Fit butt
   await s.click('[data-testid="graph-fit"]');
   await sleep(200);
   assert.equal((await s.exec(`return ${inside};`)).out, 0, "Fit brought every node back into view");
+  // Three hops: a larger neighbourhood (up to 400 nodes) fits as well.
+  const generation = await s.exec(`return globalThis.__somnaGraph.generation();`);
+  await s.exec(`const d = document.querySelector('[data-testid="graph-depth"]'); d.value = "3"; d.dispatchEvent(new Event("change"));`);
+  await s.until(`globalThis.__somnaGraph.generation() > ${generation} && globalThis.__somnaGraph.settled()`, 60000);
+  await sleep(300);
+  const large = await s.exec(`return ${inside};`);
+  assert.equal(large.out, 0, `every one of ${large.n} nodes inside the visible rect`);
+  await shot("graph-fitted-3hops");
 });
 
 test("run a sleep cycle and see its report", { timeout: 600000 }, async () => {

@@ -40,7 +40,7 @@ export class Graph {
   private hover = -1;
 
   constructor() {
-    this.depthSel = h("select", { "aria-label": "depth", onchange: () => void this.load() },
+    this.depthSel = h("select", { "aria-label": "depth", "data-testid": "graph-depth", onchange: () => void this.load() },
       h("option", { value: "1" }, "1 hop"), h("option", { value: "2" }, "2 hops"), h("option", { value: "3" }, "3 hops"));
     this.depthSel.value = "2";
     this.legend = h("div", { class: "legend static" },
@@ -240,6 +240,11 @@ export class Graph {
   /// Ids of the nodes currently shown (for tests).
   nodeIds(): number[] {
     return this.data.nodes.map((n) => n.id);
+  }
+
+  /// Counts the graphs laid out so far (for tests).
+  generation(): number {
+    return this.layoutToken;
   }
 
   /// Whether the layout of the current graph has cooled (for tests).
