@@ -28,8 +28,9 @@ try {
   await s.until(`(globalThis.__somnaPerf?.first_frame_ms ?? 0) > 0 && (globalThis.__somnaPerf?.points ?? 0) > 0`, 1800000);
   const wall = Date.now() - t0;
   const out = { wall_until_first_frame_ms: wall, ...(await s.exec("return globalThis.__somnaPerf;")) };
-  // The cached layout is drawn before the engine opens; the full refresh follows once it has.
-  await s.until(`globalThis.__somnaPerf.uploads.length >= 2`, 600000);
+  // The cached layout may be drawn before the engine opens (when opening takes a while); the
+  // full refresh follows once it has, and ends with the layout's summary in the status line.
+  await s.until(`document.querySelector('[data-testid="space-status"]')?.textContent.startsWith("PCA ·")`, 600000);
   out.uploads = await s.exec("return globalThis.__somnaPerf.uploads;");
   const timings = await s.exec(`
     const sp = globalThis.__somnaSpace, st = globalThis.__somnaState, perf = globalThis.__somnaPerf;

@@ -105,12 +105,15 @@ describe("PointCloud", () => {
   });
 
   it("finds the ids inside a lasso in the worker", async () => {
-    const { c } = cloud();
+    const { c, r } = cloud();
     c.pull = 0;
     await c.setData(points(10), layout(10), false);
     // The left half of the canvas holds the even rows: ids 1, 3, 5, 7, 9.
     const out = await c.lasso([0, 0, 50, 0, 50, 100, 0, 100]);
     expect([...out!.ids]).toEqual([1, 3, 5, 7, 9]);
+    // Marking the lasso's own selection uses its rows: the same points.
+    c.paintSelection(out!.ids);
+    expect(Array.from(r.props.flags!)).toEqual([2, 1, 2, 1, 2, 1, 2, 1, 2, 1]);
   });
 
   it("recolours in place and switches the colour table", async () => {

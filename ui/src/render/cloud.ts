@@ -49,6 +49,8 @@ export class PointCloud {
   /// Rows marked selected by the last paintSelection (the first `markedCount`).
   private marked = new Uint32Array(0);
   private markedCount = 0;
+  /// The last lasso's selection and its rows (visible points only), for marking it.
+  private lassoed: { ids: IdSet; rows: Uint32Array; points: PointData } | null = null;
   private anim: { t0: number; ms: number } | null = null;
   private norm: Norm | null = null;
   /// Counts resets of the view's frame: an upload posted before a reset must not bring the
@@ -207,7 +209,11 @@ export class PointCloud {
     if (this.marked.length < s.length) this.marked = new Uint32Array(s.length);
     const rows = this.marked;
     let m = 0;
-    if (this.ascending && s.length > 64) {
+    const lassoed = this.lassoed?.ids === sel && this.lassoed.points === p ? this.lassoed.rows : null;
+    if (lassoed) {
+      // The worker's rows of this very selection: no id matching needed.
+      for (let k = 0; k < lassoed.length; k++) { f[lassoed[k]] = 2; rows[m++] = lassoed[k]; }
+    } else if (this.ascending && s.length > 64) {
       const ids = p.ids;
       for (let i = 0, k = 0; i < p.n && k < s.length; i++) {
         while (k < s.length && s[k] < ids[i]) k++;
@@ -240,7 +246,9 @@ export class PointCloud {
     if (this.shown !== p) return null;
     const ids = new Int32Array(res.rows.length);
     for (let k = 0; k < ids.length; k++) ids[k] = p.ids[res.rows[k]];
-    return { ids: this.ascending ? IdSet.fromSorted(ids) : IdSet.of(ids), post, worker: res.ms };
+    const set = this.ascending ? IdSet.fromSorted(ids) : IdSet.of(ids);
+    this.lassoed = { ids: set, rows: res.rows, points: p };
+    return { ids: set, post, worker: res.ms };
   }
 
   rowOf(id: number): number | undefined {
