@@ -50,35 +50,31 @@ export class ScreenGrid {
   /// Points of cell c are items[start[c] .. start[c + 1]).
   private start = new Uint32Array(0);
   private items = new Uint32Array(0);
-  private cellOf = new Int32Array(0);
 
   build(screen: Float32Array, n: number, width: number, height: number, cell: number): void {
     this.cell = cell;
-    const cols = (this.cols = Math.max(1, Math.ceil(width / cell)));
-    const rows = (this.rows = Math.max(1, Math.ceil(height / cell)));
-    const cells = cols * rows;
+    this.cols = Math.max(1, Math.ceil(width / cell));
+    this.rows = Math.max(1, Math.ceil(height / cell));
+    const cells = this.cols * this.rows;
     if (this.start.length !== cells + 1) this.start = new Uint32Array(cells + 1);
     if (this.items.length < n) this.items = new Uint32Array(n);
-    if (this.cellOf.length < n) this.cellOf = new Int32Array(n);
-    const start = this.start, items = this.items, cellOf = this.cellOf, inv = 1 / cell;
+    const start = this.start, items = this.items, cols = this.cols, rows = this.rows;
     start.fill(0);
-    // Each point's cell, and the count per cell. Points up to two cells off the canvas go
-    // into the edge cells, so a pick on the canvas within two cells' radius finds them too;
-    // points further off (and hidden ones, at OFF) are left out.
+    // Points up to two cells off the canvas go into the edge cells, so a pick on the canvas
+    // within two cells' radius finds them too; points further off are left out.
+    const cellOf = (i: number): number => {
+      const cx = Math.floor(screen[i * 2] / cell), cy = Math.floor(screen[i * 2 + 1] / cell);
+      if (cx < -2 || cy < -2 || cx >= cols + 2 || cy >= rows + 2) return -1;
+      return Math.min(rows - 1, Math.max(0, cy)) * cols + Math.min(cols - 1, Math.max(0, cx));
+    };
     for (let i = 0; i < n; i++) {
-      const cx = Math.floor(screen[i * 2] * inv), cy = Math.floor(screen[i * 2 + 1] * inv);
-      if (cx < -2 || cy < -2 || cx >= cols + 2 || cy >= rows + 2) {
-        cellOf[i] = -1;
-        continue;
-      }
-      const c = (cy < 0 ? 0 : cy >= rows ? rows - 1 : cy) * cols + (cx < 0 ? 0 : cx >= cols ? cols - 1 : cx);
-      cellOf[i] = c;
-      start[c + 1]++;
+      const c = cellOf(i);
+      if (c >= 0) start[c + 1]++;
     }
     for (let c = 0; c < cells; c++) start[c + 1] += start[c];
     // Fill each cell from its start; `start` is shifted by one cell meanwhile and restored.
     for (let i = 0; i < n; i++) {
-      const c = cellOf[i];
+      const c = cellOf(i);
       if (c >= 0) items[start[c]++] = i;
     }
     for (let c = cells; c > 0; c--) start[c] = start[c - 1];

@@ -3,13 +3,13 @@
 // needed, `render` draws one, `pick` finds the point under the pointer, `destroy` frees the
 // GPU resources. Each point's colour is read on the GPU from a 256-entry table by the one
 // value the point carries (colors.ts), so a recolour uploads n floats, not 3n. Nothing is
-// allocated per frame; screen positions for picking are recomputed only after the camera
-// or the positions changed, and a grid over them (so a pick looks only at the points near
-// the pointer) is built once the pointer hovers over a still view.
+// allocated per frame; screen positions for picking (and a grid over them, so a pick looks
+// only at the points near the pointer) are recomputed only after the camera or the
+// positions changed.
 
 import * as THREE from "three";
 import { TABLE_SIZE } from "../colors";
-import { nearestPoint, OFF, projectPoints, ScreenGrid } from "./picking";
+import { OFF, projectPoints, ScreenGrid } from "./picking";
 
 export interface PointProps {
   /// x/y/z per point (normalised view frame).
@@ -81,9 +81,6 @@ export class PointsRenderer {
   private screen = new Float32Array(0);
   private screenValid = false;
   private readonly grid = new ScreenGrid();
-  /// Picks since the last projection: the grid is built on the third (hovering over a still
-  /// view), not for a single pick, which a scan of all points answers sooner.
-  private picksOnView = 0;
   private readonly vp = new THREE.Matrix4();
 
   /// Throws when WebGL is unavailable.
@@ -172,9 +169,7 @@ export class PointsRenderer {
   /// The row of the point nearest to (x, y) within `radius` pixels, or -1.
   pick(x: number, y: number, radius = 8): number {
     this.project();
-    const n = this.props.flags.length;
-    if (++this.picksOnView === 3) this.grid.build(this.screen, n, this.width, this.height, 8);
-    return this.picksOnView >= 3 ? this.grid.nearest(this.screen, x, y, radius) : nearestPoint(this.screen, n, x, y, radius);
+    return this.grid.nearest(this.screen, x, y, radius);
   }
 
   /// Screen position of row `i`, or null when it is hidden or behind the camera.
@@ -197,7 +192,7 @@ export class PointsRenderer {
     const n = flags.length;
     if (this.screen.length !== n * 2) this.screen = new Float32Array(n * 2);
     projectPoints(this.viewProjection(), positions, flags, n, this.width, this.height, this.screen);
-    this.picksOnView = 0;
+    this.grid.build(this.screen, n, this.width, this.height, 8);
     this.screenValid = true;
   }
 
