@@ -1,6 +1,6 @@
 import * as THREE from "three";
 import { describe, expect, it } from "vitest";
-import { nearestPoint, OFF, projectPoints, ScreenGrid } from "./picking";
+import { nearestPoint, OFF, projectPoints } from "./picking";
 
 function camera(): THREE.PerspectiveCamera {
   const cam = new THREE.PerspectiveCamera(50, 1.5, 0.01, 100);
@@ -46,39 +46,3 @@ describe("nearestPoint", () => {
   });
 });
 
-describe("ScreenGrid", () => {
-  it("finds the same point as a search over all points, for pointers anywhere on the canvas, near its edges too", () => {
-    let seed = 7;
-    const rnd = () => ((seed = (seed * 1664525 + 1013904223) >>> 0) / 4294967296);
-    const n = 3000, w = 300, h = 200;
-    const screen = new Float32Array(n * 2);
-    for (let i = 0; i < n; i++) {
-      // Clumps and a few points off the canvas or hidden.
-      const c = i % 5;
-      screen[i * 2] = i % 97 === 0 ? OFF : 40 + 50 * c + 30 * (rnd() - 0.5) * (c + 1);
-      screen[i * 2 + 1] = 100 + 120 * (rnd() - 0.5);
-    }
-    const g = new ScreenGrid();
-    g.build(screen, n, w, h, 8);
-    for (let t = 0; t < 400; t++) {
-      // Every tenth pointer on the right edge, where points lie just off the canvas.
-      const x = t % 10 === 0 ? w - 1 : rnd() * w, y = rnd() * h, r = t % 2 ? 8 : 14;
-      const want = nearestPoint(screen, n, x, y, r);
-      expect(g.nearest(screen, x, y, r)).toBe(want);
-    }
-  });
-
-  it("finds a point just off the canvas edge from a pointer at the edge", () => {
-    const screen = Float32Array.from([103, 50, 40, 50, -5, 20]);
-    const g = new ScreenGrid();
-    g.build(screen, 3, 100, 100, 8);
-    expect(g.nearest(screen, 99, 50, 8)).toBe(0);
-    expect(g.nearest(screen, 1, 20, 8)).toBe(2);
-  });
-
-  it("finds nothing on an empty canvas", () => {
-    const g = new ScreenGrid();
-    g.build(new Float32Array(0), 0, 100, 100, 8);
-    expect(g.nearest(new Float32Array(0), 50, 50, 8)).toBe(-1);
-  });
-});

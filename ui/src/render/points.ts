@@ -3,13 +3,12 @@
 // needed, `render` draws one, `pick` finds the point under the pointer, `destroy` frees the
 // GPU resources. Each point's colour is read on the GPU from a 256-entry table by the one
 // value the point carries (colors.ts), so a recolour uploads n floats, not 3n. Nothing is
-// allocated per frame; screen positions for picking (and a grid over them, so a pick looks
-// only at the points near the pointer) are recomputed only after the camera or the
-// positions changed.
+// allocated per frame; screen positions for picking are recomputed only after the camera
+// or the positions changed.
 
 import * as THREE from "three";
 import { TABLE_SIZE } from "../colors";
-import { OFF, projectPoints, ScreenGrid } from "./picking";
+import { nearestPoint, OFF, projectPoints } from "./picking";
 
 export interface PointProps {
   /// x/y/z per point (normalised view frame).
@@ -80,7 +79,6 @@ export class PointsRenderer {
   private height = 1;
   private screen = new Float32Array(0);
   private screenValid = false;
-  private readonly grid = new ScreenGrid();
   private readonly vp = new THREE.Matrix4();
 
   /// Throws when WebGL is unavailable.
@@ -169,7 +167,7 @@ export class PointsRenderer {
   /// The row of the point nearest to (x, y) within `radius` pixels, or -1.
   pick(x: number, y: number, radius = 8): number {
     this.project();
-    return this.grid.nearest(this.screen, x, y, radius);
+    return nearestPoint(this.screen, this.props.flags.length, x, y, radius);
   }
 
   /// Screen position of row `i`, or null when it is hidden or behind the camera.
@@ -192,7 +190,6 @@ export class PointsRenderer {
     const n = flags.length;
     if (this.screen.length !== n * 2) this.screen = new Float32Array(n * 2);
     projectPoints(this.viewProjection(), positions, flags, n, this.width, this.height, this.screen);
-    this.grid.build(this.screen, n, this.width, this.height, 8);
     this.screenValid = true;
   }
 
