@@ -15,11 +15,11 @@ somna_build_all
 somna_install_tauri_driver
 work="$(mktemp -d)"
 trap 'kill ${driver_pid:-} ${xvfb_pid:-} 2>/dev/null || true; rm -rf "$work"' EXIT
-display=":$((90 + RANDOM % 400))"
+display="${SOMNA_E2E_DISPLAY:-:$((90 + RANDOM % 400))}"
 Xvfb "$display" -screen 0 1440x900x24 -nolisten tcp >/dev/null 2>&1 &
 xvfb_pid=$!
 export DISPLAY="$display"
-port=$((4500 + RANDOM % 400))
+port="${SOMNA_E2E_PORT:-$((4500 + RANDOM % 400))}"
 export SOMNA_DB="$store"
 export SOMNA_MODEL_DIR="${SOMNA_MODEL_DIR:-$(somna_model_dir)}"
 tauri-driver --port "$port" --native-port $((port + 1)) --native-driver /usr/bin/WebKitWebDriver >"$work/driver.log" 2>&1 &

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end tests of the desktop app: builds the UI and the app, starts Xvfb and
 # tauri-driver (WebKitWebDriver), and runs tests/e2e with Node's test runner against a
-# fresh store. Screenshots go to $SOMNA_E2E_SHOTS when set.
+# fresh store. Screenshots go to $SOMNA_E2E_SHOTS when set. The X display and the driver
+# port are random unless SOMNA_E2E_DISPLAY (e.g. :33) and SOMNA_E2E_PORT say otherwise.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/env.sh
@@ -21,13 +22,13 @@ cleanup() {
 }
 trap cleanup EXIT
 
-display=":$((90 + RANDOM % 400))"
+display="${SOMNA_E2E_DISPLAY:-:$((90 + RANDOM % 400))}"
 Xvfb "$display" -screen 0 1440x900x24 -nolisten tcp >"$work/xvfb.log" 2>&1 &
 xvfb_pid=$!
 export DISPLAY="$display"
 sleep 1
 
-port=$((4500 + RANDOM % 400))
+port="${SOMNA_E2E_PORT:-$((4500 + RANDOM % 400))}"
 # The app opens a store in a fresh directory; the model comes from the usual place.
 export SOMNA_DB="$work/store/somna.db"
 export SOMNA_MODEL_DIR="${SOMNA_MODEL_DIR:-$(somna_model_dir)}"

@@ -23,7 +23,16 @@ pub const CHANGED: &str = "somna://changed";
 /// Forwards `engine`'s change stream to the UI until the engine is dropped (its stream
 /// then closes). Other processes' writes arrive on it through the workspace's watcher.
 pub fn forward_changes(app: &AppHandle, engine: &Somna) {
-    let _ = (app, engine, CHANGED); // TEMP until the engine's change stream lands
+    let changes = engine.subscribe();
+    let emitter = app.clone();
+    std::thread::Builder::new()
+        .name("somna-changes".into())
+        .spawn(move || {
+            for event in changes {
+                let _ = emitter.emit(CHANGED, &event);
+            }
+        })
+        .expect("start the change forwarder");
 }
 
 /// The app's server, if running, and the store it serves.

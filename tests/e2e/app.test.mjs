@@ -69,6 +69,28 @@ test("first run offers the demo data and loads it", { timeout: 600000 }, async (
   await shot("space-pca");
 });
 
+test("colour by cluster gives the largest clusters their own hues and the legend says so", { timeout: 60000 }, async () => {
+  // Colour by cluster is the default mode. The legend's first line counts the coloured and
+  // the grey clusters; its rows name the coloured ones with their sizes.
+  const legend = await s.exec(`
+    const p = globalThis.__somnaState.points, labels = globalThis.__somnaState.clusterLabels;
+    const sizes = new Map();
+    for (let i = 0; i < p.n; i++) if (p.clusters[i] >= 0) sizes.set(p.clusters[i], (sizes.get(p.clusters[i]) ?? 0) + 1);
+    const largest = [...sizes.entries()].sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, 12)
+      .map(([id, n]) => (labels.get(id) || "cluster " + id) + " (" + n.toLocaleString("en-US") + ")");
+    const el = document.querySelector('[data-testid="legend"]');
+    return { head: el.querySelector('[data-testid="legend-head"]').textContent, rows: [...el.querySelectorAll(".li")].map((r) => r.textContent),
+      clusters: sizes.size, largest, hues: Array.from(globalThis.__somnaState.hues) };`);
+  const coloured = Math.min(12, legend.clusters);
+  const others = legend.clusters - coloured;
+  assert.equal(legend.head, others > 0 ? `${coloured} largest clusters in colour; ${others} ${others === 1 ? "other" : "others"} grey` : `all ${coloured} clusters in colour`);
+  // The coloured rows are the largest clusters, largest first, with their labels and sizes.
+  assert.deepEqual(legend.rows.slice(0, coloured), legend.largest);
+  if (others > 0) assert.match(legend.rows[coloured], new RegExp(`^${others} other clusters? \\([0-9,]+ memories\\)$`));
+  assert.equal(legend.hues.filter((id) => id >= 0).length, coloured);
+  await shot("space-clusters");
+});
+
 test("import a file through the file picker", { timeout: 180000 }, async () => {
   const before = await listCount();
   const status = await importFile(join(here, "fixtures", "lighthouse.jsonl"));
@@ -159,6 +181,38 @@ test("select a point in the 3D view and see it in the browser, its nearest memor
   await shot("graph-point");
   const perf = await s.exec("return globalThis.__somnaPerf;");
   assert.ok(perf.pick_ms < 50, `picking took ${perf.pick_ms} ms`);
+});
+
+test("the bubble graph fits the view, centred on the selection, and the Fit button brings it back", { timeout: 120000 }, async () => {
+  // The graph tab is open on the selected point's neighbourhood (the previous test).
+  const inside = `(() => {
+    const g = globalThis.__somnaGraph, r = g.visibleRect(), pts = g.screenPositions();
+    const out = pts.filter(([x, y]) => !(x >= r.x && x <= r.x + r.w && y >= r.y && y <= r.y + r.h));
+    return { n: pts.length, out: out.length, rect: r };
+  })()`;
+  await s.until(`globalThis.__somnaGraph.settled()`, 60000);
+  await sleep(300);
+  const fitted = await s.exec(`return ${inside};`);
+  assert.ok(fitted.n > 1, `the graph has nodes (${fitted.n})`);
+  assert.equal(fitted.out, 0, `every node inside the visible rect ${JSON.stringify(fitted.rect)}: ${fitted.out} of ${fitted.n} outside`);
+  await shot("graph-fitted");
+  // Zoom far in at a corner (nodes leave the view), then Fit: all are back inside.
+  await s.exec(`const c = document.querySelector('[data-testid="graph-canvas"]'), r = c.getBoundingClientRect();
+    for (let i = 0; i < 6; i++) c.dispatchEvent(new WheelEvent("wheel", { deltaY: -600, clientX: r.left + 5, clientY: r.top + 5, bubbles: true, cancelable: true }));`);
+  await sleep(200);
+  const zoomed = await s.exec(`return ${inside};`);
+  assert.ok(zoomed.out > 0, "zooming in moved nodes out of view");
+  await s.click('[data-testid="graph-fit"]');
+  await sleep(200);
+  assert.equal((await s.exec(`return ${inside};`)).out, 0, "Fit brought every node back into view");
+  // Three hops: a larger neighbourhood (up to 400 nodes) fits as well.
+  const generation = await s.exec(`return globalThis.__somnaGraph.generation();`);
+  await s.exec(`const d = document.querySelector('[data-testid="graph-depth"]'); d.value = "3"; d.dispatchEvent(new Event("change"));`);
+  await s.until(`globalThis.__somnaGraph.generation() > ${generation} && globalThis.__somnaGraph.settled()`, 60000);
+  await sleep(300);
+  const large = await s.exec(`return ${inside};`);
+  assert.equal(large.out, 0, `every one of ${large.n} nodes inside the visible rect`);
+  await shot("graph-fitted-3hops");
 });
 
 test("run a sleep cycle and see its report", { timeout: 600000 }, async () => {

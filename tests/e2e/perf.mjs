@@ -6,18 +6,37 @@
 
 import { Session, sleep } from "./webdriver.mjs";
 
+/// Three 64-vertex elliptic lassos through the app's own selectPolygon; main-thread ms,
+/// worker ms, wall ms and how many points each selected.
+const LASSO = `
+  const done = arguments[arguments.length - 1];
+  (async () => {
+    const sp = globalThis.__somnaSpace, perf = globalThis.__somnaPerf;
+    const res = { lasso: [], lasso_worker: [], lasso_wall: [], lasso_parts: [], lasso_selected: [] };
+    const poly = [];
+    for (let a = 0; a < 64; a++) poly.push(300 + 150 * Math.cos(a / 64 * 6.283), 300 + 120 * Math.sin(a / 64 * 6.283));
+    for (let i = 0; i < 3; i++) {
+      res.lasso_selected.push(await sp.selectPolygon(poly, false));
+      res.lasso.push(perf.lasso_ms); res.lasso_worker.push(perf.lasso_worker_ms); res.lasso_wall.push(perf.lasso_wall_ms);
+      res.lasso_parts.push({ ...perf.lasso_parts });
+    }
+    globalThis.__somnaSelect([]);
+    return res;
+  })().then(done, (e) => done({ error: String(e) }));`;
+
 const s = await Session.create(process.env.SOMNA_WEBDRIVER_URL, process.env.SOMNA_APP_BIN);
 try {
   const t0 = Date.now();
   await s.until(`(globalThis.__somnaPerf?.first_frame_ms ?? 0) > 0 && (globalThis.__somnaPerf?.points ?? 0) > 0`, 1800000);
   const wall = Date.now() - t0;
   const out = { wall_until_first_frame_ms: wall, ...(await s.exec("return globalThis.__somnaPerf;")) };
-  // The cached layout is drawn before the engine opens; the full refresh follows once it has.
-  await s.until(`globalThis.__somnaPerf.uploads.length >= 2`, 600000);
+  // The cached layout may be drawn before the engine opens (when opening takes a while); the
+  // full refresh follows once it has, and ends with the layout's summary in the status line.
+  await s.until(`document.querySelector('[data-testid="space-status"]')?.textContent.startsWith("PCA ·")`, 600000);
   out.uploads = await s.exec("return globalThis.__somnaPerf.uploads;");
   const timings = await s.exec(`
     const sp = globalThis.__somnaSpace, st = globalThis.__somnaState, perf = globalThis.__somnaPerf;
-    const res = { recolor: [], select: [], pick: [], lasso: [] };
+    const res = { recolor: [], select: [], pick: [] };
     const sel = document.querySelector('[data-testid="color-by"]');
     for (const c of ["kind", "recency", "usage", "cluster", "importance", "state"]) {
       sel.value = c; sel.dispatchEvent(new Event("change")); res.recolor.push(perf.recolor_ms);
@@ -30,12 +49,10 @@ try {
       res.select.push(performance.now() - t);
     }
     for (let i = 0; i < 10; i++) { sp.pick(100 + 40 * i, 100 + 30 * i, 8); res.pick.push(perf.pick_ms); }
-    for (let i = 0; i < 3; i++) {
-      const poly = [];
-      for (let a = 0; a < 64; a++) poly.push(300 + 150 * Math.cos(a / 64 * 6.283), 300 + 120 * Math.sin(a / 64 * 6.283));
-      sp.selectPolygon(poly, false); res.lasso.push(perf.lasso_ms);
-    }
     return res;`);
+  // Lasso: membership is found in the upload worker. `lasso` is the main thread's share
+  // (posting the positions, applying the rows as the selection); `lasso_worker` the worker's.
+  Object.assign(timings, await s.execAsync(LASSO));
   // Re-uploads through the app's own refresh (point data and layout fetched again, the
   // layout placed incrementally): main-thread time of each upload (posting to the upload
   // worker and installing its result) and the worker's time.
@@ -110,7 +127,7 @@ try {
       const points = { n, t0: 0, ids, clusters, times, access, importance, energy, kinds, states, index };
       st.points = points;
       sp.resetNormalisation();
-      const res = { n, upload: [], recolor: [], select: [], pick: [], lasso: [] };
+      const res = { n, upload: [], recolor: [], select: [], pick: [] };
       res.upload_parts = []; res.upload_wall = [];
       for (let i = 0; i < 3; i++) {
         // The layout's buffers are handed to the upload worker: a fresh copy each time.
@@ -125,11 +142,10 @@ try {
       for (const c of ["kind", "recency", "usage", "cluster"]) { sel.value = c; sel.dispatchEvent(new Event("change")); res.recolor.push(perf.recolor_ms); }
       for (let i = 0; i < 3; i++) { const t = performance.now(); globalThis.__somnaSelect([ids[i * 1000]], ids[i * 1000]); res.select.push(performance.now() - t); }
       for (let i = 0; i < 5; i++) { sp.pick(100 + 40 * i, 100 + 30 * i, 8); res.pick.push(perf.pick_ms); }
-      const poly = []; for (let a = 0; a < 64; a++) poly.push(300 + 150 * Math.cos(a / 64 * 6.283), 300 + 120 * Math.sin(a / 64 * 6.283));
-      for (let i = 0; i < 2; i++) { sp.selectPolygon(poly, false); res.lasso.push(perf.lasso_ms); }
       const t = performance.now(); sp.renderNow(); res.raster_ms = performance.now() - t;
       return res;
       })().then(done, (e) => done({ error: String(e) }));`);
+    Object.assign(out.synthetic, await s.execAsync(LASSO));
   }
   const busyN = Number(process.env.SOMNA_PERF_BUSY ?? 0);
   if (busyN > 0) out.busy = await busy(s, busyN);

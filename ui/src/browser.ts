@@ -225,10 +225,7 @@ export class Browser {
         const id = Number(r.dataset.id);
         if (!Number.isFinite(id)) return;
         if ((e as MouseEvent).shiftKey || (e as MouseEvent).ctrlKey || (e as MouseEvent).metaKey) {
-          const s = new Set(state.selection);
-          if (s.has(id)) s.delete(id);
-          else s.add(id);
-          select(s, id);
+          select(state.selection.toggle(id), id);
         } else select([id], id);
       });
       this.rowPool.push(r);

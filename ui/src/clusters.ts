@@ -4,7 +4,7 @@
 
 import { api, onEvent, waitJob } from "./api";
 import { h, clear, fmtTime, fmtNum, toast } from "./dom";
-import { categorical, cssColor } from "./colors";
+import { clusterColor, cssColor } from "./colors";
 import { kvTable, settingsForm } from "./kv";
 import { bus, select, state } from "./store";
 import type { ClusterInfo, ClusterMerge, ClusterReport, LiquidParams } from "./types";
@@ -43,6 +43,8 @@ export class ClusterPanel {
           h("h4", null, "Recent steps"), this.stepLog,
           h("h3", null, "Merge timeline"), this.mergesEl)));
     void onEvent<Record<string, unknown>>("somna://liquid-step", (s) => this.onStep(s));
+    // The swatches follow the 3D view's palette: the largest clusters in their hues, the rest grey.
+    bus.on("hues", () => { if (this.shown) this.renderClusters(this.shown); });
     void onEvent<{ running: boolean }>("somna://liquid-state", (s) => this.setRunning(s.running));
   }
 
@@ -67,20 +69,21 @@ export class ClusterPanel {
     }
   }
 
+  private shown: ClusterInfo[] | null = null;
+
   private renderClusters(cs: ClusterInfo[]): void {
+    this.shown = cs;
     clear(this.listEl);
     if (!cs.length) {
       this.listEl.append(h("p", { class: "muted" }, "No clusters yet: press “Recompute clusters”."));
       return;
     }
     const max = Math.max(...cs.map((c) => c.size), 1);
-    const tmp = new Float32Array(3);
     this.listEl.append(h("table", { class: "clusters-table" },
       h("thead", null, h("tr", null, h("th", null, ""), h("th", null, "label"), h("th", { class: "num" }, "size"), h("th", { class: "num" }, "energy"), h("th", null, ""))),
       h("tbody", null, ...cs.sort((a, b) => b.size - a.size).map((c) => {
-        categorical(c.id, tmp, 0);
         const sw = h("span", { class: "sw round" });
-        sw.style.background = cssColor(tmp);
+        sw.style.background = cssColor(clusterColor(c.id, state.hues));
         const bar = h("div", { class: "sizebar" });
         bar.style.width = `${(100 * c.size) / max}%`;
         return h("tr", { class: "clickable", "data-testid": `cluster-${c.id}`, onclick: () => this.focus(c.id) },

@@ -6,8 +6,8 @@ import { api, rpc, onEvent, onProgress, onJobDone, waitJob, CommandError } from 
 import { Browser } from "./browser";
 import { Detail } from "./detail";
 import { h, clear, fmtInt, toast } from "./dom";
-import { Graph } from "./graph";
-import { Space } from "./space";
+import { Graph } from "./graph/view";
+import { Space } from "./space/view";
 import { bus, parseLayout, parsePoints, select, state } from "./store";
 import type { ChangeEvent, LayoutSummary, ProgressPayload, Route, ScoreMode, Stats, Status } from "./types";
 import { Xray, searchSummary } from "./xray";
@@ -237,17 +237,7 @@ bus.on("clusters", () => space.recolor());
 // data at once so the points glide to their new clusters (the refresh that follows from the
 // step's cluster change then finds nothing left to move).
 void onEvent<{ moved: { memory_id: number; to: number }[]; merged: { from_id: number; into_id: number }[] }>("somna://liquid-step", (step) => {
-  const p = state.points;
-  if (!p || (!step.moved.length && !step.merged.length)) return;
-  for (const mv of step.moved) {
-    const i = p.index.get(mv.memory_id);
-    if (i !== undefined) p.clusters[i] = mv.to;
-  }
-  for (const mg of step.merged) {
-    for (let i = 0; i < p.n; i++) if (p.clusters[i] === mg.from_id) p.clusters[i] = mg.into_id;
-  }
-  space.retarget();
-  space.recolor();
+  if (step.moved.length || step.merged.length) space.moveClusters(step.moved, step.merged);
 });
 // Every change of the store arrives as one event (the engine's change stream, forwarded by
 // src-tauri/src/live.rs): the app's own writes, an agent's through the app's server, and

@@ -1,11 +1,13 @@
 // App-wide state shared by the views: the current filter, the selection, the last search,
 // and the point data. Views subscribe to named topics; nothing here touches the DOM.
 
+import { IdSet } from "./idset";
 import type { MemoryFilter, SearchResponse } from "./types";
-import type { Columns } from "./upload";
 import { emptyFilter } from "./types";
+import type { Columns } from "./workers/upload";
 
-type Topic = "selection" | "filter" | "search" | "points" | "layout" | "data" | "clusters";
+/// `hues`: which clusters the colour-by-cluster palette gives a hue changed.
+type Topic = "selection" | "filter" | "search" | "points" | "layout" | "data" | "clusters" | "hues";
 
 class Bus {
   private subs = new Map<Topic, Set<() => void>>();
@@ -99,15 +101,17 @@ export function parseLayout(buf: ArrayBuffer, method: "pca" | "tsne"): LayoutDat
 export const state = {
   filter: emptyFilter() as MemoryFilter,
   /// Selected memory ids; `primary` is the one shown in the detail pane.
-  selection: new Set<number>(),
+  selection: IdSet.empty,
   primary: null as number | null,
   search: null as SearchResponse | null,
   points: null as PointData | null,
   clusterLabels: new Map<number, string>(),
+  /// The cluster id each palette hue is given to (-1: unused); every other cluster is grey.
+  hues: new Int32Array(0) as Int32Array,
 };
 
-export function select(ids: Iterable<number>, primary: number | null = null): void {
-  state.selection = new Set(ids);
-  state.primary = primary ?? (state.selection.size ? state.selection.values().next().value! : null);
+export function select(ids: Iterable<number> | IdSet, primary: number | null = null): void {
+  state.selection = ids instanceof IdSet ? ids : IdSet.of(ids);
+  state.primary = primary ?? state.selection.first();
   bus.emit("selection");
 }

@@ -1,10 +1,10 @@
 // The per-point work of a 3D-view data upload: placing the layout's coordinates on the
-// points, drawing each point toward its cluster's centre, and colouring. A data upload runs
-// it in the upload worker (upload.worker.ts): the main thread transfers the layout and
-// copies of the columns it needs, and installs the finished arrays. Recolouring and
-// re-targeting run the same functions on the main thread.
+// points, drawing each point toward its cluster's centre, counting cluster sizes and giving
+// each point its colour value. A data upload runs it in the upload worker: the main thread
+// transfers the layout and copies of the columns it needs, and installs the finished arrays.
+// Recolouring and re-targeting run the same functions on the main thread.
 
-import { categorical, KIND_COLORS, paintByIndex, paintRamp, STATE_COLORS, table, type ColorBy } from "./colors";
+import { assignHues, clusterRows, type ColorBy } from "../colors";
 
 /// The point columns an upload reads (PointData without its row index).
 export interface Columns {
@@ -34,17 +34,17 @@ export interface Norm {
 }
 
 export interface UploadRequest {
-  seq: number;
   points: Columns;
   layout: LayoutColumns | null;
   /// The frame of earlier layouts of the same method (null: compute it from this layout).
   norm: Norm | null;
   pull: number;
   colorBy: ColorBy;
+  /// The cluster each hue went to last time (kept where the cluster is still among the largest).
+  hues: Int32Array | null;
 }
 
 export interface UploadResult {
-  seq: number;
   norm: Norm | null;
   /// Projected positions, normalised; hidden points (not in the layout) are at 0.
   base: Float32Array<ArrayBuffer>;
@@ -52,24 +52,33 @@ export interface UploadResult {
   /// for the drawn positions.
   target: Float32Array<ArrayBuffer>;
   positions: Float32Array<ArrayBuffer>;
-  colors: Float32Array<ArrayBuffer>;
+  /// Each point's colour: a table row or a position along the ramp (see colors.ts).
+  values: Float32Array<ArrayBuffer>;
   /// 0: hidden (not in the layout), 1: visible. Selection marks are the main thread's.
   flags: Float32Array<ArrayBuffer>;
+  /// Members per cluster id + 1 (entry 0: unclustered), and the clusters given hues.
+  counts: Int32Array<ArrayBuffer>;
+  hues: Int32Array<ArrayBuffer>;
+  /// Whether the point ids are strictly ascending (rows can then be matched by a merge).
+  ascending: boolean;
   /// Milliseconds spent on each stage.
   parts: { fill: number; pull: number; colors: number };
   /// The request's point columns, handed back for reuse by the next upload.
   returned: Columns;
 }
 
-// Kinds and states index these tables directly (both come from the backend as 0..len-1).
-const KIND_TABLE = table(KIND_COLORS);
-const STATE_TABLE = table(STATE_COLORS);
-
 /// The largest cluster id among the points (-1: none is clustered).
 export function maxCluster(clusters: Int32Array, n: number): number {
   let max = -1;
   for (let i = 0; i < n; i++) if (clusters[i] > max) max = clusters[i];
   return max;
+}
+
+/// Members of each cluster, indexed by cluster id + 1 (entry 0 counts the unclustered).
+export function clusterCounts(clusters: Int32Array, n: number): Int32Array<ArrayBuffer> {
+  const counts = new Int32Array(Math.max(0, maxCluster(clusters, n)) + 2);
+  for (let i = 0; i < n; i++) counts[clusters[i] + 1]++;
+  return counts;
 }
 
 /// The frame of a layout: its mean at the origin and its 95th-percentile radius at 1
@@ -160,63 +169,59 @@ export function pullTargets(base: Float32Array, flags: Float32Array, clusters: I
   }
 }
 
-/// The rgb colour of every point for a colour mode, written into `out`.
-export function paintColors(colorBy: ColorBy, p: Columns, out: Float32Array): void {
+/// Each point's colour value for a mode, written into `out`: the row of its category in the
+/// mode's colour table, or its position along the ramp in [0, 1] (the shader clamps). `hues` (the clusters given
+/// hues) is read in cluster mode only.
+export function paintValues(colorBy: ColorBy, p: Columns, hues: Int32Array, out: Float32Array): void {
   const n = p.n;
   switch (colorBy) {
     case "cluster": {
-      // One palette entry per cluster id (-1 first), then a table lookup per point.
-      const max = Math.max(0, maxCluster(p.clusters, n));
-      const pal = new Float32Array((max + 2) * 3);
-      for (let c = -1; c <= max; c++) categorical(c, pal, (c + 1) * 3);
-      const cl = p.clusters;
-      for (let i = 0; i < n; i++) {
-        const o = (cl[i] + 1) * 3;
-        out[i * 3] = pal[o]; out[i * 3 + 1] = pal[o + 1]; out[i * 3 + 2] = pal[o + 2];
-      }
+      const rows = clusterRows(hues, maxCluster(p.clusters, n)), cl = p.clusters;
+      for (let i = 0; i < n; i++) out[i] = rows[cl[i] + 1];
       break;
     }
     case "kind":
-      paintByIndex(p.kinds, KIND_TABLE, out, n);
+      out.set(p.kinds.subarray(0, n));
       break;
     case "state":
-      paintByIndex(p.states, STATE_TABLE, out, n);
+      out.set(p.states.subarray(0, n));
       break;
-    case "recency": {
-      const times = p.times;
-      let max = 1;
-      for (let i = 0; i < n; i++) if (times[i] > max) max = times[i];
-      paintRamp((i) => times[i], 1 / max, out, n);
+    case "recency":
+      scaleByMax(p.times, n, out);
       break;
-    }
+    case "energy":
+      scaleByMax(p.energy, n, out);
+      break;
+    case "importance":
+      out.set(p.importance.subarray(0, n));
+      break;
     case "usage": {
-      const access = p.access;
-      let max = 1;
-      for (let i = 0; i < n; i++) if (access[i] > max) max = access[i];
-      paintRamp((i) => Math.log1p(access[i]), 1 / Math.log1p(max), out, n);
-      break;
-    }
-    case "importance": {
-      const imp = p.importance;
-      paintRamp((i) => imp[i], 1, out, n);
-      break;
-    }
-    case "energy": {
-      const energy = p.energy;
-      let max = 1e-6;
-      for (let i = 0; i < n; i++) if (energy[i] > max) max = energy[i];
-      paintRamp((i) => energy[i], 1 / max, out, n);
+      // log1p(count) / log1p(max count), from a table for the common small counts.
+      const a = p.access;
+      let max = 0;
+      for (let i = 0; i < n; i++) if (a[i] > max) max = a[i];
+      const s = max > 0 ? 1 / Math.log1p(max) : 0;
+      const lut = Float32Array.from({ length: Math.min(max, 1023) + 1 }, (_, c) => Math.log1p(c) * s);
+      for (let i = 0; i < n; i++) out[i] = a[i] < lut.length ? lut[a[i]] : Math.log1p(a[i]) * s;
       break;
     }
   }
 }
 
-/// A whole upload: fresh arrays for the point count, filled from the layout, pulled and
-/// coloured. Without a layout every point is hidden.
+/// `out[i] = v[i] / max(v)` (0 when nothing is above 0).
+function scaleByMax(v: Float32Array, n: number, out: Float32Array): void {
+  let max = 0;
+  for (let i = 0; i < n; i++) if (v[i] > max) max = v[i];
+  const s = max > 0 ? 1 / max : 0;
+  for (let i = 0; i < n; i++) out[i] = v[i] * s;
+}
+
+/// A whole upload: fresh arrays for the point count, filled from the layout, pulled, counted
+/// and coloured. Without a layout every point is hidden.
 export function computeUpload(req: UploadRequest): UploadResult {
   const p = req.points, n = p.n;
   const base = new Float32Array(n * 3), target = new Float32Array(n * 3), positions = new Float32Array(n * 3);
-  const colors = new Float32Array(n * 3), flags = new Float32Array(n);
+  const values = new Float32Array(n), flags = new Float32Array(n);
   let t = performance.now();
   let norm = req.norm;
   if (req.layout && req.layout.ids.length > 0) {
@@ -228,9 +233,13 @@ export function computeUpload(req: UploadRequest): UploadResult {
   pullTargets(base, flags, p.clusters, n, req.pull, target, positions);
   const pull = performance.now() - t;
   t = performance.now();
-  paintColors(req.colorBy, p, colors);
-  const col = performance.now() - t;
-  return { seq: req.seq, norm, base, target, positions, colors, flags, parts: { fill, pull, colors: col }, returned: p };
+  const counts = clusterCounts(p.clusters, n);
+  const hues = assignHues(counts, req.hues) as Int32Array<ArrayBuffer>;
+  paintValues(req.colorBy, p, hues, values);
+  const colors = performance.now() - t;
+  let ascending = true;
+  for (let i = 1; ascending && i < n; i++) ascending = p.ids[i - 1] < p.ids[i];
+  return { norm, base, target, positions, values, flags, counts, hues, ascending, parts: { fill, pull, colors }, returned: p };
 }
 
 /// The buffers of point columns (each column has its own).
@@ -240,5 +249,36 @@ export function columnBuffers(c: Columns): ArrayBuffer[] {
 
 /// The buffers of a result, to transfer rather than copy.
 export function transferables(r: UploadResult): ArrayBuffer[] {
-  return [...[r.base, r.target, r.positions, r.colors, r.flags].map((a) => a.buffer), ...columnBuffers(r.returned)];
+  return [...[r.base, r.target, r.positions, r.values, r.flags, r.counts, r.hues].map((a) => a.buffer), ...columnBuffers(r.returned)];
+}
+
+/// A liquid step's edits to cluster memberships, applied to the point columns and the
+/// cluster counts in place: `moved` memories change cluster, `merged` clusters fold into
+/// another. Returns the counts (a larger array when a cluster id beyond it appeared).
+export function applyClusterMoves(
+  p: Columns & { index: { get(id: number): number | undefined } }, counts: Int32Array,
+  moved: { memory_id: number; to: number }[], merged: { from_id: number; into_id: number }[],
+): Int32Array {
+  let top = counts.length - 2;
+  for (const mv of moved) top = Math.max(top, mv.to);
+  for (const mg of merged) top = Math.max(top, mg.into_id);
+  if (top + 2 > counts.length) {
+    const grown = new Int32Array(top + 2);
+    grown.set(counts);
+    counts = grown;
+  }
+  for (const mv of moved) {
+    const i = p.index.get(mv.memory_id);
+    if (i === undefined) continue;
+    counts[p.clusters[i] + 1]--;
+    p.clusters[i] = mv.to;
+    counts[mv.to + 1]++;
+  }
+  for (const mg of merged) {
+    if (mg.from_id + 1 >= counts.length || counts[mg.from_id + 1] === 0) continue;
+    for (let i = 0; i < p.n; i++) if (p.clusters[i] === mg.from_id) p.clusters[i] = mg.into_id;
+    counts[mg.into_id + 1] += counts[mg.from_id + 1];
+    counts[mg.from_id + 1] = 0;
+  }
+  return counts;
 }

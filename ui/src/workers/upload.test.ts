@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { categorical } from "./colors";
-import { columnBuffers, computeUpload, fillBase, normOf, pullTargets, transferables, type Columns, type LayoutColumns } from "./upload";
+import { ROW_OTHER, ROW_UNCLUSTERED } from "../colors";
+import { applyClusterMoves, clusterCounts, columnBuffers, computeUpload, fillBase, normOf, paintValues, pullTargets, transferables, type Columns, type LayoutColumns } from "./upload";
 
 function columns(ids: number[], clusters: number[]): Columns {
   const n = ids.length;
@@ -84,29 +84,88 @@ describe("pullTargets", () => {
 });
 
 describe("computeUpload", () => {
-  it("returns positions, colours and flags for every point, and hands the columns back", () => {
+  it("returns positions, colour values, flags and cluster counts for every point, and hands the columns back", () => {
     const pts = columns([1, 2, 3], [0, 1, -1]);
     const r = computeUpload({
-      seq: 7, points: pts, layout: layout([1, 2, 3], [[0, 0, 0], [1, 0, 0], [0, 1, 0]]),
-      norm: null, pull: 0, colorBy: "cluster",
+      points: pts, layout: layout([1, 2, 3], [[0, 0, 0], [1, 0, 0], [0, 1, 0]]),
+      norm: null, pull: 0, colorBy: "cluster", hues: null,
     });
-    expect(r.seq).toBe(7);
     expect(r.norm).not.toBeNull();
     expect(Array.from(r.flags)).toEqual([1, 1, 1]);
     expect(r.positions).toEqual(r.target);
-    const want = new Float32Array(3);
-    categorical(1, want, 0);
-    expect(Array.from(r.colors.subarray(3, 6))).toEqual(Array.from(want));
-    categorical(-1, want, 0);
-    expect(Array.from(r.colors.subarray(6, 9))).toEqual(Array.from(want));
+    expect(Array.from(r.counts)).toEqual([1, 1, 1]);
+    // Equal sizes: the smaller id takes the first hue; the unclustered point its own row.
+    expect(Array.from(r.hues.subarray(0, 3))).toEqual([0, 1, -1]);
+    expect(Array.from(r.values)).toEqual([0, 1, ROW_UNCLUSTERED]);
+    expect(r.ascending).toBe(true);
     expect(r.returned).toBe(pts);
     // Every array goes back by transfer, none by copy.
-    expect(new Set(transferables(r)).size).toBe(5 + columnBuffers(pts).length);
+    expect(new Set(transferables(r)).size).toBe(7 + columnBuffers(pts).length);
   });
 
   it("hides every point when there is no layout", () => {
-    const r = computeUpload({ seq: 1, points: columns([1, 2], [0, 0]), layout: null, norm: null, pull: 0.25, colorBy: "kind" });
+    const r = computeUpload({ points: columns([1, 2], [0, 0]), layout: null, norm: null, pull: 0.25, colorBy: "kind", hues: null });
     expect(Array.from(r.flags)).toEqual([0, 0]);
     expect(r.norm).toBeNull();
+  });
+
+  it("keeps the hue of a cluster that stays among the largest", () => {
+    // Cluster 5 had hue 3 before; it is still among the largest, so it keeps it.
+    const prev = new Int32Array(12).fill(-1);
+    prev[3] = 5;
+    const r = computeUpload({ points: columns([1, 2, 3, 4], [5, 5, 2, 7]), layout: null, norm: null, pull: 0, colorBy: "cluster", hues: prev });
+    expect(r.hues[3]).toBe(5);
+    expect(r.values[0]).toBe(3);
+  });
+});
+
+describe("paintValues", () => {
+  it("gives clusters without a hue the shared grey row", () => {
+    const pts = columns([1, 2, 3], [0, 1, 2]);
+    const hues = new Int32Array(12).fill(-1);
+    hues[0] = 1;
+    const out = new Float32Array(3);
+    paintValues("cluster", pts, hues, out);
+    expect(Array.from(out)).toEqual([ROW_OTHER, 0, ROW_OTHER]);
+  });
+
+  it("scales ramp modes to [0, 1] by the largest value", () => {
+    const pts = columns([1, 2, 3], [0, 0, 0]);
+    pts.access = Uint32Array.from([0, 3, 15]);
+    const out = new Float32Array(3);
+    paintValues("usage", pts, new Int32Array(0), out);
+    expect(out[0]).toBe(0);
+    expect(out[2]).toBeCloseTo(1, 6);
+    expect(out[1]).toBeCloseTo(Math.log1p(3) / Math.log1p(15), 6);
+  });
+
+  it("puts kinds and states on their table rows", () => {
+    const pts = columns([1, 2], [0, 0]);
+    pts.kinds = Uint8Array.from([3, 1]);
+    const out = new Float32Array(2);
+    paintValues("kind", pts, new Int32Array(0), out);
+    expect(Array.from(out)).toEqual([3, 1]);
+  });
+});
+
+describe("applyClusterMoves", () => {
+  const points = (ids: number[], clusters: number[]) => {
+    const c = columns(ids, clusters);
+    return { ...c, index: { get: (id: number) => { const i = ids.indexOf(id); return i < 0 ? undefined : i; } } };
+  };
+
+  it("moves members between clusters and keeps the counts in step", () => {
+    const p = points([1, 2, 3, 4], [0, 0, 1, -1]);
+    const counts = applyClusterMoves(p, clusterCounts(p.clusters, p.n), [{ memory_id: 2, to: 1 }, { memory_id: 4, to: 3 }], []);
+    expect(Array.from(p.clusters)).toEqual([0, 1, 1, 3]);
+    expect(Array.from(counts)).toEqual(Array.from(clusterCounts(p.clusters, p.n)));
+  });
+
+  it("folds a merged cluster into the one it joined", () => {
+    const p = points([1, 2, 3], [0, 2, 2]);
+    const counts = applyClusterMoves(p, clusterCounts(p.clusters, p.n), [], [{ from_id: 2, into_id: 0 }]);
+    expect(Array.from(p.clusters)).toEqual([0, 0, 0]);
+    expect(counts[1]).toBe(3);
+    expect(counts[3]).toBe(0);
   });
 });

@@ -1,0 +1,310 @@
+// The Space view: every memory a point in 3D, coloured by cluster, kind, recency, usage,
+// importance or state; orbit/zoom/pan; hover tooltip; click and lasso selection; the
+// retrieval X-ray and the selection's nearest memories drawn as lines. This file wires the
+// parts together: the renderer (render/points.ts), the point data and its worker
+// (render/cloud.ts), pointer interaction, overlays, legend and tooltip. Frames are drawn on
+// demand, never in a loop.
+
+import { api } from "../api";
+import type { ColorBy } from "../colors";
+import { h } from "../dom";
+import { PointCloud } from "../render/cloud";
+import { Interaction } from "../render/interaction";
+import { Legend } from "../render/legend";
+import { LineOverlays } from "../render/overlays";
+import { perf, recordLasso, recordUpload } from "../render/perf";
+import { PointsRenderer } from "../render/points";
+import { Tooltip } from "../render/tooltip";
+import { bus, select, state, type LayoutData, type PointData } from "../store";
+import { KINDS, STATES } from "../types";
+import type { UploadProtocol } from "../workers/protocol";
+import { WorkerProxy } from "../workers/proxy";
+import { applyClusterMoves, clusterCounts } from "../workers/upload";
+import { Nearest, NEAR_K } from "./near";
+import { SpaceToolbar, type ProjectionMethod } from "./toolbar";
+
+export class Space {
+  readonly el: HTMLElement;
+  private readonly canvas = h("canvas", { class: "gl", "data-testid": "space-canvas" });
+  private readonly overlay = h("canvas", { class: "overlay" });
+  private readonly toolbar: SpaceToolbar;
+  private readonly legend = new Legend();
+  private readonly tooltip = new Tooltip((id) => api.get(id).then((d) => d.memory));
+  private r: PointsRenderer | null = null;
+  private cloud: PointCloud | null = null;
+  private overlays: LineOverlays | null = null;
+  private interaction: Interaction | null = null;
+  private worker: WorkerProxy<UploadProtocol> | null = null;
+  private colorBy: ColorBy = "cluster";
+  private pull = 0.25;
+  private readonly near = new Nearest();
+  private frameQueued = false;
+  private firstFrameStart = 0;
+  private onMethod: (m: ProjectionMethod) => void = () => {};
+
+  constructor() {
+    this.toolbar = new SpaceToolbar(this.pull, NEAR_K, {
+      method: (m) => this.onMethod(m),
+      colorBy: (c) => this.recolor(c),
+      pull: (p) => {
+        this.pull = p;
+        this.retarget(250);
+      },
+      showNear: (on) => {
+        this.near.shown = on;
+        void this.loadNear();
+      },
+      resetView: () => {
+        this.interaction?.reset();
+        this.requestFrame();
+      },
+    });
+    this.el = h("section", { class: "space" }, this.toolbar.el,
+      h("div", { class: "stage" }, this.canvas, this.overlay, this.tooltip.el, this.legend.el));
+    new ResizeObserver(() => this.resize()).observe(this.el);
+    bus.on("selection", () => {
+      this.updateSelection();
+      void this.loadNear();
+    });
+    bus.on("search", () => this.drawOverlays());
+  }
+
+  setMethodHandler(f: (m: ProjectionMethod) => void): void {
+    this.onMethod = f;
+  }
+
+  setMethod(m: ProjectionMethod): void {
+    this.toolbar.setMethod(m);
+  }
+
+  setStatus(text: string): void {
+    this.toolbar.setStatus(text);
+  }
+
+  private uploadWorker(): WorkerProxy<UploadProtocol> {
+    this.worker ??= new WorkerProxy<UploadProtocol>(new Worker(new URL("../workers/upload.worker.ts", import.meta.url), { type: "module" }));
+    return this.worker;
+  }
+
+  /// Creates the renderer on first use; false (with the reason shown) when WebGL is missing.
+  private ensureRenderer(): boolean {
+    if (this.r) return true;
+    try {
+      this.r = new PointsRenderer(this.canvas);
+    } catch (e) {
+      this.setStatus(`WebGL is unavailable: ${(e as Error).message}`);
+      return false;
+    }
+    this.cloud = new PointCloud(this.r, () => this.uploadWorker());
+    this.cloud.colorBy = this.colorBy;
+    this.cloud.pull = this.pull;
+    this.overlays = new LineOverlays(this.r.scene);
+    this.interaction = new Interaction(this.r.camera, this.canvas, this.overlay, {
+      onCamera: () => { this.r?.cameraMoved(); this.requestFrame(); },
+      onHover: (x, y) => this.hover(x, y),
+      onLeave: () => this.tooltip.hide(),
+      onClick: (x, y, additive) => this.clickAt(x, y, additive),
+      onLasso: (poly, additive) => void this.selectPolygon(poly, additive),
+    });
+    this.resize();
+    return true;
+  }
+
+  private resize(): void {
+    const stage = this.canvas.parentElement!;
+    const w = stage.clientWidth, hgt = stage.clientHeight;
+    if (!w || !hgt) return;
+    this.overlay.width = w;
+    this.overlay.height = hgt;
+    if (!this.r) return;
+    this.r.resize(w, hgt);
+    // Resizing cleared the canvas, and resize observers run after this update's animation
+    // frames: draw now, or the view shows empty for a frame (as when the X-ray tab takes it).
+    this.frame();
+  }
+
+  /// Uploads point attributes and (when present) a layout; the layout's buffers go to the
+  /// upload worker (the caller must not use them afterwards). Resolves once this upload is
+  /// installed, or when a later one superseded it.
+  async setData(points: PointData, layout: LayoutData | null, animate: boolean): Promise<void> {
+    if (!this.ensureRenderer()) return;
+    const cloud = this.cloud!;
+    if ((cloud.shown?.n ?? -1) !== points.n) this.firstFrameStart = performance.now();
+    let installed: boolean;
+    try {
+      installed = await cloud.setData(points, layout, animate);
+    } catch (e) {
+      // A bug, not bad input: say so where the view's status is shown.
+      this.setStatus(`the 3D view's upload worker failed: ${(e as Error).message}`);
+      return;
+    }
+    if (!installed) return;
+    const t0 = performance.now();
+    cloud.paintSelection(state.selection);
+    this.huesChanged();
+    this.drawLegend();
+    this.drawOverlays();
+    recordUpload(points.n, performance.now() - t0);
+  }
+
+  resetNormalisation(): void {
+    this.cloud?.resetNormalisation();
+  }
+
+  /// Recolours every point (for a new colour mode, or new cluster labels).
+  recolor(colorBy: ColorBy = this.colorBy): void {
+    this.colorBy = colorBy;
+    if (!this.cloud?.recolor(colorBy)) return;
+    this.drawLegend();
+    this.requestFrame();
+  }
+
+  /// A liquid step moved memories between clusters or merged clusters: the points glide to
+  /// their new clusters and take their colours.
+  moveClusters(moved: { memory_id: number; to: number }[], merged: { from_id: number; into_id: number }[]): void {
+    // Point data fetched but not installed yet takes the same edits (its upload, when it
+    // lands, recounts from them).
+    const fetched = state.points;
+    if (fetched && fetched !== this.cloud?.shown) applyClusterMoves(fetched, clusterCounts(fetched.clusters, fetched.n), moved, merged);
+    this.cloud?.moveClusters(moved, merged);
+    this.huesChanged();
+    this.retarget();
+    this.recolor();
+  }
+
+  /// Moves points to their targets after cluster memberships or the pull changed.
+  retarget(ms = 650): void {
+    if (!this.cloud) return;
+    this.cloud.pull = this.pull;
+    if (!this.cloud.retarget(ms)) return;
+    this.drawOverlays();
+  }
+
+  private huesChanged(): void {
+    const hues = this.cloud?.hues;
+    if (!hues || (hues.length === state.hues.length && hues.every((v, i) => v === state.hues[i]))) return;
+    state.hues = hues;
+    bus.emit("hues");
+  }
+
+  private drawLegend(): void {
+    if (!this.cloud) return;
+    this.legend.show(this.colorBy, { counts: this.cloud.counts, hues: this.cloud.hues, labels: state.clusterLabels });
+  }
+
+  private updateSelection(): void {
+    if (!this.cloud?.shown) return;
+    const t0 = performance.now();
+    this.cloud.paintSelection(state.selection);
+    perf.select_ms = performance.now() - t0;
+    this.requestFrame();
+  }
+
+  /// Redraws the lines that end at points (X-ray, nearest memories).
+  private drawOverlays(): void {
+    if (!this.overlays || !this.cloud) return;
+    const at = (id: number) => this.cloud!.positionOf(id);
+    this.overlays.drawXray(state.search, at);
+    const near = this.near.current;
+    this.overlays.drawNear(near?.id ?? null, near?.list ?? [], at);
+    this.requestFrame();
+  }
+
+  /// Fetches the nearest memories of the primary selection (when shown) and draws them.
+  private async loadNear(): Promise<void> {
+    if (await this.near.load(state.selection.size ? state.primary : null)) this.drawOverlays();
+  }
+
+  /// The ids the nearest-memory lines go to (for tests).
+  nearDrawn(): number[] {
+    return this.overlays?.nearDrawn() ?? [];
+  }
+
+  /// Renders one frame synchronously and waits for the GPU (for raster-time measurements).
+  renderNow(): void {
+    this.r?.render();
+    this.r?.finish();
+  }
+
+  requestFrame(): void {
+    if (this.frameQueued || !this.r) return;
+    this.frameQueued = true;
+    // A frame drawn in the meantime (resize draws at once) makes this one unnecessary.
+    requestAnimationFrame(() => { if (this.frameQueued) this.frame(); });
+  }
+
+  private frame(): void {
+    this.frameQueued = false;
+    if (!this.r || !this.cloud) return;
+    const animating = this.cloud.step(performance.now());
+    const t0 = performance.now();
+    this.r.render();
+    if (this.firstFrameStart && perf.points > 0) {
+      this.r.finish();
+      perf.first_frame_ms = performance.now() - this.firstFrameStart;
+      // Since the page started loading (the window appears at about the same moment).
+      perf.first_frame_at_ms = performance.now();
+      this.firstFrameStart = 0;
+    }
+    perf.render_ms = performance.now() - t0;
+    if (animating) this.requestFrame();
+  }
+
+  /// The row of the point nearest to (x, y) within `radius` pixels, or -1.
+  pick(x: number, y: number, radius = 8): number {
+    if (!this.r) return -1;
+    const t0 = performance.now();
+    const i = this.r.pick(x, y, radius);
+    perf.pick_ms = performance.now() - t0;
+    return i;
+  }
+
+  clickAt(x: number, y: number, additive: boolean): void {
+    const p = this.cloud?.shown;
+    if (!p) return;
+    const i = this.pick(x, y);
+    if (i < 0) {
+      if (!additive) select([]);
+      return;
+    }
+    const id = p.ids[i];
+    select(additive ? state.selection.toggle(id) : [id], id);
+  }
+
+  private hover(x: number, y: number): void {
+    const p = this.cloud?.shown;
+    const i = p ? this.pick(x, y) : -1;
+    if (!p || i < 0) {
+      this.tooltip.hide();
+      return;
+    }
+    const label = state.clusterLabels.get(p.clusters[i]);
+    this.tooltip.show({ id: p.ids[i], meta: `${KINDS[p.kinds[i]]} · ${STATES[p.states[i]]}${label ? ` · ${label}` : ""}` }, x, y);
+  }
+
+  /// Selects the points inside polygon `poly` (canvas pixels, x/y pairs; even-odd rule),
+  /// added to the selection when `additive`. Membership is found in the upload worker;
+  /// resolves with the number selected.
+  async selectPolygon(poly: number[], additive: boolean): Promise<number> {
+    if (!this.cloud) return 0;
+    const t0 = performance.now();
+    const out = await this.cloud.lasso(poly);
+    if (!out) return 0;
+    const t1 = performance.now();
+    const ids = additive ? state.selection.union(out.ids) : out.ids;
+    select(ids);
+    recordLasso(out.post, performance.now() - t1, out.worker, performance.now() - t0);
+    return ids.size;
+  }
+
+  /// Screen position of a memory's point (for tests and for centring).
+  screenOf(id: number): [number, number] | null {
+    const i = this.cloud?.rowOf(id);
+    return i === undefined || !this.r ? null : this.r.screenOf(i);
+  }
+
+  /// The drawn position of a memory's point (for tests).
+  positionOf(id: number): [number, number, number] | null {
+    return this.cloud?.positionOf(id) ?? null;
+  }
+}
