@@ -11,6 +11,7 @@ pub mod eval;
 pub mod events;
 pub mod index;
 pub mod ingest;
+pub mod lang;
 pub mod ledger;
 pub mod memory;
 pub mod paths;
