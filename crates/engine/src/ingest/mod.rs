@@ -123,28 +123,6 @@ impl AddReport {
     }
 }
 
-/// EXPERIMENT (not for merging): with `SOMNA_EXPERIMENT_EMBED_WHEN` set, an episode is
-/// embedded as "who (day): text [phrase: resolved date]…".
-fn experiment_embed_text(m: &NewMemory) -> Option<String> {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    if !*ON.get_or_init(|| std::env::var_os("SOMNA_EXPERIMENT_EMBED_WHEN").is_some()) {
-        return None;
-    }
-    let day = m.occurred_at.and_then(crate::lang::time::day_of_ms)?;
-    let mut out = format!(
-        "{} ({}): {}",
-        m.w5h1.who.as_deref().unwrap_or(""),
-        day.format("%-d %B %Y"),
-        m.w5h1.what.as_deref().unwrap_or(&m.text)
-    );
-    for t in crate::lang::time::find_times(&m.text, Some(day)) {
-        if !t.vague {
-            out.push_str(&format!(" [{}: {}]", t.phrase, t.when.label()));
-        }
-    }
-    Some(out)
-}
-
 /// Checks a message before anything is written.
 pub fn validate_message(m: &Message) -> Result<()> {
     if m.text.trim().is_empty() {
@@ -313,8 +291,7 @@ pub fn add_batch(
         });
         planned.push(Planned {
             message: i,
-            embed_text: experiment_embed_text(&bubble)
-                .unwrap_or_else(|| embedding_text(Kind::Episode, &bubble.text, &bubble.w5h1)),
+            embed_text: embedding_text(Kind::Episode, &bubble.text, &bubble.w5h1),
             memory: bubble,
             cause,
         });
