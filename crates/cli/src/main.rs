@@ -6,6 +6,7 @@ mod bench_cluster;
 mod bench_cmd;
 mod cluster_cmd;
 mod eval_cmd;
+mod locomo_cmd;
 mod memory_cmd;
 mod serve_cmd;
 mod sleep_cmd;
@@ -149,17 +150,9 @@ enum ModelAction {
 
 #[derive(Subcommand)]
 enum EvalWhat {
-    /// Retrieval recall on LoCoMo-format conversations.
-    Locomo {
-        #[arg(long)]
-        data: PathBuf,
-        /// Write one JSON line of ranked dia ids per question.
-        #[arg(long)]
-        out: Option<PathBuf>,
-        /// Keep the imported store here (reused if it exists) instead of a temporary one.
-        #[arg(long)]
-        store: Option<PathBuf>,
-    },
+    /// Retrieval recall on LoCoMo-format conversations (whole file, or leave one
+    /// conversation out with --folds).
+    Locomo(locomo_cmd::LocomoArgs),
     /// Seed 000's five memory methods: Table 1 (task) and Table 2 (probes around a sleep cycle).
     Memory(eval_cmd::MemoryArgs),
 }
@@ -370,8 +363,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             cluster_cmd::project(e, args, job, json)
         }),
         Command::Eval {
-            what: EvalWhat::Locomo { data, out, store },
-        } => eval_locomo(&data, out, store, &ctx.model_dir, json),
+            what: EvalWhat::Locomo(args),
+        } => locomo_cmd::run(args, &ctx.model_dir, json),
         Command::Golden(args) => eval_cmd::golden(&ctx.open()?, args, json),
         Command::Ledger(args) => eval_cmd::ledger(&ctx.open()?, args, json),
         Command::Eval {
@@ -390,56 +383,5 @@ fn with_bar(
     let (job, bar) = job_with_bar(label, ctx.json);
     f(&engine, &job)?;
     bar.finish();
-    Ok(())
-}
-
-fn eval_locomo(
-    data: &std::path::Path,
-    out: Option<PathBuf>,
-    store: Option<PathBuf>,
-    model_dir: &std::path::Path,
-    json: bool,
-) -> anyhow::Result<()> {
-    let tmp = tempfile::tempdir()?;
-    let db = store.unwrap_or_else(|| tmp.path().join("eval.db"));
-    let engine = Somna::open(&Config::new(&db, model_dir), &Job::default())?;
-    let (job, bar) = job_with_bar("import", json);
-    locomo::import(&engine, data, &job)?;
-    bar.finish();
-    let questions = locomo::load_questions(data)?;
-    let (job, bar) = job_with_bar("questions", json);
-    let mut results = Vec::with_capacity(questions.len());
-    let mut latencies = Vec::with_capacity(questions.len());
-    let mut writer = out
-        .as_ref()
-        .map(|p| {
-            std::fs::File::create(p)
-                .map(BufWriter::new)
-                .with_context(|| format!("creating {}", p.display()))
-        })
-        .transpose()?;
-    for (i, (q, gold)) in questions.into_iter().enumerate() {
-        job.cancel.check()?;
-        let (ranked, ms) = locomo::rank(&engine, &q, 60)?;
-        if let Some(w) = writer.as_mut() {
-            let line = locomo::Ranked {
-                conversation: q.conversation.clone(),
-                question_index: q.index,
-                ranked_dia_ids: ranked.clone(),
-            };
-            serde_json::to_writer(&mut *w, &line)?;
-            writeln!(w)?;
-        }
-        latencies.push(ms);
-        results.push((q, gold, ranked));
-        job.report("questions", i as u64 + 1, 0);
-    }
-    bar.finish();
-    let report = locomo::score(&results, &mut latencies);
-    if json {
-        print_json(&report)?;
-    } else {
-        output::print_locomo(&report);
-    }
     Ok(())
 }

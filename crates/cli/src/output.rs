@@ -234,7 +234,7 @@ pub fn print_stats(s: &Stats) {
     }
 }
 
-fn scores_row(name: &str, s: &Scores) -> String {
+pub fn scores_row(name: &str, s: &Scores) -> String {
     format!(
         "{name:<14} {:>5} {:>7.3} {:>7.3} {:>7.3} {:>7.3} {:>8.3}",
         s.questions, s.recall_at_5, s.recall_at_10, s.recall_at_20, s.all_at_10, s.ndcg_at_10

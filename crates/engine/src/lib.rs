@@ -13,6 +13,7 @@ pub mod events;
 pub mod golden;
 pub mod index;
 pub mod ingest;
+pub mod lang;
 pub mod ledger;
 pub mod memory;
 pub mod metrics;

@@ -2,12 +2,14 @@
 //! model files, and the batching queue.
 
 mod bert;
+mod cache;
 mod encoder;
 mod hashing;
 pub mod model;
 mod queue;
 
 pub use bert::{BertEmbedder, EncoderKind, BATCH_SIZE, MAX_TOKENS};
+pub use cache::CachedEmbedder;
 pub use hashing::HashEmbedder;
 pub use model::ModelDir;
 pub use queue::EmbedQueue;

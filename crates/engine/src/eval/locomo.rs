@@ -118,7 +118,27 @@ pub fn import(engine: &Somna, file: &Path, job: &Job) -> Result<()> {
 /// turn they were extracted from; a summary brings forward its source turns that the
 /// search also returned.
 pub fn rank(engine: &Somna, q: &Question, depth: usize) -> Result<(Vec<String>, f64)> {
-    let mut sq = SearchQuery::new(&q.text);
+    let r = rank_with(engine, q, depth, &SearchQuery::new(""))?;
+    Ok((r.dia_ids, r.ms))
+}
+
+/// A question's ranked turns, the route that ranked them, and the search's time.
+#[derive(Debug, Clone)]
+pub struct Ranking {
+    pub dia_ids: Vec<String>,
+    pub route: crate::retrieve::Route,
+    pub ms: f64,
+}
+
+/// [`rank`] with the constants (route, weights, tuning) of `template`.
+pub fn rank_with(
+    engine: &Somna,
+    q: &Question,
+    depth: usize,
+    template: &SearchQuery,
+) -> Result<Ranking> {
+    let mut sq = template.clone();
+    sq.query = q.text.clone();
     sq.k = depth;
     sq.filter = MemoryFilter {
         conversation: Some(q.conversation.clone()),
@@ -166,7 +186,11 @@ pub fn rank(engine: &Somna, q: &Question, depth: usize) -> Result<(Vec<String>, 
             }
         }
     }
-    Ok((ids, elapsed))
+    Ok(Ranking {
+        dia_ids: ids,
+        route: response.route,
+        ms: elapsed,
+    })
 }
 
 /// A question, its evidence and the ranking the engine produced for it.

@@ -4,11 +4,14 @@
 //! in the response, so the retrieval debugger can show why.
 
 mod causal;
+pub mod evidence;
 mod pack;
 mod router;
+mod tuning;
 
 pub use pack::{attention, knapsack, mmr};
 pub use router::{classify, Route};
+pub use tuning::Tuning;
 
 use crate::embed::Embedder;
 use crate::index::{SearchPath, VectorIndex};
@@ -177,6 +180,9 @@ pub struct SearchQuery {
     /// Time the recency signals are measured from (Unix ms); now if `None`.
     #[serde(default)]
     pub as_of: Option<i64>,
+    /// Weights of the evidence stages beyond the fusion signals.
+    #[serde(default)]
+    pub tuning: Tuning,
 }
 
 fn default_k() -> usize {
@@ -203,6 +209,7 @@ impl SearchQuery {
             neighbour_weight: default_neighbour_weight(),
             actor: None,
             as_of: None,
+            tuning: Tuning::default(),
         }
     }
 }
@@ -221,6 +228,18 @@ pub struct Signals {
     pub neighbour: f64,
     /// Reached by graph traversal (causal route): 1 / depth.
     pub graph: f64,
+    /// Dated within the time the question names (or, for a "when" question, dated at all).
+    #[serde(default)]
+    pub temporal: f64,
+    /// Share of the question's entities named.
+    #[serde(default)]
+    pub entity: f64,
+    /// Best similarity to one part of a multi-part question.
+    #[serde(default)]
+    pub clause: f64,
+    /// Reached along a similarity link from a top hit (the link's score).
+    #[serde(default)]
+    pub expand: f64,
 }
 
 /// How a candidate entered the candidate set.
@@ -307,6 +326,7 @@ struct Cand {
     semantic: f64,
     lexical_raw: f64,
     graph: f64,
+    expand: f64,
 }
 
 pub fn search(ctx: &SearchCtx<'_>, q: &SearchQuery) -> Result<SearchResponse> {
@@ -327,8 +347,20 @@ pub fn search(ctx: &SearchCtx<'_>, q: &SearchQuery) -> Result<SearchResponse> {
         None => classify(&query, ctx.has_causal_links),
     };
     let weights = q.weights.for_route(route);
+    let tuning = q.tuning;
     let now = q.as_of.unwrap_or_else(crate::store::now_ms);
     let read = ctx.store.read();
+    let plan = crate::lang::query::analyse(&query, ctx.known_actors);
+    // What is embedded: the question (without its question words, if so tuned), then the
+    // parts of a multi-part question.
+    let mut to_embed = vec![if tuning.strip_question > 0.0 {
+        evidence::strip_question(&query)
+    } else {
+        query.clone()
+    }];
+    if tuning.clause > 0.0 {
+        to_embed.extend(plan.clauses.iter().cloned());
+    }
 
     // The query embedding (one core) and the lexical search (the other) are independent:
     // run them at once. The store connection cannot leave this thread, the embedder can.
@@ -336,7 +368,13 @@ pub fn search(ctx: &SearchCtx<'_>, q: &SearchQuery) -> Result<SearchResponse> {
     let (embedded, lexical_hits, lexical_ms) = std::thread::scope(|s| {
         let embedding = s.spawn(|| {
             let t = Instant::now();
-            (ctx.embedder.embed_one(&query), ms(t))
+            let out = if to_embed.len() == 1 {
+                ctx.embedder.embed_one(&to_embed[0]).map(|v| vec![v])
+            } else {
+                let refs: Vec<&str> = to_embed.iter().map(String::as_str).collect();
+                ctx.embedder.embed(&refs)
+            };
+            (out, ms(t))
         });
         let t = Instant::now();
         let lexical_hits = if route == Route::Direct {
@@ -350,8 +388,13 @@ pub fn search(ctx: &SearchCtx<'_>, q: &SearchQuery) -> Result<SearchResponse> {
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
         (embedded, lexical_hits, lexical_ms)
     });
-    let (qvec, embed_ms) = embedded;
-    let qvec = qvec?;
+    let (qvecs, embed_ms) = embedded;
+    let mut qvecs = qvecs?;
+    if qvecs.is_empty() {
+        return Err(Error::Embedding("no vector for the query".into()));
+    }
+    let clause_vecs = qvecs.split_off(1);
+    let qvec = qvecs.remove(0);
 
     // Candidate set.
     let t = Instant::now();
@@ -375,6 +418,7 @@ pub fn search(ctx: &SearchCtx<'_>, q: &SearchQuery) -> Result<SearchResponse> {
                     semantic: s as f64,
                     lexical_raw: 0.0,
                     graph: 0.0,
+                    expand: 0.0,
                 },
             )
         })
@@ -385,11 +429,28 @@ pub fn search(ctx: &SearchCtx<'_>, q: &SearchQuery) -> Result<SearchResponse> {
             semantic: ctx.index.similarity(&qvec, id).unwrap_or(0.0) as f64,
             lexical_raw: 0.0,
             graph: 0.0,
+            expand: 0.0,
         });
         if c.origin == Origin::Vector {
             c.origin = Origin::Both;
         }
         c.lexical_raw = bm25;
+    }
+
+    // Each part of a multi-part question brings its own nearest memories.
+    for cv in &clause_vecs {
+        let (hits, _) = ctx
+            .index
+            .search(cv, pool / 2, index_filter, scope.as_deref());
+        for (id, _) in hits {
+            cands.entry(id).or_insert_with(|| Cand {
+                origin: Origin::Vector,
+                semantic: ctx.index.similarity(&qvec, id).unwrap_or(0.0) as f64,
+                lexical_raw: 0.0,
+                graph: 0.0,
+                expand: 0.0,
+            });
+        }
     }
 
     if route == Route::Causal {
@@ -405,6 +466,7 @@ pub fn search(ctx: &SearchCtx<'_>, q: &SearchQuery) -> Result<SearchResponse> {
                     semantic: ctx.index.similarity(&qvec, id).unwrap_or(0.0) as f64,
                     lexical_raw: 0.0,
                     graph: 0.0,
+                    expand: 0.0,
                 });
                 c.graph = c.graph.max(1.0 / depth as f64);
             }
@@ -430,6 +492,24 @@ pub fn search(ctx: &SearchCtx<'_>, q: &SearchQuery) -> Result<SearchResponse> {
         })
         .collect();
     by_base.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    // Memories a top hit is linked to by similarity join too (seed 001's traversal).
+    if tuning.expand > 0.0 {
+        for &(id, _) in by_base.clone().iter().take(CONNECTED_FROM) {
+            for (n, link) in read.neighbours(id, &[LinkKind::Similar])? {
+                if !allow(n) {
+                    continue;
+                }
+                let c = cands.entry(n).or_insert_with(|| Cand {
+                    origin: Origin::Graph,
+                    semantic: ctx.index.similarity(&qvec, n).unwrap_or(0.0) as f64,
+                    lexical_raw: 0.0,
+                    graph: 0.0,
+                    expand: 0.0,
+                });
+                c.expand = c.expand.max(link);
+            }
+        }
+    }
     let mut memories: HashMap<i64, Memory> = read
         .get_memories(&cands.keys().copied().collect::<Vec<_>>())?
         .into_iter()
@@ -452,6 +532,7 @@ pub fn search(ctx: &SearchCtx<'_>, q: &SearchQuery) -> Result<SearchResponse> {
                             semantic: ctx.index.similarity(&qvec, *n).unwrap_or(0.0) as f64,
                             lexical_raw: 0.0,
                             graph: 0.0,
+                            expand: 0.0,
                         },
                     );
                 }
@@ -482,12 +563,27 @@ pub fn search(ctx: &SearchCtx<'_>, q: &SearchQuery) -> Result<SearchResponse> {
         .max()
         .unwrap_or(0)
         .max(1) as f64;
+    let reads_text = tuning.temporal > 0.0 || tuning.when_prior > 0.0 || tuning.entity > 0.0;
+    let entity_keys = evidence::query_entity_keys(&plan, &actors);
     let mut scored: Vec<(i64, Signals, f64)> = Vec::with_capacity(cands.len());
     for (&id, c) in &cands {
         let Some(m) = memories.get(&id) else { continue };
         if !q.filter.matches(m) {
             continue;
         }
+        let facts = if reads_text {
+            evidence::facts_of(m, ctx.known_actors)
+        } else {
+            evidence::MemoryFacts::default()
+        };
+        let (dated_in, dated) = (
+            evidence::temporal_signal(&plan, &facts),
+            evidence::when_signal(&plan, &facts),
+        );
+        let clause = clause_vecs
+            .iter()
+            .filter_map(|cv| ctx.index.similarity(cv, id))
+            .fold(0.0f64, |a, b| a.max(b as f64));
         let age_days = m
             .occurred_at
             .or(Some(m.created_at))
@@ -518,6 +614,10 @@ pub fn search(ctx: &SearchCtx<'_>, q: &SearchQuery) -> Result<SearchResponse> {
             usage: (m.access_count as f64 / max_access) * recency,
             neighbour,
             graph: c.graph,
+            temporal: dated_in.max(dated),
+            entity: evidence::entity_signal(&entity_keys, &facts),
+            clause,
+            expand: c.expand,
         };
         let score = match q.mode {
             ScoreMode::Fusion => {
@@ -529,6 +629,11 @@ pub fn search(ctx: &SearchCtx<'_>, q: &SearchQuery) -> Result<SearchResponse> {
                     + weights.usage * signals.usage
                     + q.neighbour_weight * signals.neighbour
                     + 0.1 * signals.graph
+                    + tuning.temporal * dated_in
+                    + tuning.when_prior * dated
+                    + tuning.entity * signals.entity
+                    + tuning.clause * signals.clause
+                    + tuning.expand * signals.expand
             }
             ScoreMode::Context => {
                 let r = match m.kind {
@@ -541,6 +646,17 @@ pub fn search(ctx: &SearchCtx<'_>, q: &SearchQuery) -> Result<SearchResponse> {
         scored.push((id, signals, score));
     }
     scored.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.0.cmp(&b.0)));
+    let spread = tuning.spread
+        + if plan.aggregate {
+            tuning.spread_aggregate
+        } else {
+            0.0
+        };
+    let scored = evidence::spread_sessions(
+        scored,
+        &|id| memories.get(&id).and_then(|m| m.session.clone()),
+        spread,
+    );
     let score_ms = ms(t);
 
     // Build hits: top k, near misses, connected bubbles.

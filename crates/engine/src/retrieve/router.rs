@@ -14,6 +14,20 @@ pub enum Route {
     Hybrid,
 }
 
+impl Route {
+    pub const ALL: &'static [Route] =
+        &[Route::Direct, Route::Pattern, Route::Causal, Route::Hybrid];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Route::Direct => "direct",
+            Route::Pattern => "pattern",
+            Route::Causal => "causal",
+            Route::Hybrid => "hybrid",
+        }
+    }
+}
+
 impl std::str::FromStr for Route {
     type Err = crate::Error;
     fn from_str(s: &str) -> crate::Result<Self> {

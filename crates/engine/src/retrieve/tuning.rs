@@ -1,0 +1,76 @@
+//! Retrieval constants beyond the fusion weights: one weight per evidence stage (time,
+//! entities, clauses, graph expansion, session spread). Evaluations tune them by name
+//! (`somna eval locomo --folds --grid NAME=…`).
+
+use serde::{Deserialize, Serialize};
+
+/// Each weight is 0 when its stage is off.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(default)]
+pub struct Tuning {
+    /// Memories dated within the time a question names ("in May 2023", "in August").
+    pub temporal: f64,
+    /// For a "when" question: memories that carry a date of their own ("yesterday").
+    pub when_prior: f64,
+    /// The share of the question's entities a memory names.
+    pub entity: f64,
+    /// The best similarity to one part of a multi-part question.
+    pub clause: f64,
+    /// Reached along a similarity link from a top hit.
+    pub expand: f64,
+    /// Taken off a hit's score for every better hit from the same session.
+    pub spread: f64,
+    /// The same, only for questions that ask for several things.
+    pub spread_aggregate: f64,
+    /// 1: embed the question without its question words ("When did", "What is").
+    pub strip_question: f64,
+}
+
+impl Tuning {
+    pub const NAMES: &'static [&'static str] = &[
+        "temporal",
+        "when_prior",
+        "entity",
+        "clause",
+        "expand",
+        "spread",
+        "spread_aggregate",
+        "strip_question",
+    ];
+
+    /// Sets a constant by name; false when there is none of that name.
+    pub fn set(&mut self, name: &str, value: f64) -> bool {
+        let field = match name {
+            "temporal" => &mut self.temporal,
+            "when_prior" => &mut self.when_prior,
+            "entity" => &mut self.entity,
+            "clause" => &mut self.clause,
+            "expand" => &mut self.expand,
+            "spread" => &mut self.spread,
+            "spread_aggregate" => &mut self.spread_aggregate,
+            "strip_question" => &mut self.strip_question,
+            _ => return false,
+        };
+        *field = value;
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_named_constant_can_be_set() {
+        let mut t = Tuning::default();
+        for (i, name) in Tuning::NAMES.iter().enumerate() {
+            assert!(t.set(name, i as f64 + 1.0), "{name}");
+        }
+        let json = serde_json::to_value(t).unwrap();
+        for (i, name) in Tuning::NAMES.iter().enumerate() {
+            assert_eq!(json[name], i as f64 + 1.0, "{name}");
+        }
+        assert!(!t.set("nope", 1.0));
+    }
+}
