@@ -100,7 +100,23 @@ neighbour: number,
 /**
  * Reached by graph traversal (causal route): 1 / depth.
  */
-graph: number, };
+graph: number, 
+/**
+ * Dated within the time the question names (or, for a "when" question, dated at all).
+ */
+temporal: number, 
+/**
+ * Share of the question's entities named.
+ */
+entity: number, 
+/**
+ * Best similarity to one part of a multi-part question.
+ */
+clause: number, 
+/**
+ * Reached along a similarity link from a top hit (the link's score).
+ */
+expand: number, };
 
 export type Origin = "vector" | "lexical" | "both" | "graph" | "adjacent" | "connected";
 
@@ -122,6 +138,40 @@ export type Timings = { embed_ms: number, vector_ms: number, lexical_ms: number,
 
 export type SearchPath = "exact" | "hnsw";
 
+export type Tuning = { 
+/**
+ * Memories dated within the time a question names ("in May 2023", "in August").
+ */
+temporal: number, 
+/**
+ * For a "when" question: memories that carry a date of their own ("yesterday").
+ */
+when_prior: number, 
+/**
+ * The share of the question's entities a memory names.
+ */
+entity: number, 
+/**
+ * The best similarity to one part of a multi-part question.
+ */
+clause: number, 
+/**
+ * Reached along a similarity link from a top hit.
+ */
+expand: number, 
+/**
+ * Taken off a hit's score for every better hit from the same session.
+ */
+spread: number, 
+/**
+ * The same, only for questions that ask for several things.
+ */
+spread_aggregate: number, 
+/**
+ * 1: embed the question without its question words ("When did", "What is").
+ */
+strip_question: number, };
+
 export type SearchQuery = { query: string, k: number, mode: ScoreMode, 
 /**
  * Forces a route; `None` lets the router choose.
@@ -139,7 +189,11 @@ actor: string | null,
 /**
  * Time the recency signals are measured from (Unix ms); now if `None`.
  */
-as_of: number | null, };
+as_of: number | null, 
+/**
+ * Weights of the evidence stages beyond the fusion signals.
+ */
+tuning: Tuning, };
 
 export type SearchResponse = { query: string, route: Route, route_reason: string, mode: ScoreMode, weights: Weights, vector_path: SearchPath, 
 /**
@@ -570,6 +624,12 @@ export type FieldChange = { memory_id: number,
  * `last_accessed`, `importance` or `state`.
  */
 field: string, old: JsonValue, new: JsonValue, };
+
+export type Change = { "kind": "memories_added", ids: Array<number>, } | { "kind": "memories_updated", ids: Array<number>, } | { "kind": "memories_removed", ids: Array<number>, } | { "kind": "memories_accessed", ids: Array<number>, } | { "kind": "links", ids: Array<number>, } | { "kind": "messages", conversations: Array<string>, } | { "kind": "clusters", ids: Array<number>, } | { "kind": "energies", ids: Array<number>, } | { "kind": "layout", method: string, dims: number, } | { "kind": "sleep_cycles", ids: Array<number>, } | { "kind": "golden" } | { "kind": "ledger" } | { "kind": "settings", keys: Array<string>, };
+
+export type ChangeOrigin = "local" | "external";
+
+export type ChangeEvent = { origin: ChangeOrigin, change: Change, };
 
 export type GoldenOutcome = { query_id: number, query: string, k: number, expected: Array<number>, ranked: Array<number>, recall: number, ndcg: number, previous_recall: number | null, previous_ndcg: number | null, 
 /**

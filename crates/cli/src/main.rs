@@ -13,11 +13,9 @@ mod sleep_cmd;
 
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use output::{print_json, Bar};
+use output::Bar;
 use somna_api::Api;
-use somna_engine::eval::locomo;
 use somna_engine::{paths, Config, Job, Kind, Somna, State};
-use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
 

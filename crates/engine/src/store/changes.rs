@@ -50,7 +50,7 @@ pub enum Change {
 
 /// Where a change was made.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "ChangeOrigin"))]
 #[serde(rename_all = "snake_case")]
 pub enum Origin {
     /// By this process, through this engine.
