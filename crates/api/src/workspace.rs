@@ -41,6 +41,9 @@ pub struct Workspace {
     liquid: Mutex<Option<Liquid>>,
     on_liquid: LiquidSink,
     auto_sleep: Mutex<Option<AutoSleep>>,
+    /// Other processes' writes, found every [`WATCH_EXTERNAL`], go onto the engine's
+    /// change stream; dropping the workspace stops the watcher.
+    _watch: somna_engine::ExternalWatch,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -75,12 +78,14 @@ impl Workspace {
             Ok(p) => engine.set_policies(p),
             Err(e) => problems.push(format!("ingest policies not applied: {e}")),
         }
+        let watch = engine.watch_external(WATCH_EXTERNAL);
         let ws = Self {
             api: Api::new(engine, actor),
             layouts: Mutex::default(),
             liquid: Mutex::new(None),
             on_liquid,
             auto_sleep: Mutex::new(None),
+            _watch: watch,
         };
         if let Err(e) = ws.restart_auto_sleep() {
             problems.push(format!("auto-sleep not started: {e}"));

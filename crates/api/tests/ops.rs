@@ -268,3 +268,28 @@ fn the_workspace_keeps_the_layouts_it_computed() {
     assert!(ws.compute_layout(&bad, &Job::default()).is_err());
     assert!(!ws.liquid_status().running);
 }
+
+#[test]
+fn the_workspace_announces_other_processes_writes_on_the_change_stream() {
+    use somna_engine::{Change, Origin};
+    let dir = tempfile::tempdir().unwrap();
+    let (ws, problems) = Workspace::open(engine(&dir), "app", dir.path(), Arc::new(|_| {}));
+    assert!(problems.is_empty(), "{problems:?}");
+    let changes = ws.api().engine().subscribe();
+    // Another engine on the same file stands for another process (`somna mcp`, a server).
+    let other = Api::new(engine(&dir), "mcp");
+    let ids = add(&other, &["the ferry to the island leaves at noon"]);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        let event = changes
+            .recv_timeout(left)
+            .expect("the other writer's add never reached the workspace's stream");
+        if event.origin == Origin::External {
+            if let Change::MemoriesAdded { ids: added } = &event.change {
+                assert!(ids.iter().all(|id| added.contains(id)), "{added:?} {ids:?}");
+                break;
+            }
+        }
+    }
+}
