@@ -148,7 +148,11 @@ try {
     Object.assign(out.synthetic, await s.execAsync(LASSO));
   }
   const busyN = Number(process.env.SOMNA_PERF_BUSY ?? 0);
-  if (busyN > 0) out.busy = await busy(s, busyN);
+  if (busyN > 0) {
+    // The probe runs for as long as the jobs take: far beyond the default 30 s script timeout.
+    await s.cmd("POST", "/timeouts", { script: 900000 });
+    out.busy = await busy(s, busyN);
+  }
   console.log(JSON.stringify(out, null, 2));
 } finally {
   await s.quit();
@@ -210,7 +214,7 @@ async function busy(s, n) {
       for (let i = 0; i < n; i++) {
         content += JSON.stringify({ role: i % 2 ? "assistant" : "user", name: i % 2 ? "Bot" : "Perf",
           content: "Perf note " + i + " about " + words[i % words.length] + " and the plans for day " + Math.floor(i / 10) + ".",
-          conversation: "perf-busy" }) + "\n";
+          conversation: "perf-busy" }) + "\\n";
       }
       const t0 = performance.now();
       const importJob = await rpc.import_text({ name: "perf-busy.jsonl", format: "chat-jsonl", content });
