@@ -112,6 +112,8 @@ pub enum ServerError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("refusing the server token in {path}: {reason}", path = path.display())]
+    UnsafeToken { path: PathBuf, reason: String },
     #[error("refusing to bind {0}: the server listens on loopback addresses only")]
     NotLoopback(std::net::SocketAddr),
     #[error("{0}")]
