@@ -6,6 +6,11 @@
 //! * a peer whose address (from the accepted TCP connection) is not loopback: 403. The
 //!   listener is bound to a loopback address too; the guard is the second line, and it also
 //!   refuses a connection whose peer address is unknown;
+//! * a request whose `Host` is not a loopback name (`localhost`, `127.0.0.1`, `[::1]`, any
+//!   port), or that carries an `Origin` whose host is not one (`Origin: null` included):
+//!   403. A web page that rebinds its own DNS name to 127.0.0.1 still sends its own name in
+//!   `Host`, so it is refused though its connection comes from loopback (MCP's DNS-rebinding
+//!   guidance); a browser page on another site is refused by its `Origin`;
 //! * a request without `Authorization: Bearer <token>` or with another token: 401.
 
 use crate::error::{OpError, ServerError};
@@ -197,6 +202,51 @@ fn refusal(status: StatusCode, code: &str, message: &str) -> Response {
     r
 }
 
+/// The host names a request may address the server by, and an `Origin` may name.
+const LOOPBACK_NAMES: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
+
+fn is_loopback_name(host: &str) -> bool {
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    LOOPBACK_NAMES
+        .iter()
+        .any(|name| host.eq_ignore_ascii_case(name))
+}
+
+/// Why the request's `Host` or `Origin` is refused, if it is. The host comes from the
+/// `Host` header, or from the request target's authority (HTTP/2) when there is none.
+fn rebinding_refusal(req: &Request) -> Option<String> {
+    let host = match req.headers().get(header::HOST) {
+        Some(v) => v
+            .to_str()
+            .ok()
+            .and_then(|h| h.parse::<axum::http::uri::Authority>().ok())
+            .map(|a| a.host().to_string()),
+        None => req.uri().authority().map(|a| a.host().to_string()),
+    };
+    match host {
+        Some(h) if is_loopback_name(&h) => {}
+        Some(h) => {
+            return Some(format!(
+                "Host {h:?} is not a loopback name (localhost, 127.0.0.1, [::1])"
+            ))
+        }
+        None => return Some("a missing or malformed Host header".into()),
+    }
+    let origin = req.headers().get(header::ORIGIN)?;
+    let origin_host = origin
+        .to_str()
+        .ok()
+        .and_then(|o| o.parse::<axum::http::Uri>().ok())
+        .and_then(|u| u.host().map(str::to_string));
+    match origin_host {
+        Some(h) if is_loopback_name(&h) => None,
+        _ => Some(format!(
+            "Origin {:?} is not a page on this machine (loopback)",
+            String::from_utf8_lossy(origin.as_bytes())
+        )),
+    }
+}
+
 async fn guard(State(token): State<Arc<str>>, mut req: Request, next: Next) -> Response {
     // The accepted connection's peer address (tests supply one with MockConnectInfo).
     let peer = req
@@ -213,6 +263,13 @@ async fn guard(State(token): State<Arc<str>>, mut req: Request, next: Next) -> R
                 "only clients on this machine (loopback) are served",
             )
         }
+    }
+    if let Some(why) = rebinding_refusal(&req) {
+        return refusal(
+            StatusCode::FORBIDDEN,
+            "forbidden",
+            &format!("refused: {why}"),
+        );
     }
     let given = req
         .headers()

@@ -341,3 +341,70 @@ async fn the_openapi_document_lists_every_route_with_its_schemas() {
         "bearer"
     );
 }
+
+/// A GET with the token and the given headers; the status and the body as JSON (`Null` if
+/// it is not JSON).
+async fn get_with(app: &axum::Router, uri: &str, headers: &[(&str, &str)]) -> (StatusCode, Value) {
+    let mut req = Request::builder()
+        .method("GET")
+        .uri(uri)
+        .header("authorization", format!("Bearer {TOKEN}"));
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    let resp = app
+        .clone()
+        .oneshot(req.body(Body::empty()).unwrap())
+        .await
+        .unwrap();
+    let status = resp.status();
+    let bytes = axum::body::to_bytes(resp.into_body(), 1 << 24)
+        .await
+        .unwrap();
+    (
+        status,
+        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+    )
+}
+
+#[tokio::test]
+async fn a_dns_rebinding_host_or_a_foreign_origin_is_refused_on_every_route() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = router(ops(&dir), "127.0.0.1:50000");
+    let refused: [&[(&str, &str)]; 6] = [
+        &[("host", "evil.example:7411")],
+        &[("host", "localhost.evil.example")],
+        &[],
+        &[
+            ("host", "127.0.0.1:7411"),
+            ("origin", "https://evil.example"),
+        ],
+        &[("host", "localhost"), ("origin", "null")],
+        &[
+            ("host", "localhost"),
+            ("origin", "http://127.0.0.1.evil.example:7411"),
+        ],
+    ];
+    for uri in ["/openapi.json", "/api/v1/memories/1", "/mcp"] {
+        for headers in refused {
+            let (s, v) = get_with(&app, uri, headers).await;
+            assert_eq!(s, StatusCode::FORBIDDEN, "{uri} {headers:?}");
+            assert_eq!(v["error"]["code"], "forbidden", "{uri} {headers:?}");
+            assert!(v["error"]["message"].as_str().unwrap().contains("refused"));
+        }
+    }
+    let served: [&[(&str, &str)]; 5] = [
+        &[("host", "127.0.0.1:7411")],
+        &[("host", "LOCALHOST")],
+        &[("host", "[::1]:7411")],
+        &[
+            ("host", "localhost:7411"),
+            ("origin", "http://localhost:5173"),
+        ],
+        &[("host", "127.0.0.1"), ("origin", "http://[::1]:7411")],
+    ];
+    for headers in served {
+        let (s, _) = get_with(&app, "/openapi.json", headers).await;
+        assert_eq!(s, StatusCode::OK, "{headers:?}");
+    }
+}
