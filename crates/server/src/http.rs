@@ -16,7 +16,8 @@
 use crate::error::{OpError, ServerError};
 use crate::mcp::SomnaMcp;
 use crate::ops::{EngineJson, Ops};
-use axum::extract::rejection::JsonRejection;
+use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
+use axum::extract::DefaultBodyLimit;
 use axum::extract::{ConnectInfo, Path, Query, Request, State};
 use axum::http::{header, StatusCode};
 use axum::middleware::Next;
@@ -60,10 +61,36 @@ impl utoipa::Modify for BearerAuth {
     }
 }
 
+/// The largest request body the REST routes read (axum's default, stated): 1,000 messages
+/// of ~2 KB each, the most one `add` may carry.
+pub const MAX_BODY_BYTES: usize = 2 * 1024 * 1024;
+
+// The extractors' rejections, taken as values so that every refusal has the JSON error shape
+// (axum's own are text/plain): a bad body, id or query string is `invalid_input` (422), a
+// body over the limit `too_large` (413).
 type JsonArg<T> = Result<Json<T>, JsonRejection>;
+type PathArg<T> = Result<Path<T>, PathRejection>;
+type QueryArg<T> = Result<Query<T>, QueryRejection>;
 
 fn body<T>(arg: JsonArg<T>) -> Result<T, OpError> {
-    arg.map(|Json(v)| v)
+    arg.map(|Json(v)| v).map_err(|e| {
+        if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            OpError::TooLarge(format!(
+                "the request body is over the limit of {MAX_BODY_BYTES} bytes"
+            ))
+        } else {
+            OpError::invalid(e.body_text())
+        }
+    })
+}
+
+fn path<T>(arg: PathArg<T>) -> Result<T, OpError> {
+    arg.map(|Path(v)| v)
+        .map_err(|e| OpError::invalid(e.body_text()))
+}
+
+fn query<T>(arg: QueryArg<T>) -> Result<T, OpError> {
+    arg.map(|Query(v)| v)
         .map_err(|e| OpError::invalid(e.body_text()))
 }
 
@@ -90,11 +117,8 @@ async fn search_memory(
 /// One memory with its links, history and provenance.
 #[utoipa::path(get, path = "/api/v1/memories/{id}", params(("id" = i64, Path, description = "memory id")),
     responses((status = 200, body = EngineJson), (status = 404, description = "no such memory")))]
-async fn get_memory(
-    State(ops): State<Ops>,
-    Path(id): Path<i64>,
-) -> Result<Json<EngineJson>, OpError> {
-    Ok(Json(ops.get(id).await?))
+async fn get_memory(State(ops): State<Ops>, id: PathArg<i64>) -> Result<Json<EngineJson>, OpError> {
+    Ok(Json(ops.get(path(id)?).await?))
 }
 
 /// Change a memory; returns it as it is now.
@@ -102,10 +126,10 @@ async fn get_memory(
     request_body = UpdateFields, responses((status = 200, body = EngineJson), (status = 404, description = "no such memory")))]
 async fn update_memory(
     State(ops): State<Ops>,
-    Path(id): Path<i64>,
+    id: PathArg<i64>,
     fields: JsonArg<UpdateFields>,
 ) -> Result<Json<EngineJson>, OpError> {
-    Ok(Json(ops.update(id, body(fields)?).await?))
+    Ok(Json(ops.update(path(id)?, body(fields)?).await?))
 }
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
@@ -121,10 +145,11 @@ struct DeleteQuery {
     responses((status = 200, body = DeleteResult), (status = 404, description = "no such memory")))]
 async fn delete_memory(
     State(ops): State<Ops>,
-    Path(id): Path<i64>,
-    Query(q): Query<DeleteQuery>,
+    id: PathArg<i64>,
+    q: QueryArg<DeleteQuery>,
 ) -> Result<Json<DeleteResult>, OpError> {
-    Ok(Json(ops.delete(DeleteArgs { id, hard: q.hard }).await?))
+    let (id, hard) = (path(id)?, query(q)?.hard);
+    Ok(Json(ops.delete(DeleteArgs { id, hard }).await?))
 }
 
 /// A filtered, sorted page of memories: {total, offset, memories}.
@@ -142,9 +167,9 @@ async fn list_memories(
     responses((status = 200, body = EngineJson), (status = 404, description = "no such memory")))]
 async fn memory_history(
     State(ops): State<Ops>,
-    Path(id): Path<i64>,
+    id: PathArg<i64>,
 ) -> Result<Json<EngineJson>, OpError> {
-    Ok(Json(ops.history(id).await?))
+    Ok(Json(ops.history(path(id)?).await?))
 }
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
@@ -159,10 +184,11 @@ struct SimilarQuery {
     responses((status = 200, body = EngineJson), (status = 404, description = "no such memory"), (status = 422, description = "k out of range")))]
 async fn similar_memories(
     State(ops): State<Ops>,
-    Path(id): Path<i64>,
-    Query(q): Query<SimilarQuery>,
+    id: PathArg<i64>,
+    q: QueryArg<SimilarQuery>,
 ) -> Result<Json<EngineJson>, OpError> {
-    Ok(Json(ops.similar(SimilarArgs { id, k: q.k }).await?))
+    let (id, k) = (path(id)?, query(q)?.k);
+    Ok(Json(ops.similar(SimilarArgs { id, k }).await?))
 }
 
 /// Run a sleep cycle (or a dry run); returns its report.
@@ -187,6 +213,16 @@ pub fn rest_routes(ops: Ops) -> (axum::Router, utoipa::openapi::OpenApi) {
         .routes(routes!(run_sleep_cycle))
         .with_state(ops)
         .split_for_parts();
+    let router = router
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .fallback(|| async { refusal(StatusCode::NOT_FOUND, "not_found", "no such route") })
+        .method_not_allowed_fallback(|| async {
+            refusal(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "method_not_allowed",
+                "this route does not take that method",
+            )
+        });
     (router, api)
 }
 

@@ -408,3 +408,118 @@ async fn a_dns_rebinding_host_or_a_foreign_origin_is_refused_on_every_route() {
         assert_eq!(s, StatusCode::OK, "{headers:?}");
     }
 }
+
+/// A request with the token; the status, the content type and the body as text.
+async fn raw(
+    app: &axum::Router,
+    method: &str,
+    uri: &str,
+    body: Option<String>,
+) -> (StatusCode, String, String) {
+    let req = Request::builder()
+        .method(method)
+        .uri(uri)
+        .header("host", "127.0.0.1")
+        .header("authorization", format!("Bearer {TOKEN}"))
+        .header("content-type", "application/json");
+    let resp = app
+        .clone()
+        .oneshot(req.body(body.map_or_else(Body::empty, Body::from)).unwrap())
+        .await
+        .unwrap();
+    let status = resp.status();
+    let ctype = resp
+        .headers()
+        .get("content-type")
+        .map(|v| v.to_str().unwrap().to_string())
+        .unwrap_or_default();
+    let bytes = axum::body::to_bytes(resp.into_body(), 1 << 24)
+        .await
+        .unwrap();
+    (status, ctype, String::from_utf8_lossy(&bytes).into_owned())
+}
+
+#[tokio::test]
+async fn bad_ids_query_strings_bodies_and_routes_get_the_json_error_shape() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = router(ops(&dir), "127.0.0.1:50000");
+    let cases = [
+        (
+            "GET",
+            "/api/v1/memories/abc",
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_input",
+        ),
+        (
+            "GET",
+            "/api/v1/memories/99999999999999999999",
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_input",
+        ),
+        (
+            "PATCH",
+            "/api/v1/memories/1.5",
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_input",
+        ),
+        (
+            "DELETE",
+            "/api/v1/memories/x?hard=true",
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_input",
+        ),
+        (
+            "DELETE",
+            "/api/v1/memories/1?hard=maybe",
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_input",
+        ),
+        (
+            "GET",
+            "/api/v1/memories/1/similar?k=many",
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_input",
+        ),
+        (
+            "GET",
+            "/api/v1/memories/x/history",
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_input",
+        ),
+        (
+            "GET",
+            "/api/v1/no-such-route",
+            StatusCode::NOT_FOUND,
+            "not_found",
+        ),
+        (
+            "PUT",
+            "/api/v1/search",
+            StatusCode::METHOD_NOT_ALLOWED,
+            "method_not_allowed",
+        ),
+    ];
+    for (method, uri, status, code) in cases {
+        let (s, ctype, text) = raw(&app, method, uri, Some("{}".into())).await;
+        assert_eq!(s, status, "{method} {uri}: {text}");
+        assert!(
+            ctype.starts_with("application/json"),
+            "{method} {uri}: {ctype}"
+        );
+        let v: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v["error"]["code"], code, "{method} {uri}: {text}");
+        assert!(!v["error"]["message"].as_str().unwrap().is_empty());
+    }
+
+    // A body over the limit: 413, and nothing stored.
+    let text = "x".repeat(somna_server::http::MAX_BODY_BYTES);
+    let big = json!({"conversation": "c", "messages": [{"text": text}]}).to_string();
+    let (s, ctype, text) = raw(&app, "POST", "/api/v1/memories", Some(big)).await;
+    assert_eq!(s, StatusCode::PAYLOAD_TOO_LARGE, "{text}");
+    assert!(ctype.starts_with("application/json"), "{ctype}");
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["error"]["code"], "too_large");
+    let (_, _, page) = raw(&app, "POST", "/api/v1/memories/list", Some("{}".into())).await;
+    let page: Value = serde_json::from_str(&page).unwrap();
+    assert_eq!(page["total"], 0, "{page}");
+}
