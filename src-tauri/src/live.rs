@@ -56,6 +56,17 @@ fn token_file() -> std::path::PathBuf {
     token::token_path(&somna_engine::paths::data_dir())
 }
 
+/// The server's token; a token file the server refuses (readable by others, weak) comes to
+/// the UI as `unsafe_token` with the reason and the fix.
+fn load_token() -> ApiResult<String> {
+    token::load_or_create(&token_file()).map_err(|e| match e {
+        somna_server::ServerError::UnsafeToken { .. } => {
+            ApiError::new("unsafe_token", e.to_string())
+        }
+        e => ApiError::new("io", e.to_string()),
+    })
+}
+
 fn status_of(slot: &Option<(RunningServer, String)>) -> ApiResult<ServerStatus> {
     let file = token_file();
     Ok(match slot {
@@ -64,9 +75,7 @@ fn status_of(slot: &Option<(RunningServer, String)>) -> ApiResult<ServerStatus> 
             address: Some(format!("http://{}", s.addr)),
             mcp_url: Some(format!("http://{}/mcp", s.addr)),
             db_path: Some(db.clone()),
-            token: Some(
-                token::load_or_create(&file).map_err(|e| ApiError::new("io", e.to_string()))?,
-            ),
+            token: Some(load_token()?),
             token_file: file.display().to_string(),
         },
         None => ServerStatus {
@@ -104,8 +113,7 @@ pub async fn server_start(app: AppHandle, req: u16) -> ApiResult<ServerStatus> {
 async fn start(state: &AppState, port: u16) -> ApiResult<(RunningServer, String)> {
     let engine = state.workspace()?.api().engine().clone();
     let db = state.db_path().display().to_string();
-    let token =
-        token::load_or_create(&token_file()).map_err(|e| ApiError::new("io", e.to_string()))?;
+    let token = load_token()?;
     let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
     let server = somna_server::serve(Ops::new(engine, "http"), addr, &token)
         .await

@@ -96,3 +96,59 @@ macro_rules! rpc_check {
 }
 
 rpc_table!(rpc_check);
+
+/// The command names of the table, in its order.
+#[cfg(test)]
+macro_rules! rpc_names {
+    (
+        json { $($m:ident :: $n:ident $(($q:ty))? => $r:ty),* $(,)? }
+        binary { $($bm:ident :: $bn:ident $(($bq:ty))?),* $(,)? }
+    ) => {
+        &[$(stringify!($n),)* $(stringify!($bn),)*]
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    /// Commands the UI has no use for: declared, so callable only if granted, and not granted.
+    const NOT_GRANTED: &[&str] = &["memory_history"];
+
+    fn declared() -> BTreeSet<&'static str> {
+        let names: &[&str] = include!("command_names.rs");
+        names.iter().copied().collect()
+    }
+
+    #[test]
+    fn the_app_manifest_declares_every_command_of_the_table_and_no_other() {
+        let table: &[&str] = rpc_table!(rpc_names);
+        let table: BTreeSet<&str> = table.iter().copied().collect();
+        assert_eq!(declared(), table);
+    }
+
+    #[test]
+    fn the_main_window_is_granted_events_and_the_commands_the_ui_uses_only() {
+        let text = include_str!("../capabilities/default.json");
+        let cap: serde_json::Value = serde_json::from_str(text).unwrap();
+        assert_eq!(cap["windows"], serde_json::json!(["main"]));
+        let granted: BTreeSet<String> = cap["permissions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| {
+                p.as_str()
+                    .expect("plain permission identifiers")
+                    .to_string()
+            })
+            .collect();
+        let mut expected: BTreeSet<String> = declared()
+            .into_iter()
+            .filter(|c| !NOT_GRANTED.contains(c))
+            .map(|c| format!("allow-{}", c.replace('_', "-")))
+            .collect();
+        expected.insert("core:event:allow-listen".into());
+        expected.insert("core:event:allow-unlisten".into());
+        assert_eq!(granted, expected);
+    }
+}

@@ -69,6 +69,19 @@ test("first run offers the demo data and loads it", { timeout: 600000 }, async (
   await shot("space-pca");
 });
 
+test("a script in the window may call the commands the UI uses and no other", { timeout: 60000 }, async () => {
+  const call = (cmd, args) => s.execAsync(
+    `const done = arguments[arguments.length - 1];
+     window.__TAURI_INTERNALS__.invoke(arguments[0], arguments[1])
+       .then((v) => done({ ok: true, v }), (e) => done({ ok: false, e: String(e?.message ?? e) }));`,
+    cmd, args);
+  const granted = await call("stats", {});
+  assert.equal(granted.ok, true, JSON.stringify(granted));
+  const refused = await call("memory_history", { req: { id: 1 } });
+  assert.equal(refused.ok, false, JSON.stringify(refused));
+  assert.match(refused.e, /not allowed/i);
+});
+
 test("colour by cluster gives the largest clusters their own hues and the legend says so", { timeout: 60000 }, async () => {
   // Colour by cluster is the default mode. The legend's first line counts the coloured and
   // the grey clusters; its rows name the coloured ones with their sizes.

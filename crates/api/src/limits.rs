@@ -13,6 +13,11 @@
 //! * `depth` 1–4 and `limit` 1–2,000 (link neighbourhood): beyond four hops the graph is the
 //!   whole store, and the bubble graph lays out at most a few thousand nodes.
 //! * `limit` (sleep history) 1–1,000 cycles.
+//! * `window` (search's context window, tokens) 2,048–200,000, and `conversation_tokens`
+//!   0–200,000. The system (512) and output (1,024) reserves come out of the window, so a
+//!   smaller one packs nothing. The packer's exact knapsack keeps one bit of choice per hit
+//!   and token of budget (at most 200 × 200,000 ≈ 40 MB at the bounds), and 200 hits of even
+//!   1,000 tokens each fit in 200,000 tokens, so a larger window packs nothing more.
 
 use somna_engine::{Error, Result};
 
@@ -88,6 +93,20 @@ pub const SLEEP_HISTORY: Limit = Limit {
     min: 1,
     max: 1000,
     default: 20,
+};
+
+pub const SEARCH_WINDOW: Limit = Limit {
+    field: "window",
+    min: 2048,
+    max: 200_000,
+    default: 8192,
+};
+
+pub const CONVERSATION_TOKENS: Limit = Limit {
+    field: "conversation_tokens",
+    min: 0,
+    max: 200_000,
+    default: 0,
 };
 
 /// The LLM endpoint's request timeout, seconds.

@@ -1,7 +1,7 @@
 //! Search: one request type for every front end, and the compact result agents receive
 //! (the app and the CLI's `--json` take the engine's full response with every signal).
 
-use crate::limits::SEARCH_K;
+use crate::limits::{CONVERSATION_TOKENS, SEARCH_K, SEARCH_WINDOW};
 use crate::{Api, Filters};
 use serde::{Deserialize, Serialize};
 use somna_engine::retrieve::Budget;
@@ -45,7 +45,7 @@ impl Default for SearchOptions {
 
 impl SearchArgs {
     /// The engine's query, after the one set of checks (non-empty query, `k` in range,
-    /// a time range that is not reversed).
+    /// a time range that is not reversed, a context window and conversation size in range).
     pub fn to_query(&self, budget: Budget) -> Result<SearchQuery> {
         if self.query.trim().is_empty() {
             return Err(somna_engine::Error::InvalidInput(
@@ -57,9 +57,17 @@ impl SearchArgs {
         q.mode = self.mode.unwrap_or_default();
         q.route = self.route;
         q.filter = self.filters.clone().unwrap_or_default().to_filter()?;
-        q.budget = budget;
+        q.budget = checked_budget(budget)?;
         Ok(q)
     }
+}
+
+/// `budget` if its window and conversation size are within the limits (every front end's
+/// budget passes here: the CLI's `--window`, the defaults of the server and the app).
+fn checked_budget(budget: Budget) -> Result<Budget> {
+    SEARCH_WINDOW.check(Some(budget.window))?;
+    CONVERSATION_TOKENS.check(Some(budget.conversation_tokens))?;
+    Ok(budget)
 }
 
 /// One search result, as agents receive it.
@@ -173,5 +181,37 @@ mod tests {
             "{e}"
         );
         assert_eq!(args("x", None).to_query(Budget::default()).unwrap().k, 10);
+    }
+
+    #[test]
+    fn a_huge_context_window_or_conversation_is_refused_before_anything_is_allocated() {
+        for window in [100_000_000_000_000, usize::MAX, 200_001, 0] {
+            let budget = Budget {
+                window,
+                ..Budget::default()
+            };
+            let e = args("x", None).to_query(budget).unwrap_err();
+            assert_eq!(e.code(), "invalid_input");
+            assert!(
+                e.to_string().contains("window must be 2048 to 200000"),
+                "{e}"
+            );
+        }
+        let budget = Budget {
+            conversation_tokens: usize::MAX,
+            ..Budget::default()
+        };
+        let e = args("x", None).to_query(budget).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("conversation_tokens must be 0 to 200000"),
+            "{e}"
+        );
+        let widest = Budget {
+            window: 200_000,
+            conversation_tokens: 200_000,
+            ..Budget::default()
+        };
+        assert_eq!(args("x", None).to_query(widest).unwrap().budget, widest);
     }
 }

@@ -237,7 +237,10 @@ fn parse_time(s: &str, end: bool) -> anyhow::Result<i64> {
 
 fn main() {
     somna_engine::embed::pin_thread_count();
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => refuse_arguments(e),
+    };
     let json = cli.json;
     if let Err(e) = run(cli) {
         let code = e
@@ -251,6 +254,25 @@ fn main() {
         }
         std::process::exit(1);
     }
+}
+
+/// Ends the process on arguments clap refused: help and the version print as usual; an
+/// error is printed as clap words it or, when `--json` was given, as the JSON error shape
+/// (code `invalid_input`), with clap's exit status 2 either way.
+fn refuse_arguments(e: clap::Error) -> ! {
+    use clap::error::ErrorKind;
+    let asked_json = std::env::args_os()
+        .skip(1)
+        .take_while(|a| a != "--")
+        .any(|a| a == "--json");
+    if !asked_json || matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+        e.exit();
+    }
+    let message = e.render().to_string();
+    let message = message.trim().trim_start_matches("error: ");
+    let body = serde_json::json!({"error": {"code": "invalid_input", "message": message}});
+    eprintln!("{body}");
+    std::process::exit(2);
 }
 
 /// A job whose progress goes to a bar and which Ctrl-C cancels.

@@ -373,3 +373,64 @@ fn cluster_liquid_and_project_commands_produce_their_json() {
     assert_eq!(layout["coords"].as_array().unwrap().len(), 2 * n);
     assert_eq!(n as u64, c["n"].as_u64().unwrap());
 }
+
+#[test]
+fn a_huge_search_window_is_refused_with_a_typed_error_not_an_abort() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    for window in ["100000000000000", "18446744073709551615"] {
+        let out = somna(&db)
+            .args(["--json", "search", "anything", "--window", window])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        let err: serde_json::Value = serde_json::from_slice(&out.stderr).unwrap();
+        assert_eq!(err["error"]["code"], "invalid_input");
+        let message = err["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains("window must be 2048 to 200000"),
+            "{message}"
+        );
+    }
+    let out = somna(&db)
+        .args([
+            "search",
+            "anything",
+            "--conversation-tokens",
+            "18446744073709551615",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("conversation_tokens must be 0 to 200000"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn with_json_an_argument_error_comes_out_as_the_json_error_shape() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    for args in [
+        &["--json", "search", "x", "--window", "1e14"][..],
+        &["search", "--json"][..],
+        &["--json", "get", "not-a-number"][..],
+        &["--json", "no-such-command"][..],
+    ] {
+        let out = somna(&db).args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err: serde_json::Value = serde_json::from_slice(&out.stderr)
+            .unwrap_or_else(|e| panic!("{args:?}: {e}: {}", String::from_utf8_lossy(&out.stderr)));
+        assert_eq!(err["error"]["code"], "invalid_input", "{args:?}");
+        assert!(!err["error"]["message"].as_str().unwrap().is_empty());
+    }
+    // Without --json, clap's own words; help still prints as help.
+    let out = somna(&db).args(["get", "not-a-number"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("invalid digit"));
+    let out = somna(&db).args(["--json", "--help"]).output().unwrap();
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Usage"));
+}

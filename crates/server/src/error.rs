@@ -4,7 +4,7 @@
 //!
 //! | kind        | HTTP | MCP (JSON-RPC code)              |
 //! |-------------|------|----------------------------------|
-//! | invalid     | 422  | -32602 invalid params            |
+//! | invalid     | 422 (413 for a body over the limit) | -32602 invalid params |
 //! | not_found   | 404  | -32002 resource not found        |
 //! | conflict    | 409  | -32009 (server-defined)          |
 //! | cancelled   | 499  | -32010 (server-defined)          |
@@ -33,6 +33,9 @@ pub const MCP_UNAVAILABLE: ErrorCode = ErrorCode(-32011);
 pub enum OpError {
     #[error("{0}")]
     Invalid(String),
+    /// A request body over the limit: refused like invalid input, but with HTTP 413.
+    #[error("{0}")]
+    TooLarge(String),
     #[error(transparent)]
     Engine(#[from] somna_engine::Error),
     #[error("{0}")]
@@ -48,6 +51,7 @@ impl OpError {
     pub fn code(&self) -> &'static str {
         match self {
             OpError::Invalid(_) => "invalid_input",
+            OpError::TooLarge(_) => "too_large",
             OpError::Engine(e) => e.code(),
             OpError::Internal(_) => "internal",
         }
@@ -55,14 +59,17 @@ impl OpError {
 
     pub fn kind(&self) -> ErrorKind {
         match self {
-            OpError::Invalid(_) => ErrorKind::Invalid,
+            OpError::Invalid(_) | OpError::TooLarge(_) => ErrorKind::Invalid,
             OpError::Engine(e) => e.kind(),
             OpError::Internal(_) => ErrorKind::Internal,
         }
     }
 
     pub fn status(&self) -> StatusCode {
-        status_of(self.kind())
+        match self {
+            OpError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            _ => status_of(self.kind()),
+        }
     }
 }
 
@@ -112,6 +119,8 @@ pub enum ServerError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("refusing the server token in {path}: {reason}", path = path.display())]
+    UnsafeToken { path: PathBuf, reason: String },
     #[error("refusing to bind {0}: the server listens on loopback addresses only")]
     NotLoopback(std::net::SocketAddr),
     #[error("{0}")]

@@ -6,12 +6,18 @@
 //! * a peer whose address (from the accepted TCP connection) is not loopback: 403. The
 //!   listener is bound to a loopback address too; the guard is the second line, and it also
 //!   refuses a connection whose peer address is unknown;
+//! * a request whose `Host` is not a loopback name (`localhost`, `127.0.0.1`, `[::1]`, any
+//!   port), or that carries an `Origin` whose host is not one (`Origin: null` included):
+//!   403. A web page that rebinds its own DNS name to 127.0.0.1 still sends its own name in
+//!   `Host`, so it is refused though its connection comes from loopback (MCP's DNS-rebinding
+//!   guidance); a browser page on another site is refused by its `Origin`;
 //! * a request without `Authorization: Bearer <token>` or with another token: 401.
 
 use crate::error::{OpError, ServerError};
 use crate::mcp::SomnaMcp;
 use crate::ops::{EngineJson, Ops};
-use axum::extract::rejection::JsonRejection;
+use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
+use axum::extract::DefaultBodyLimit;
 use axum::extract::{ConnectInfo, Path, Query, Request, State};
 use axum::http::{header, StatusCode};
 use axum::middleware::Next;
@@ -55,10 +61,36 @@ impl utoipa::Modify for BearerAuth {
     }
 }
 
+/// The largest request body the REST routes read (axum's default, stated): 1,000 messages
+/// of ~2 KB each, the most one `add` may carry.
+pub const MAX_BODY_BYTES: usize = 2 * 1024 * 1024;
+
+// The extractors' rejections, taken as values so that every refusal has the JSON error shape
+// (axum's own are text/plain): a bad body, id or query string is `invalid_input` (422), a
+// body over the limit `too_large` (413).
 type JsonArg<T> = Result<Json<T>, JsonRejection>;
+type PathArg<T> = Result<Path<T>, PathRejection>;
+type QueryArg<T> = Result<Query<T>, QueryRejection>;
 
 fn body<T>(arg: JsonArg<T>) -> Result<T, OpError> {
-    arg.map(|Json(v)| v)
+    arg.map(|Json(v)| v).map_err(|e| {
+        if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            OpError::TooLarge(format!(
+                "the request body is over the limit of {MAX_BODY_BYTES} bytes"
+            ))
+        } else {
+            OpError::invalid(e.body_text())
+        }
+    })
+}
+
+fn path<T>(arg: PathArg<T>) -> Result<T, OpError> {
+    arg.map(|Path(v)| v)
+        .map_err(|e| OpError::invalid(e.body_text()))
+}
+
+fn query<T>(arg: QueryArg<T>) -> Result<T, OpError> {
+    arg.map(|Query(v)| v)
         .map_err(|e| OpError::invalid(e.body_text()))
 }
 
@@ -85,11 +117,8 @@ async fn search_memory(
 /// One memory with its links, history and provenance.
 #[utoipa::path(get, path = "/api/v1/memories/{id}", params(("id" = i64, Path, description = "memory id")),
     responses((status = 200, body = EngineJson), (status = 404, description = "no such memory")))]
-async fn get_memory(
-    State(ops): State<Ops>,
-    Path(id): Path<i64>,
-) -> Result<Json<EngineJson>, OpError> {
-    Ok(Json(ops.get(id).await?))
+async fn get_memory(State(ops): State<Ops>, id: PathArg<i64>) -> Result<Json<EngineJson>, OpError> {
+    Ok(Json(ops.get(path(id)?).await?))
 }
 
 /// Change a memory; returns it as it is now.
@@ -97,10 +126,10 @@ async fn get_memory(
     request_body = UpdateFields, responses((status = 200, body = EngineJson), (status = 404, description = "no such memory")))]
 async fn update_memory(
     State(ops): State<Ops>,
-    Path(id): Path<i64>,
+    id: PathArg<i64>,
     fields: JsonArg<UpdateFields>,
 ) -> Result<Json<EngineJson>, OpError> {
-    Ok(Json(ops.update(id, body(fields)?).await?))
+    Ok(Json(ops.update(path(id)?, body(fields)?).await?))
 }
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
@@ -116,10 +145,11 @@ struct DeleteQuery {
     responses((status = 200, body = DeleteResult), (status = 404, description = "no such memory")))]
 async fn delete_memory(
     State(ops): State<Ops>,
-    Path(id): Path<i64>,
-    Query(q): Query<DeleteQuery>,
+    id: PathArg<i64>,
+    q: QueryArg<DeleteQuery>,
 ) -> Result<Json<DeleteResult>, OpError> {
-    Ok(Json(ops.delete(DeleteArgs { id, hard: q.hard }).await?))
+    let (id, hard) = (path(id)?, query(q)?.hard);
+    Ok(Json(ops.delete(DeleteArgs { id, hard }).await?))
 }
 
 /// A filtered, sorted page of memories: {total, offset, memories}.
@@ -137,9 +167,9 @@ async fn list_memories(
     responses((status = 200, body = EngineJson), (status = 404, description = "no such memory")))]
 async fn memory_history(
     State(ops): State<Ops>,
-    Path(id): Path<i64>,
+    id: PathArg<i64>,
 ) -> Result<Json<EngineJson>, OpError> {
-    Ok(Json(ops.history(id).await?))
+    Ok(Json(ops.history(path(id)?).await?))
 }
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
@@ -154,10 +184,11 @@ struct SimilarQuery {
     responses((status = 200, body = EngineJson), (status = 404, description = "no such memory"), (status = 422, description = "k out of range")))]
 async fn similar_memories(
     State(ops): State<Ops>,
-    Path(id): Path<i64>,
-    Query(q): Query<SimilarQuery>,
+    id: PathArg<i64>,
+    q: QueryArg<SimilarQuery>,
 ) -> Result<Json<EngineJson>, OpError> {
-    Ok(Json(ops.similar(SimilarArgs { id, k: q.k }).await?))
+    let (id, k) = (path(id)?, query(q)?.k);
+    Ok(Json(ops.similar(SimilarArgs { id, k }).await?))
 }
 
 /// Run a sleep cycle (or a dry run); returns its report.
@@ -182,6 +213,16 @@ pub fn rest_routes(ops: Ops) -> (axum::Router, utoipa::openapi::OpenApi) {
         .routes(routes!(run_sleep_cycle))
         .with_state(ops)
         .split_for_parts();
+    let router = router
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .fallback(|| async { refusal(StatusCode::NOT_FOUND, "not_found", "no such route") })
+        .method_not_allowed_fallback(|| async {
+            refusal(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "method_not_allowed",
+                "this route does not take that method",
+            )
+        });
     (router, api)
 }
 
@@ -195,6 +236,51 @@ fn refusal(status: StatusCode, code: &str, message: &str) -> Response {
         );
     }
     r
+}
+
+/// The host names a request may address the server by, and an `Origin` may name.
+const LOOPBACK_NAMES: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
+
+fn is_loopback_name(host: &str) -> bool {
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    LOOPBACK_NAMES
+        .iter()
+        .any(|name| host.eq_ignore_ascii_case(name))
+}
+
+/// Why the request's `Host` or `Origin` is refused, if it is. The host comes from the
+/// `Host` header, or from the request target's authority (HTTP/2) when there is none.
+fn rebinding_refusal(req: &Request) -> Option<String> {
+    let host = match req.headers().get(header::HOST) {
+        Some(v) => v
+            .to_str()
+            .ok()
+            .and_then(|h| h.parse::<axum::http::uri::Authority>().ok())
+            .map(|a| a.host().to_string()),
+        None => req.uri().authority().map(|a| a.host().to_string()),
+    };
+    match host {
+        Some(h) if is_loopback_name(&h) => {}
+        Some(h) => {
+            return Some(format!(
+                "Host {h:?} is not a loopback name (localhost, 127.0.0.1, [::1])"
+            ))
+        }
+        None => return Some("a missing or malformed Host header".into()),
+    }
+    let origin = req.headers().get(header::ORIGIN)?;
+    let origin_host = origin
+        .to_str()
+        .ok()
+        .and_then(|o| o.parse::<axum::http::Uri>().ok())
+        .and_then(|u| u.host().map(str::to_string));
+    match origin_host {
+        Some(h) if is_loopback_name(&h) => None,
+        _ => Some(format!(
+            "Origin {:?} is not a page on this machine (loopback)",
+            String::from_utf8_lossy(origin.as_bytes())
+        )),
+    }
 }
 
 async fn guard(State(token): State<Arc<str>>, mut req: Request, next: Next) -> Response {
@@ -213,6 +299,13 @@ async fn guard(State(token): State<Arc<str>>, mut req: Request, next: Next) -> R
                 "only clients on this machine (loopback) are served",
             )
         }
+    }
+    if let Some(why) = rebinding_refusal(&req) {
+        return refusal(
+            StatusCode::FORBIDDEN,
+            "forbidden",
+            &format!("refused: {why}"),
+        );
     }
     let given = req
         .headers()

@@ -1,17 +1,47 @@
 //! The MCP server: one tool per operation, on rmcp's tool macros. Argument schemas are
-//! generated from the operations layer's types (`somna-api`, schemars); rmcp refuses
-//! arguments that do not deserialise into them with an `invalid_params` error naming the
-//! problem, and the operations layer refuses values out of range the same way.
+//! generated from the operations layer's types (`somna-api`, schemars). Arguments that do
+//! not deserialise into them (an unknown argument, a wrong type, a missing field) are
+//! refused with a JSON-RPC `invalid_params` error naming the problem, exactly as the
+//! operations layer refuses values out of range: one kind of refusal for every bad input.
 
 use crate::ops::Ops;
+use rmcp::handler::server::common::FromContextPart;
 use rmcp::handler::server::router::tool::ToolRouter;
-use rmcp::handler::server::wrapper::Parameters;
+use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{CallToolResult, Implementation, ServerCapabilities, ServerConfig};
 use rmcp::{tool, tool_handler, tool_router, ErrorData};
 use serde::Serialize;
 use somna_api::{
     AddMemoryArgs, DeleteArgs, IdArgs, ListArgs, SearchArgs, SimilarArgs, SleepArgs, UpdateArgs,
 };
+
+/// A tool's arguments, deserialised into the operations layer's type `P`. rmcp's own
+/// `Parameters` turns a deserialisation failure into a tool result with `isError`, while
+/// values out of range come back as `invalid_params`; this one refuses both the same way.
+/// (The tool macros find the argument schema by this type's name.)
+pub struct Parameters<P>(pub P);
+
+impl<P: schemars::JsonSchema> schemars::JsonSchema for Parameters<P> {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        P::schema_name()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        P::json_schema(generator)
+    }
+}
+
+impl<S, P: serde::de::DeserializeOwned> FromContextPart<ToolCallContext<'_, S>> for Parameters<P> {
+    fn from_context_part(context: &mut ToolCallContext<S>) -> Result<Self, ErrorData> {
+        let arguments = context.arguments.take().unwrap_or_default();
+        serde_json::from_value(serde_json::Value::Object(arguments))
+            .map(Parameters)
+            .map_err(|e| {
+                let data = serde_json::json!({ "code": "invalid_input", "kind": "invalid" });
+                ErrorData::invalid_params(format!("invalid arguments: {e}"), Some(data))
+            })
+    }
+}
 
 /// The MCP tool server over one engine (cheap to clone: the engine is shared).
 #[derive(Clone)]

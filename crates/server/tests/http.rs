@@ -341,3 +341,185 @@ async fn the_openapi_document_lists_every_route_with_its_schemas() {
         "bearer"
     );
 }
+
+/// A GET with the token and the given headers; the status and the body as JSON (`Null` if
+/// it is not JSON).
+async fn get_with(app: &axum::Router, uri: &str, headers: &[(&str, &str)]) -> (StatusCode, Value) {
+    let mut req = Request::builder()
+        .method("GET")
+        .uri(uri)
+        .header("authorization", format!("Bearer {TOKEN}"));
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    let resp = app
+        .clone()
+        .oneshot(req.body(Body::empty()).unwrap())
+        .await
+        .unwrap();
+    let status = resp.status();
+    let bytes = axum::body::to_bytes(resp.into_body(), 1 << 24)
+        .await
+        .unwrap();
+    (
+        status,
+        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+    )
+}
+
+#[tokio::test]
+async fn a_dns_rebinding_host_or_a_foreign_origin_is_refused_on_every_route() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = router(ops(&dir), "127.0.0.1:50000");
+    let refused: [&[(&str, &str)]; 6] = [
+        &[("host", "evil.example:7411")],
+        &[("host", "localhost.evil.example")],
+        &[],
+        &[
+            ("host", "127.0.0.1:7411"),
+            ("origin", "https://evil.example"),
+        ],
+        &[("host", "localhost"), ("origin", "null")],
+        &[
+            ("host", "localhost"),
+            ("origin", "http://127.0.0.1.evil.example:7411"),
+        ],
+    ];
+    for uri in ["/openapi.json", "/api/v1/memories/1", "/mcp"] {
+        for headers in refused {
+            let (s, v) = get_with(&app, uri, headers).await;
+            assert_eq!(s, StatusCode::FORBIDDEN, "{uri} {headers:?}");
+            assert_eq!(v["error"]["code"], "forbidden", "{uri} {headers:?}");
+            assert!(v["error"]["message"].as_str().unwrap().contains("refused"));
+        }
+    }
+    let served: [&[(&str, &str)]; 5] = [
+        &[("host", "127.0.0.1:7411")],
+        &[("host", "LOCALHOST")],
+        &[("host", "[::1]:7411")],
+        &[
+            ("host", "localhost:7411"),
+            ("origin", "http://localhost:5173"),
+        ],
+        &[("host", "127.0.0.1"), ("origin", "http://[::1]:7411")],
+    ];
+    for headers in served {
+        let (s, _) = get_with(&app, "/openapi.json", headers).await;
+        assert_eq!(s, StatusCode::OK, "{headers:?}");
+    }
+}
+
+/// A request with the token; the status, the content type and the body as text.
+async fn raw(
+    app: &axum::Router,
+    method: &str,
+    uri: &str,
+    body: Option<String>,
+) -> (StatusCode, String, String) {
+    let req = Request::builder()
+        .method(method)
+        .uri(uri)
+        .header("host", "127.0.0.1")
+        .header("authorization", format!("Bearer {TOKEN}"))
+        .header("content-type", "application/json");
+    let resp = app
+        .clone()
+        .oneshot(req.body(body.map_or_else(Body::empty, Body::from)).unwrap())
+        .await
+        .unwrap();
+    let status = resp.status();
+    let ctype = resp
+        .headers()
+        .get("content-type")
+        .map(|v| v.to_str().unwrap().to_string())
+        .unwrap_or_default();
+    let bytes = axum::body::to_bytes(resp.into_body(), 1 << 24)
+        .await
+        .unwrap();
+    (status, ctype, String::from_utf8_lossy(&bytes).into_owned())
+}
+
+#[tokio::test]
+async fn bad_ids_query_strings_bodies_and_routes_get_the_json_error_shape() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = router(ops(&dir), "127.0.0.1:50000");
+    let cases = [
+        (
+            "GET",
+            "/api/v1/memories/abc",
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_input",
+        ),
+        (
+            "GET",
+            "/api/v1/memories/99999999999999999999",
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_input",
+        ),
+        (
+            "PATCH",
+            "/api/v1/memories/1.5",
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_input",
+        ),
+        (
+            "DELETE",
+            "/api/v1/memories/x?hard=true",
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_input",
+        ),
+        (
+            "DELETE",
+            "/api/v1/memories/1?hard=maybe",
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_input",
+        ),
+        (
+            "GET",
+            "/api/v1/memories/1/similar?k=many",
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_input",
+        ),
+        (
+            "GET",
+            "/api/v1/memories/x/history",
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_input",
+        ),
+        (
+            "GET",
+            "/api/v1/no-such-route",
+            StatusCode::NOT_FOUND,
+            "not_found",
+        ),
+        (
+            "PUT",
+            "/api/v1/search",
+            StatusCode::METHOD_NOT_ALLOWED,
+            "method_not_allowed",
+        ),
+    ];
+    for (method, uri, status, code) in cases {
+        let (s, ctype, text) = raw(&app, method, uri, Some("{}".into())).await;
+        assert_eq!(s, status, "{method} {uri}: {text}");
+        assert!(
+            ctype.starts_with("application/json"),
+            "{method} {uri}: {ctype}"
+        );
+        let v: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v["error"]["code"], code, "{method} {uri}: {text}");
+        assert!(!v["error"]["message"].as_str().unwrap().is_empty());
+    }
+
+    // A body over the limit: 413, and nothing stored.
+    let text = "x".repeat(somna_server::http::MAX_BODY_BYTES);
+    let big = json!({"conversation": "c", "messages": [{"text": text}]}).to_string();
+    let (s, ctype, text) = raw(&app, "POST", "/api/v1/memories", Some(big)).await;
+    assert_eq!(s, StatusCode::PAYLOAD_TOO_LARGE, "{text}");
+    assert!(ctype.starts_with("application/json"), "{ctype}");
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["error"]["code"], "too_large");
+    let (_, _, page) = raw(&app, "POST", "/api/v1/memories/list", Some("{}".into())).await;
+    let page: Value = serde_json::from_str(&page).unwrap();
+    assert_eq!(page["total"], 0, "{page}");
+}

@@ -217,6 +217,28 @@ async fn the_routes_and_tools_answer_each_kind_a_client_can_cause() {
         .unwrap();
     assert_eq!(e["code"], -32602, "{e}");
     assert_eq!(e["data"]["kind"], "invalid");
+    // Arguments that do not fit the tool's schema are refused the same way, not answered
+    // with a tool result flagged isError.
+    for (id, tool, args) in [
+        (11, "search_memory", json!({"query": "x", "bogus": 1})),
+        (12, "search_memory", json!({"query": "x", "k": "ten"})),
+        (13, "get_memory", json!({})),
+        (14, "list_memories", json!({"limit": 5, "colour": "blue"})),
+    ] {
+        let e = mcp
+            .error_of(id, tool, args.clone())
+            .await
+            .unwrap_or_else(|| panic!("{tool} {args} was not refused"));
+        assert_eq!(e["code"], -32602, "{tool} {args}: {e}");
+        assert_eq!(e["data"]["code"], "invalid_input", "{e}");
+        assert!(
+            e["message"]
+                .as_str()
+                .unwrap()
+                .starts_with("invalid arguments"),
+            "{e}"
+        );
+    }
 
     // Not found: 404 and resource not found.
     let (s, _, body) = send(&app, "GET", "/api/v1/memories/999999", &[], None).await;
