@@ -84,6 +84,8 @@ pub struct LiquidBench {
     pub warm_max_ms: f64,
 }
 
+/// Runs the clustering and projection benchmarks `has` selects, each as a step, on one set
+/// of clustered vectors; `None` when none is selected.
 pub fn run(
     args: &ClusterBenchArgs,
     has: &dyn Fn(&str) -> bool,
@@ -106,37 +108,13 @@ pub fn run(
     }
     let xs = &x[..args.cluster_n * DIM];
     let xt = &x[..args.tsne_n * DIM];
-    let job = |label: &'static str| {
-        let bar = Arc::new(Bar::new(label, env.json));
-        (
-            Job {
-                progress: bar.clone(),
-                cancel: Default::default(),
-            },
-            bar,
-        )
-    };
     if has("pca") {
         eprintln!("pca: {} × {DIM} → 3", args.cluster_n);
         r.pca = Some(bench_pca(xs, DIM, 3, args.linfa_pca)?);
         eprintln!("  {:?}", r.pca);
     }
     if has("tsne") {
-        for dims in [3, 2].into_iter().filter(|d| args.tsne_dims.contains(d)) {
-            eprintln!(
-                "t-SNE: {} points → {dims}D, {} iterations",
-                args.tsne_n, args.tsne_iterations
-            );
-            let (j, bar) = job("tsne");
-            let t = bench_tsne(xt, DIM, dims, 30.0, args.tsne_iterations, &j)?;
-            bar.finish();
-            eprintln!("  {t:?}");
-            if dims == 3 {
-                r.tsne3 = Some(t);
-            } else {
-                r.tsne2 = Some(t);
-            }
-        }
+        tsne_step(args, &env, xt, &mut r)?;
     }
     if has("kmeans") {
         eprintln!("k-means: k = {} on {}", args.kmeans_k, args.cluster_n);
@@ -144,19 +122,7 @@ pub fn run(
         eprintln!("  {:?}", r.kmeans);
     }
     if has("stability") {
-        for method in [ProjectionMethod::Pca, ProjectionMethod::Tsne] {
-            let params = ProjectionParams {
-                landmarks: 2000,
-                iterations: args.tsne_iterations.min(750),
-                ..ProjectionParams::new(method, 3)
-            };
-            eprintln!("stability: {} of {} points", method.as_str(), args.tsne_n);
-            let (j, bar) = job("stability");
-            let s = bench_stability(xt, DIM, &params, &j)?;
-            bar.finish();
-            eprintln!("  {s:?}");
-            r.stability.push(s);
-        }
+        stability_step(args, &env, xt, &mut r)?;
     }
     if has("liquid") {
         for db in &args.liquid_dbs {
@@ -164,46 +130,117 @@ pub fn run(
         }
     }
     if let (Some(py), true) = (env.peer_python, has("pca") || has("tsne") || has("kmeans")) {
-        let data = env.tmp.join("cluster.f32");
         // Both are prefixes of the same vectors: the peer takes its t-SNE points from the front.
         let longer = if xs.len() >= xt.len() { xs } else { xt };
-        std::fs::write(&data, f32_bytes(longer))?;
-        let only: Vec<&str> = ["pca", "tsne", "kmeans"]
-            .into_iter()
-            .filter(|s| has(s))
-            .collect();
-        let (tn, it, k) = (
-            args.tsne_n.to_string(),
-            args.tsne_iterations.to_string(),
-            args.kmeans_k.to_string(),
-        );
-        let mut only = only.join(",");
-        // The peer script reads "tsne" as both; "tsne2" / "tsne3" as one of them.
-        if has("tsne") && args.tsne_dims.len() == 1 {
-            only = only.replace("tsne", &format!("tsne{}", args.tsne_dims[0]));
-        }
-        r.peer = Some(run_peer(
-            py,
-            &env.scripts.join("peer_cluster_bench.py"),
-            &[
-                "--data".as_ref(),
-                data.as_os_str(),
-                "--only".as_ref(),
-                only.as_ref(),
-                "--tsne-n".as_ref(),
-                tn.as_ref(),
-                "--iterations".as_ref(),
-                it.as_ref(),
-                "--k".as_ref(),
-                k.as_ref(),
-            ],
-        )?);
+        r.peer = Some(peer_step(args, &env, has, py, longer)?);
         eprintln!(
             "  peer: {}",
             r.peer.as_ref().map(|p| p.to_string()).unwrap_or_default()
         );
     }
     Ok(Some(r))
+}
+
+/// A job reporting to a progress bar labelled `label`.
+fn job(label: &'static str, env: &Env) -> (Job, Arc<Bar>) {
+    let bar = Arc::new(Bar::new(label, env.json));
+    (
+        Job {
+            progress: bar.clone(),
+            cancel: Default::default(),
+        },
+        bar,
+    )
+}
+
+/// t-SNE of the first `tsne_n` points into each dimension asked for.
+fn tsne_step(
+    args: &ClusterBenchArgs,
+    env: &Env,
+    xt: &[f32],
+    r: &mut ClusterReport,
+) -> anyhow::Result<()> {
+    for dims in [3, 2].into_iter().filter(|d| args.tsne_dims.contains(d)) {
+        eprintln!(
+            "t-SNE: {} points → {dims}D, {} iterations",
+            args.tsne_n, args.tsne_iterations
+        );
+        let (j, bar) = job("tsne", env);
+        let t = bench_tsne(xt, DIM, dims, 30.0, args.tsne_iterations, &j)?;
+        bar.finish();
+        eprintln!("  {t:?}");
+        if dims == 3 {
+            r.tsne3 = Some(t);
+        } else {
+            r.tsne2 = Some(t);
+        }
+    }
+    Ok(())
+}
+
+/// How far points move when the projection is recomputed, for PCA and t-SNE.
+fn stability_step(
+    args: &ClusterBenchArgs,
+    env: &Env,
+    xt: &[f32],
+    r: &mut ClusterReport,
+) -> anyhow::Result<()> {
+    for method in [ProjectionMethod::Pca, ProjectionMethod::Tsne] {
+        let params = ProjectionParams {
+            landmarks: 2000,
+            iterations: args.tsne_iterations.min(750),
+            ..ProjectionParams::new(method, 3)
+        };
+        eprintln!("stability: {} of {} points", method.as_str(), args.tsne_n);
+        let (j, bar) = job("stability", env);
+        let s = bench_stability(xt, DIM, &params, &j)?;
+        bar.finish();
+        eprintln!("  {s:?}");
+        r.stability.push(s);
+    }
+    Ok(())
+}
+
+/// The Python peer (scikit-learn, openTSNE) on the same vectors and selection.
+fn peer_step(
+    args: &ClusterBenchArgs,
+    env: &Env,
+    has: &dyn Fn(&str) -> bool,
+    py: &Path,
+    vectors: &[f32],
+) -> anyhow::Result<serde_json::Value> {
+    let data = env.tmp.join("cluster.f32");
+    std::fs::write(&data, f32_bytes(vectors))?;
+    let only: Vec<&str> = ["pca", "tsne", "kmeans"]
+        .into_iter()
+        .filter(|s| has(s))
+        .collect();
+    let (tn, it, k) = (
+        args.tsne_n.to_string(),
+        args.tsne_iterations.to_string(),
+        args.kmeans_k.to_string(),
+    );
+    let mut only = only.join(",");
+    // The peer script reads "tsne" as both; "tsne2" / "tsne3" as one of them.
+    if has("tsne") && args.tsne_dims.len() == 1 {
+        only = only.replace("tsne", &format!("tsne{}", args.tsne_dims[0]));
+    }
+    run_peer(
+        py,
+        &env.scripts.join("peer_cluster_bench.py"),
+        &[
+            "--data".as_ref(),
+            data.as_os_str(),
+            "--only".as_ref(),
+            only.as_ref(),
+            "--tsne-n".as_ref(),
+            tn.as_ref(),
+            "--iterations".as_ref(),
+            it.as_ref(),
+            "--k".as_ref(),
+            k.as_ref(),
+        ],
+    )
 }
 
 fn liquid(db: &Path, args: &ClusterBenchArgs, env: &Env) -> anyhow::Result<LiquidBench> {

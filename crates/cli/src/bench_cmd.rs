@@ -127,6 +127,26 @@ fn machine() -> String {
     )
 }
 
+/// What every step of a benchmark run shares.
+struct Env<'a> {
+    args: &'a BenchArgs,
+    model_dir: &'a Path,
+    /// Removed at the end of the run.
+    tmp: &'a Path,
+    /// Stores kept between runs (`--cache-dir`, else `tmp`).
+    cache: &'a Path,
+    /// Loaded when a step needs the model.
+    embedder: Option<Arc<BertEmbedder>>,
+    json: bool,
+}
+
+impl Env<'_> {
+    fn embedder(&self) -> Arc<BertEmbedder> {
+        self.embedder.clone().expect("loaded")
+    }
+}
+
+/// Runs the benchmarks `--only` names, each as a step, and prints the report.
 pub fn run(args: BenchArgs, model_dir: &Path, json: bool) -> anyhow::Result<()> {
     let mut report = Report {
         machine: machine(),
@@ -140,152 +160,35 @@ pub fn run(args: BenchArgs, model_dir: &Path, json: bool) -> anyhow::Result<()> 
     std::fs::create_dir_all(&cache)?;
     let has = |s: &str| args.only.iter().any(|o| o == s);
     eprintln!("machine: {}", report.machine);
-
-    let embedder: Option<Arc<BertEmbedder>> =
-        if has("embed") || has("ingest") || has("search") || has("sleep") {
+    let needs_model = has("embed") || has("ingest") || has("search") || has("sleep");
+    let env = Env {
+        args: &args,
+        model_dir,
+        tmp: tmp.path(),
+        cache: &cache,
+        embedder: if needs_model {
             Some(Arc::new(BertEmbedder::load(&ModelDir(
                 model_dir.to_path_buf(),
             ))?))
         } else {
             None
-        };
-
+        },
+        json,
+    };
     if has("embed") {
-        let sentences = bench::synthetic_sentences(args.embed_sentences, args.seed);
-        let ours = bench::bench_embed(embedder.as_deref().expect("loaded"), &sentences)?;
-        eprintln!(
-            "embed: {:.1} sentences/s, single query p50 {:.1} ms",
-            ours.sentences_per_sec, ours.single_query_ms_p50
-        );
-        let candle_bert = BertEmbedder::load_with(
-            &ModelDir(model_dir.to_path_buf()),
-            EncoderKind::CandleTransformers,
-        )?;
-        let reference = bench::bench_embed(&candle_bert, &sentences)?;
-        drop(candle_bert);
-        let peer = match (&args.peer_python, &args.peer_model_dir) {
-            (Some(py), Some(md)) => {
-                let input = tmp.path().join("sentences.json");
-                std::fs::write(&input, serde_json::to_vec(&sentences)?)?;
-                Some(run_peer(
-                    py,
-                    &args.scripts.join("peer_embed_bench.py"),
-                    &[
-                        "--model-dir".as_ref(),
-                        md.as_os_str(),
-                        "--input".as_ref(),
-                        input.as_os_str(),
-                        "--threads".as_ref(),
-                        "1".as_ref(),
-                    ],
-                )?)
-            }
-            _ => None,
-        };
-        report.embed = Some((ours, reference, peer));
+        report.embed = Some(embed_step(&env)?);
     }
-
     if has("ingest") {
-        let db = tmp.path().join("ingest.db");
-        let engine = Somna::open_with(
-            &Config::new(&db, model_dir),
-            embedder.clone().expect("loaded"),
-            &Job::default(),
-        )?;
-        let batches = conversations(
-            &bench::synthetic_sentences(args.ingest_messages, args.seed + 1),
-            500,
-        );
-        let t = Instant::now();
-        let r = engine.import(&batches, &AddOptions::default(), &Job::default())?;
-        let seconds = t.elapsed().as_secs_f64();
-        let result = IngestResult {
-            messages: r.messages_stored,
-            seconds,
-            messages_per_sec: r.messages_stored as f64 / seconds,
-        };
-        eprintln!("ingest: {:.1} messages/s", result.messages_per_sec);
-        report.ingest = Some(result);
+        report.ingest = Some(ingest_step(&env)?);
     }
-
     if has("search") {
         for &size in &args.search_sizes {
-            let db = cache.join(format!("search-{size}-{}.db", args.seed));
-            let engine = Somna::open_with(
-                &Config::new(&db, model_dir),
-                embedder.clone().expect("loaded"),
-                &Job::default(),
-            )?;
-            let have = engine.stats()?.memories;
-            if have < size as u64 {
-                eprintln!("building a {size}-memory store at {} (embedding with the real model; reused next time)", db.display());
-                let bar = Arc::new(Bar::new("store", json));
-                let job = Job {
-                    progress: bar.clone(),
-                    cancel: Default::default(),
-                };
-                let batches = conversations(&bench::synthetic_sentences(size, args.seed + 2), 1000);
-                engine.import(&batches, &AddOptions::default(), &job)?;
-                bar.finish();
-            }
-            let memories = engine.stats()?.memories;
-            let queries = bench::synthetic_queries(args.queries, args.seed + 3);
-            for route in [Some(Route::Direct), None] {
-                let mut total = Vec::new();
-                let mut no_embed = Vec::new();
-                let mut phases: [Vec<f64>; 5] = Default::default();
-                for q in &queries {
-                    let mut sq = SearchQuery::new(q);
-                    sq.route = route;
-                    let t = Instant::now();
-                    let r = engine.search_readonly(&sq)?;
-                    let ms = t.elapsed().as_secs_f64() * 1000.0;
-                    total.push(ms);
-                    no_embed.push(ms - r.timings.embed_ms);
-                    let t = &r.timings;
-                    for (v, x) in phases.iter_mut().zip([
-                        t.embed_ms,
-                        t.vector_ms,
-                        t.lexical_ms,
-                        t.score_ms,
-                        t.pack_ms,
-                    ]) {
-                        v.push(x);
-                    }
-                }
-                let phases = ["embed", "vector", "lexical", "score", "pack"]
-                    .into_iter()
-                    .zip(phases)
-                    .map(|(phase, mut v)| PhaseLatency {
-                        phase,
-                        p50_ms: bench::percentile(&mut v.clone(), 0.5),
-                        p99_ms: bench::percentile(&mut v, 0.99),
-                    })
-                    .collect();
-                let result = SearchResult {
-                    memories,
-                    route: route.map_or("auto (hybrid/pattern)".into(), |r| {
-                        format!("{r:?}").to_lowercase()
-                    }),
-                    queries: queries.len(),
-                    p50_ms: bench::percentile(&mut total.clone(), 0.5),
-                    p99_ms: bench::percentile(&mut total, 0.99),
-                    p50_ms_no_embed: bench::percentile(&mut no_embed.clone(), 0.5),
-                    p99_ms_no_embed: bench::percentile(&mut no_embed, 0.99),
-                    phases,
-                };
-                eprintln!(
-                    "search {} @ {}: p50 {:.2} ms, p99 {:.2} ms",
-                    result.route, memories, result.p50_ms, result.p99_ms
-                );
-                report.search.push(result);
-            }
+            report.search.extend(search_step(&env, size)?);
         }
     }
-
     if has("sleep") {
         let b = crate::sleep_cmd::bench_sleep(
-            embedder.clone().expect("loaded"),
+            env.embedder(),
             model_dir,
             &cache,
             tmp.path(),
@@ -296,90 +199,11 @@ pub fn run(args: BenchArgs, model_dir: &Path, json: bool) -> anyhow::Result<()> 
         eprintln!("sleep: {:.1} s over {} episodes", b.seconds, b.episodes);
         report.sleep = Some(b);
     }
-
     if has("ann") {
-        let dim = 384;
         for &n in &args.ann_sizes {
-            eprintln!(
-                "ann: generating {n} clustered vectors and exact truth for {} queries",
-                args.ann_queries
-            );
-            let data = bench::clustered_vectors(n, dim, (n / 100).max(10), 1.0, args.seed + 4);
-            let queries = bench::clustered_vectors(
-                args.ann_queries,
-                dim,
-                (n / 100).max(10),
-                1.0,
-                args.seed + 4 + 1_000_003,
-            );
-            let truth = bench::exact_top_k(&data, &queries, dim, 10);
-            let params = IndexParams {
-                m: args.m,
-                ef_construction: args.ef_construction,
-                ..IndexParams::default()
-            };
-            let bar = Arc::new(Bar::new("hnsw", json));
-            let job = Job {
-                progress: bar.clone(),
-                cancel: Default::default(),
-            };
-            let ours = bench::bench_ann(&data, dim, &queries, &truth, params, &args.efs, &job)?;
-            bar.finish();
-            eprintln!(
-                "ann {n}: build {:.1} s; {:?}",
-                ours.build_seconds, ours.results
-            );
-            let peer = match &args.peer_python {
-                Some(py) => {
-                    let (d, q, t) = (
-                        tmp.path().join("data.f32"),
-                        tmp.path().join("q.f32"),
-                        tmp.path().join("truth.u32"),
-                    );
-                    std::fs::write(&d, f32_bytes(&data))?;
-                    std::fs::write(&q, f32_bytes(&queries))?;
-                    std::fs::write(
-                        &t,
-                        truth
-                            .iter()
-                            .flatten()
-                            .flat_map(|x| x.to_le_bytes())
-                            .collect::<Vec<u8>>(),
-                    )?;
-                    let efs = args
-                        .efs
-                        .iter()
-                        .map(|e| e.to_string())
-                        .collect::<Vec<_>>()
-                        .join(",");
-                    let (m, efc) = (args.m.to_string(), args.ef_construction.to_string());
-                    Some(run_peer(
-                        py,
-                        &args.scripts.join("peer_hnsw_bench.py"),
-                        &[
-                            "--data".as_ref(),
-                            d.as_os_str(),
-                            "--queries".as_ref(),
-                            q.as_os_str(),
-                            "--truth".as_ref(),
-                            t.as_os_str(),
-                            "--m".as_ref(),
-                            m.as_ref(),
-                            "--ef-construction".as_ref(),
-                            efc.as_ref(),
-                            "--ef".as_ref(),
-                            efs.as_ref(),
-                            "--threads".as_ref(),
-                            "2".as_ref(),
-                        ],
-                    )?)
-                }
-                None => None,
-            };
-            report.ann.push((ours, peer));
+            report.ann.push(ann_step(&env, n)?);
         }
     }
-
     report.cluster = crate::bench_cluster::run(
         &args.cluster,
         &has,
@@ -392,7 +216,6 @@ pub fn run(args: BenchArgs, model_dir: &Path, json: bool) -> anyhow::Result<()> 
             json,
         },
     )?;
-
     if json {
         print_json(&report)?;
     } else {
@@ -404,7 +227,251 @@ pub fn run(args: BenchArgs, model_dir: &Path, json: bool) -> anyhow::Result<()> 
     Ok(())
 }
 
-/// Splits sentences into conversations of `per` messages, alternating two speakers.
+type EmbedResults = (EmbedResult, EmbedResult, Option<serde_json::Value>);
+
+/// Embedding throughput: ours, candle-transformers' BERT and the Python peer.
+fn embed_step(env: &Env<'_>) -> anyhow::Result<EmbedResults> {
+    let args = env.args;
+    let sentences = bench::synthetic_sentences(args.embed_sentences, args.seed);
+    let ours = bench::bench_embed(&*env.embedder(), &sentences)?;
+    eprintln!(
+        "embed: {:.1} sentences/s, single query p50 {:.1} ms",
+        ours.sentences_per_sec, ours.single_query_ms_p50
+    );
+    let candle_bert = BertEmbedder::load_with(
+        &ModelDir(env.model_dir.to_path_buf()),
+        EncoderKind::CandleTransformers,
+    )?;
+    let reference = bench::bench_embed(&candle_bert, &sentences)?;
+    drop(candle_bert);
+    let peer = match (&args.peer_python, &args.peer_model_dir) {
+        (Some(py), Some(md)) => {
+            let input = env.tmp.join("sentences.json");
+            std::fs::write(&input, serde_json::to_vec(&sentences)?)?;
+            Some(run_peer(
+                py,
+                &args.scripts.join("peer_embed_bench.py"),
+                &[
+                    "--model-dir".as_ref(),
+                    md.as_os_str(),
+                    "--input".as_ref(),
+                    input.as_os_str(),
+                    "--threads".as_ref(),
+                    "1".as_ref(),
+                ],
+            )?)
+        }
+        _ => None,
+    };
+    Ok((ours, reference, peer))
+}
+
+/// Import throughput into a fresh store.
+fn ingest_step(env: &Env<'_>) -> anyhow::Result<IngestResult> {
+    let args = env.args;
+    let db = env.tmp.join("ingest.db");
+    let engine = Somna::open_with(
+        &Config::new(&db, env.model_dir),
+        env.embedder(),
+        &Job::default(),
+    )?;
+    let batches = conversations(
+        &bench::synthetic_sentences(args.ingest_messages, args.seed + 1),
+        500,
+    );
+    let t = Instant::now();
+    let r = engine.import(&batches, &AddOptions::default(), &Job::default())?;
+    let seconds = t.elapsed().as_secs_f64();
+    let result = IngestResult {
+        messages: r.messages_stored,
+        seconds,
+        messages_per_sec: r.messages_stored as f64 / seconds,
+    };
+    eprintln!("ingest: {:.1} messages/s", result.messages_per_sec);
+    Ok(result)
+}
+
+/// Search latency on a store of `size` memories (built once and cached), for the direct
+/// route and the router's choice.
+fn search_step(env: &Env<'_>, size: usize) -> anyhow::Result<Vec<SearchResult>> {
+    let args = env.args;
+    let db = env.cache.join(format!("search-{size}-{}.db", args.seed));
+    let engine = Somna::open_with(
+        &Config::new(&db, env.model_dir),
+        env.embedder(),
+        &Job::default(),
+    )?;
+    let have = engine.stats()?.memories;
+    if have < size as u64 {
+        eprintln!("building a {size}-memory store at {} (embedding with the real model; reused next time)", db.display());
+        let bar = Arc::new(Bar::new("store", env.json));
+        let job = Job {
+            progress: bar.clone(),
+            cancel: Default::default(),
+        };
+        let batches = conversations(&bench::synthetic_sentences(size, args.seed + 2), 1000);
+        engine.import(&batches, &AddOptions::default(), &job)?;
+        bar.finish();
+    }
+    let memories = engine.stats()?.memories;
+    let queries = bench::synthetic_queries(args.queries, args.seed + 3);
+    let mut out = Vec::new();
+    for route in [Some(Route::Direct), None] {
+        let result = search_route(&engine, &queries, route, memories)?;
+        eprintln!(
+            "search {} @ {}: p50 {:.2} ms, p99 {:.2} ms",
+            result.route, memories, result.p50_ms, result.p99_ms
+        );
+        out.push(result);
+    }
+    Ok(out)
+}
+
+/// Latency of `queries` on one route (the router's when `None`), in total and per phase.
+fn search_route(
+    engine: &Somna,
+    queries: &[String],
+    route: Option<Route>,
+    memories: u64,
+) -> anyhow::Result<SearchResult> {
+    let mut total = Vec::new();
+    let mut no_embed = Vec::new();
+    let mut phases: [Vec<f64>; 5] = Default::default();
+    for q in queries {
+        let mut sq = SearchQuery::new(q);
+        sq.route = route;
+        let t = Instant::now();
+        let r = engine.search_readonly(&sq)?;
+        let ms = t.elapsed().as_secs_f64() * 1000.0;
+        total.push(ms);
+        no_embed.push(ms - r.timings.embed_ms);
+        let t = &r.timings;
+        for (v, x) in
+            phases
+                .iter_mut()
+                .zip([t.embed_ms, t.vector_ms, t.lexical_ms, t.score_ms, t.pack_ms])
+        {
+            v.push(x);
+        }
+    }
+    let phases = ["embed", "vector", "lexical", "score", "pack"]
+        .into_iter()
+        .zip(phases)
+        .map(|(phase, mut v)| PhaseLatency {
+            phase,
+            p50_ms: bench::percentile(&mut v.clone(), 0.5),
+            p99_ms: bench::percentile(&mut v, 0.99),
+        })
+        .collect();
+    Ok(SearchResult {
+        memories,
+        route: route.map_or("auto (hybrid/pattern)".into(), |r| {
+            format!("{r:?}").to_lowercase()
+        }),
+        queries: queries.len(),
+        p50_ms: bench::percentile(&mut total.clone(), 0.5),
+        p99_ms: bench::percentile(&mut total, 0.99),
+        p50_ms_no_embed: bench::percentile(&mut no_embed.clone(), 0.5),
+        p99_ms_no_embed: bench::percentile(&mut no_embed, 0.99),
+        phases,
+    })
+}
+
+type AnnResults = (AnnResult, Option<serde_json::Value>);
+
+/// HNSW recall and latency on `n` clustered vectors, ours and hnswlib's (the peer).
+fn ann_step(env: &Env<'_>, n: usize) -> anyhow::Result<AnnResults> {
+    let args = env.args;
+    let dim = 384;
+    eprintln!(
+        "ann: generating {n} clustered vectors and exact truth for {} queries",
+        args.ann_queries
+    );
+    let data = bench::clustered_vectors(n, dim, (n / 100).max(10), 1.0, args.seed + 4);
+    let queries = bench::clustered_vectors(
+        args.ann_queries,
+        dim,
+        (n / 100).max(10),
+        1.0,
+        args.seed + 4 + 1_000_003,
+    );
+    let truth = bench::exact_top_k(&data, &queries, dim, 10);
+    let params = IndexParams {
+        m: args.m,
+        ef_construction: args.ef_construction,
+        ..IndexParams::default()
+    };
+    let bar = Arc::new(Bar::new("hnsw", env.json));
+    let job = Job {
+        progress: bar.clone(),
+        cancel: Default::default(),
+    };
+    let ours = bench::bench_ann(&data, dim, &queries, &truth, params, &args.efs, &job)?;
+    bar.finish();
+    eprintln!(
+        "ann {n}: build {:.1} s; {:?}",
+        ours.build_seconds, ours.results
+    );
+    let peer = match &args.peer_python {
+        Some(py) => Some(ann_peer(env, py, &data, &queries, &truth)?),
+        None => None,
+    };
+    Ok((ours, peer))
+}
+
+/// The same ANN benchmark with hnswlib, through the peer script.
+fn ann_peer(
+    env: &Env<'_>,
+    py: &Path,
+    data: &[f32],
+    queries: &[f32],
+    truth: &[Vec<u32>],
+) -> anyhow::Result<serde_json::Value> {
+    let args = env.args;
+    let (d, q, t) = (
+        env.tmp.join("data.f32"),
+        env.tmp.join("q.f32"),
+        env.tmp.join("truth.u32"),
+    );
+    std::fs::write(&d, f32_bytes(data))?;
+    std::fs::write(&q, f32_bytes(queries))?;
+    std::fs::write(
+        &t,
+        truth
+            .iter()
+            .flatten()
+            .flat_map(|x| x.to_le_bytes())
+            .collect::<Vec<u8>>(),
+    )?;
+    let efs = args
+        .efs
+        .iter()
+        .map(|e| e.to_string())
+        .collect::<Vec<_>>()
+        .join(",");
+    let (m, efc) = (args.m.to_string(), args.ef_construction.to_string());
+    run_peer(
+        py,
+        &args.scripts.join("peer_hnsw_bench.py"),
+        &[
+            "--data".as_ref(),
+            d.as_os_str(),
+            "--queries".as_ref(),
+            q.as_os_str(),
+            "--truth".as_ref(),
+            t.as_os_str(),
+            "--m".as_ref(),
+            m.as_ref(),
+            "--ef-construction".as_ref(),
+            efc.as_ref(),
+            "--ef".as_ref(),
+            efs.as_ref(),
+            "--threads".as_ref(),
+            "2".as_ref(),
+        ],
+    )
+}
+
 fn conversations(sentences: &[String], per: usize) -> Vec<ConversationBatch> {
     sentences
         .chunks(per)

@@ -126,11 +126,133 @@ struct Sentence {
     words: usize,
 }
 
+impl Extractive {
+    /// Greedy MMR on the centroid: relevance minus redundancy with what is chosen, within
+    /// the sentence and word limits. The chosen sentences' indices, in text order.
+    fn choose(&self, sents: &[Sentence], centroid: &HashMap<String, f64>) -> Vec<usize> {
+        let mut chosen: Vec<usize> = Vec::new();
+        let mut used_words = 0;
+        while chosen.len() < self.max_sentences {
+            let best = sents
+                .iter()
+                .enumerate()
+                .filter(|(i, s)| !chosen.contains(i) && used_words + s.words <= self.max_words)
+                .map(|(i, s)| {
+                    let redundancy = chosen
+                        .iter()
+                        .map(|&c| text::cosine(&s.vec, &sents[c].vec))
+                        .fold(0.0, f64::max);
+                    (i, text::cosine(&s.vec, centroid) - 0.7 * redundancy)
+                })
+                .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)));
+            match best {
+                Some((i, score)) if score > 0.0 => {
+                    used_words += sents[i].words;
+                    chosen.push(i);
+                }
+                _ => break,
+            }
+        }
+        chosen.sort_unstable();
+        chosen
+    }
+}
+
+/// The sentences a summary may quote: 4–40 words, at least two content words, not a
+/// question; quotes made single.
+fn candidate_sentences(batch: &Batch, corpus: &Corpus) -> Vec<Sentence> {
+    let mut sents = Vec::new();
+    for (i, e) in batch.episodes.iter().enumerate() {
+        for s in text::sentences(&text::without_captions(&e.text)) {
+            let s = s.replace('"', "'");
+            let words = s.split_whitespace().count();
+            let st = text::content_stems(&s);
+            if !(4..=40).contains(&words) || st.len() < 2 || s.ends_with('?') {
+                continue;
+            }
+            sents.push(Sentence {
+                episode: i,
+                who: e.who.clone(),
+                vec: text::tfidf(&st, &corpus.df),
+                text: s,
+                words,
+            });
+        }
+    }
+    sents
+}
+
+/// "DATE: Ada and Ben talked about X, Y and Z." then each chosen sentence quoted with its
+/// speaker.
+fn summary_text(batch: &Batch, labels: &[String], sents: &[Sentence], chosen: &[usize]) -> String {
+    let people = speakers(batch.episodes.iter().map(|e| e.who.clone()));
+    let when = batch.episodes.iter().find_map(|e| e.when.clone());
+    let mut summary = String::new();
+    if let Some(w) = &when {
+        summary.push_str(&format!("{}: ", date_part(w)));
+    }
+    let subject = if people.is_empty() {
+        "The conversation".to_string()
+    } else {
+        text::join_and(&people)
+    };
+    if labels.is_empty() {
+        summary.push_str(&format!("{subject} talked."));
+    } else {
+        let verb = if people.len() > 1 {
+            "talked about"
+        } else {
+            "wrote about"
+        };
+        summary.push_str(&format!(
+            "{subject} {verb} {}.",
+            text::join_and(&labels[..labels.len().min(3)])
+        ));
+    }
+    for &i in chosen {
+        let s = &sents[i];
+        match &s.who {
+            Some(w) => summary.push_str(&format!(" {w}: \"{}\"", s.text)),
+            None => summary.push_str(&format!(" \"{}\"", s.text)),
+        }
+    }
+    summary
+}
+
+/// How much of the batch's concept mass the quoted sentences cover, and how tightly the
+/// episodes cluster in embedding space (halved when nothing was quoted).
+fn confidence(batch: &Batch, concepts: &[Concept], sents: &[Sentence], chosen: &[usize]) -> f64 {
+    let covered_stems: HashSet<&String> =
+        chosen.iter().flat_map(|&i| sents[i].vec.keys()).collect();
+    let mass: f64 = concepts.iter().map(|c| c.score).sum();
+    let coverage = if mass > 0.0 {
+        concepts
+            .iter()
+            .filter(|c| c.stems.iter().all(|s| covered_stems.contains(s)))
+            .map(|c| c.score)
+            .sum::<f64>()
+            / mass
+    } else {
+        0.0
+    };
+    let covered_episodes: HashSet<usize> = chosen.iter().map(|&i| sents[i].episode).collect();
+    let cohesion = cohesion(&batch.episodes);
+    let size = (batch.episodes.len() as f64 / 6.0).min(1.0);
+    (0.4 * coverage + 0.4 * cohesion + 0.2 * size)
+        * if covered_episodes.is_empty() {
+            0.5
+        } else {
+            1.0
+        }
+}
+
 impl Compressor for Extractive {
     fn name(&self) -> &str {
         "extractive"
     }
 
+    /// Quotes the sentences nearest the batch's centroid (greedy MMR), after a line naming
+    /// who talked about which key concepts.
     fn compress(&self, batch: &Batch, corpus: &Corpus) -> Result<Compression> {
         let stems: Vec<Vec<String>> = batch
             .episodes
@@ -146,84 +268,10 @@ impl Compressor for Extractive {
         let concepts = key_concepts(batch, corpus, self.key_concepts);
         let all: Vec<String> = stems.iter().flatten().cloned().collect();
         let centroid = text::tfidf(&all, &corpus.df);
-
-        let mut sents = Vec::new();
-        for (i, e) in batch.episodes.iter().enumerate() {
-            for s in text::sentences(&text::without_captions(&e.text)) {
-                let s = s.replace('"', "'");
-                let words = s.split_whitespace().count();
-                let st = text::content_stems(&s);
-                if !(4..=40).contains(&words) || st.len() < 2 || s.ends_with('?') {
-                    continue;
-                }
-                sents.push(Sentence {
-                    episode: i,
-                    who: e.who.clone(),
-                    vec: text::tfidf(&st, &corpus.df),
-                    text: s,
-                    words,
-                });
-            }
-        }
-        // Greedy MMR on the centroid: relevance minus redundancy with what is chosen.
-        let mut chosen: Vec<usize> = Vec::new();
-        let mut used_words = 0;
-        while chosen.len() < self.max_sentences {
-            let best = sents
-                .iter()
-                .enumerate()
-                .filter(|(i, s)| !chosen.contains(i) && used_words + s.words <= self.max_words)
-                .map(|(i, s)| {
-                    let redundancy = chosen
-                        .iter()
-                        .map(|&c| text::cosine(&s.vec, &sents[c].vec))
-                        .fold(0.0, f64::max);
-                    (i, text::cosine(&s.vec, &centroid) - 0.7 * redundancy)
-                })
-                .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)));
-            match best {
-                Some((i, score)) if score > 0.0 => {
-                    used_words += sents[i].words;
-                    chosen.push(i);
-                }
-                _ => break,
-            }
-        }
-        chosen.sort_unstable();
-
-        let people = speakers(batch.episodes.iter().map(|e| e.who.clone()));
-        let when = batch.episodes.iter().find_map(|e| e.when.clone());
+        let sents = candidate_sentences(batch, corpus);
+        let chosen = self.choose(&sents, &centroid);
         let labels: Vec<String> = concepts.iter().map(|c| c.label.clone()).collect();
-        let mut summary = String::new();
-        if let Some(w) = &when {
-            summary.push_str(&format!("{}: ", date_part(w)));
-        }
-        let subject = if people.is_empty() {
-            "The conversation".to_string()
-        } else {
-            text::join_and(&people)
-        };
-        if labels.is_empty() {
-            summary.push_str(&format!("{subject} talked."));
-        } else {
-            let verb = if people.len() > 1 {
-                "talked about"
-            } else {
-                "wrote about"
-            };
-            summary.push_str(&format!(
-                "{subject} {verb} {}.",
-                text::join_and(&labels[..labels.len().min(3)])
-            ));
-        }
-        for &i in &chosen {
-            let s = &sents[i];
-            match &s.who {
-                Some(w) => summary.push_str(&format!(" {w}: \"{}\"", s.text)),
-                None => summary.push_str(&format!(" \"{}\"", s.text)),
-            }
-        }
-
+        let summary = summary_text(batch, &labels, &sents, &chosen);
         let themes: Vec<String> = text::themes(&all)
             .into_iter()
             .filter(|t| t.1 >= 2)
@@ -231,31 +279,7 @@ impl Compressor for Extractive {
             .map(|t| t.0.to_string())
             .collect();
         let relationships = relationships(&concepts, &stems);
-
-        // Confidence: how much of the batch's concept mass the quoted sentences cover, and
-        // how tightly the episodes cluster in embedding space.
-        let covered_stems: HashSet<&String> =
-            chosen.iter().flat_map(|&i| sents[i].vec.keys()).collect();
-        let mass: f64 = concepts.iter().map(|c| c.score).sum();
-        let coverage = if mass > 0.0 {
-            concepts
-                .iter()
-                .filter(|c| c.stems.iter().all(|s| covered_stems.contains(s)))
-                .map(|c| c.score)
-                .sum::<f64>()
-                / mass
-        } else {
-            0.0
-        };
-        let covered_episodes: HashSet<usize> = chosen.iter().map(|&i| sents[i].episode).collect();
-        let cohesion = cohesion(&batch.episodes);
-        let size = (batch.episodes.len() as f64 / 6.0).min(1.0);
-        let confidence = (0.4 * coverage + 0.4 * cohesion + 0.2 * size)
-            * if covered_episodes.is_empty() {
-                0.5
-            } else {
-                1.0
-            };
+        let confidence = confidence(batch, &concepts, &sents, &chosen);
         Ok(Compression {
             summary,
             key_concepts: labels,

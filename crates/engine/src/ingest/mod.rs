@@ -1,11 +1,14 @@
 //! Ingestion: messages → stored messages, episodic bubbles with 5W1H, facts, importance
-//! and novelty, similarity connections, provenance scores, history. One batch is one
-//! transaction; embedding happens before it so the write lock is short.
+//! and novelty, similarity connections, provenance scores, history. A batch is planned
+//! (`plan`), embedded, then written in one transaction (`commit`); embedding happens
+//! before the transaction so the write lock is short.
 
 mod causal;
+mod commit;
 mod export;
 mod extract;
 mod import;
+mod plan;
 mod policy;
 mod reconcile;
 pub mod summary;
@@ -21,15 +24,11 @@ pub use import::{
 pub use policy::{Decision, Policies, Rule, Style, Update, POLICIES_FILE};
 pub use reconcile::{reconcile, FactAction};
 
-use crate::embed::dot;
 use crate::index::VectorIndex;
-use crate::memory::{
-    embedding_text, l_score, Kind, LinkKind, NewMemory, Source, L_SCORE_THRESHOLD,
-};
-use crate::store::{MemoryFilter, Message, Store};
+use crate::memory::Source;
+use crate::store::{Message, Store};
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
-use std::collections::HashSet;
 use std::sync::Mutex;
 
 /// Largest text accepted for one message (bytes). Embedding reads the first 256 tokens;
@@ -144,29 +143,12 @@ pub fn validate_message(m: &Message) -> Result<()> {
     Ok(())
 }
 
-/// One planned memory of a batch before it has an id.
-struct Planned {
-    /// Index of the message it comes from.
-    message: usize,
-    memory: NewMemory,
-    embed_text: String,
-    /// Where an episode's cause is, when its text has a causal cue.
-    cause: Option<CauseRef>,
-}
-
-/// The cause of a turn with a causal cue.
-enum CauseRef {
-    /// The clause with this index among the batch's cause clauses (embedded with the batch).
-    Clause(usize),
-    /// The turn just before.
-    Previous,
-}
-
 /// Adds one batch of messages of `conversation` in one transaction, then brings the index
-/// up to date. `embed` turns texts into vectors (the engine passes its queue); it runs
-/// without the store lock, so concurrent callers share embedding batches. `policies`
-/// decide each message's event type, text, importance and fact extraction, the history
-/// cap and the conversation summaries.
+/// up to date, in three stages: plan (validation, messages already stored skipped, what
+/// the policies make of each message), embed (one batch; `embed` is the engine's queue and
+/// runs without the store lock, so concurrent callers share embedding batches), commit
+/// (one transaction). `policies` decide each message's event type, text, importance and
+/// fact extraction, the history cap and the conversation summaries.
 #[allow(clippy::too_many_arguments)]
 pub fn add_batch(
     store: &Mutex<Store>,
@@ -178,384 +160,25 @@ pub fn add_batch(
     opts: &AddOptions,
     policies: &Policies,
 ) -> Result<AddReport> {
-    let store_mutex = store;
-    if conversation.trim().is_empty() {
-        return Err(Error::InvalidInput("the conversation name is empty".into()));
+    let plan = plan::plan_batch(store, conversation, messages, opts, policies)?;
+    if plan.fresh.is_empty() {
+        return Ok(plan.report);
     }
-    for m in messages {
-        validate_message(m)?;
-    }
-    let lock = || store.lock().unwrap_or_else(|p| p.into_inner());
-    let parent_scores: Vec<f64> = {
-        let guard = lock();
-        let read = guard.read();
-        opts.parents
-            .iter()
-            .map(|&p| read.require_memory(p).map(|m| m.l_score))
-            .collect::<Result<_>>()?
+    let embedded = plan::embed_plan(&plan, embed)?;
+    let complex_update = plan.complex_update;
+    let ctx = commit::CommitCtx {
+        index,
+        count_tokens,
+        conversation,
+        opts,
+        policies,
     };
-    let base_score = l_score(opts.source, &parent_scores);
-    if base_score < L_SCORE_THRESHOLD {
-        return Err(Error::ProvenanceBelowThreshold {
-            l_score: base_score,
-            threshold: L_SCORE_THRESHOLD,
-        });
-    }
-
-    // Skip messages already stored (resumed imports), plan the rest.
-    let mut report = AddReport::default();
-    let fresh: Vec<&Message> = {
-        let guard = lock();
-        let read = guard.read();
-        let mut out = Vec::new();
-        for m in messages {
-            let exists = match &m.external_id {
-                Some(ext) => read.message_exists(conversation, ext)?,
-                None => false,
-            };
-            if exists {
-                report.messages_skipped += 1;
-            } else {
-                out.push(m);
-            }
-        }
-        out
+    let mut report = {
+        let mut guard = store.lock().unwrap_or_else(|p| p.into_inner());
+        commit::commit(&mut guard, &ctx, plan, &embedded)?
     };
-    if fresh.is_empty() {
-        return Ok(report);
-    }
-    let mut planned = Vec::new();
-    let mut clauses: Vec<String> = Vec::new();
-    let mut complex_update = false;
-    for (i, m) in fresh.iter().enumerate() {
-        let speaker = m.speaker.clone().unwrap_or_else(|| m.role.clone());
-        let given_event = m
-            .metadata
-            .get("event")
-            .and_then(|e| e.as_str())
-            .map(str::to_string);
-        let decision = policies.decide(
-            conversation,
-            &m.role,
-            &speaker,
-            &m.text,
-            given_event.as_deref(),
-        );
-        if decision.skip {
-            report.messages_ignored += 1;
-            continue;
-        }
-        complex_update |= decision.update == Update::Complex;
-        let body = policies.truncated(&m.text, &decision.event);
-        let facts = if decision.extract_facts.unwrap_or(opts.extract_facts) {
-            extract_facts(&speaker, &m.text)
-        } else {
-            Vec::new()
-        };
-        let mut bubble = NewMemory::new(
-            Kind::Episode,
-            policies.format(&speaker, &body, &decision.event),
-        );
-        bubble.w5h1 = w5h1_for_turn(
-            &speaker,
-            &body,
-            m.occurred_at,
-            conversation,
-            m.session.as_deref(),
-        );
-        bubble.conversation = Some(conversation.to_string());
-        bubble.session = m.session.clone();
-        bubble.occurred_at = m.occurred_at;
-        let base = importance(&body, !facts.is_empty()) + decision.importance_boost;
-        bubble.importance = base
-            .max(decision.importance_min.unwrap_or(0.0))
-            .clamp(0.0, 1.0);
-        bubble.source = opts.source;
-        bubble.parents = opts.parents.clone();
-        bubble.metadata = m.metadata.clone();
-        if bubble.metadata.is_null() {
-            bubble.metadata = serde_json::json!({});
-        }
-        if given_event.is_none() && decision.event != "statement" {
-            if let Some(o) = bubble.metadata.as_object_mut() {
-                o.insert("event".into(), decision.event.clone().into());
-            }
-        }
-        let cause = find_cue(&body).map(|c| match c.cause {
-            Some(clause) => {
-                clauses.push(clause);
-                CauseRef::Clause(clauses.len() - 1)
-            }
-            None => CauseRef::Previous,
-        });
-        planned.push(Planned {
-            message: i,
-            embed_text: embedding_text(Kind::Episode, &bubble.text, &bubble.w5h1),
-            memory: bubble,
-            cause,
-        });
-        for fact in facts {
-            let mut f = NewMemory::new(Kind::Fact, fact.clone());
-            f.w5h1.who = Some(speaker.clone());
-            f.w5h1.what = Some(fact.clone());
-            f.conversation = Some(conversation.to_string());
-            f.importance = FACT_IMPORTANCE;
-            f.source = opts.source;
-            f.metadata = m.metadata.clone();
-            if f.metadata.is_null() {
-                f.metadata = serde_json::json!({});
-            }
-            planned.push(Planned {
-                message: i,
-                embed_text: fact,
-                memory: f,
-                cause: None,
-            });
-        }
-    }
-    let mut vectors = embed(
-        planned
-            .iter()
-            .map(|p| p.embed_text.clone())
-            .chain(clauses.iter().cloned())
-            .collect(),
-    )?;
-    let clause_vectors = vectors.split_off(planned.len());
-
-    let mut store = lock();
-    // Memories of this conversation already indexed (for novelty, connections, duplicates).
-    let (scope, scope_facts): (Vec<i64>, HashSet<i64>) = {
-        let read = store.read();
-        let filter = MemoryFilter {
-            conversation: Some(conversation.to_string()),
-            ..Default::default()
-        };
-        let scope = read.filter_ids(&filter)?;
-        let facts = read
-            .filter_ids(&MemoryFilter {
-                kinds: vec![Kind::Fact],
-                ..filter
-            })?
-            .into_iter()
-            .collect();
-        (scope, facts)
-    };
-    let scope_episodes: HashSet<i64> = if clauses.is_empty() {
-        HashSet::new()
-    } else {
-        store
-            .read()
-            .filter_ids(&MemoryFilter {
-                conversation: Some(conversation.to_string()),
-                kinds: vec![Kind::Episode],
-                ..Default::default()
-            })?
-            .into_iter()
-            .collect()
-    };
-    let scope_set: HashSet<i64> = scope.iter().copied().collect();
-
-    let now = crate::store::now_ms();
-    let index_guard = index
-        .read()
-        .map_err(|_| Error::InvalidInput("index lock poisoned".into()))?;
-    let idx: &VectorIndex = &index_guard;
-    let report = store.transaction(|tx| {
-        let mut message_ids = Vec::with_capacity(fresh.len());
-        for m in &fresh {
-            let id = tx.insert_message(conversation, m, now)?.ok_or_else(|| {
-                Error::InvalidInput("a message was stored concurrently; retry the add".into())
-            })?;
-            message_ids.push(id);
-        }
-        report.messages_stored = fresh.len();
-        if let Some(cap) = policies.history_max_chars {
-            report.messages_pruned = tx.prune_messages(conversation, cap)?;
-        }
-        // (id, vector, speaker, kind) of what this batch created so far.
-        let mut created: Vec<(i64, &[f32], Option<&str>, Kind)> = Vec::new();
-        let mut bubble_of_message: Vec<Option<i64>> = vec![None; fresh.len()];
-        for (p, v) in planned.iter().zip(&vectors) {
-            let who = p.memory.w5h1.who.as_deref();
-            let in_scope = |id: i64| scope_set.contains(&id);
-            if p.memory.kind == Kind::Fact {
-                let existing = idx
-                    .search(v, 1, Some(&|id| scope_facts.contains(&id)), None)
-                    .0
-                    .first()
-                    .map_or(0.0, |h| h.1);
-                let in_batch = created
-                    .iter()
-                    .filter(|c| c.3 == Kind::Fact && c.2 == who)
-                    .map(|c| dot(v, c.1))
-                    .fold(0.0, f32::max);
-                if existing.max(in_batch) >= FACT_DUPLICATE {
-                    report.facts_unchanged += 1;
-                    continue;
-                }
-                // Reconcile with the 10 most similar stored facts (seed 004).
-                let near = idx
-                    .search(v, 10, Some(&|id| scope_facts.contains(&id)), None)
-                    .0;
-                let sims: std::collections::HashMap<i64, f32> = near.iter().copied().collect();
-                let ids: Vec<i64> = near.iter().map(|n| n.0).collect();
-                let similar: Vec<(i64, String, f32)> = tx
-                    .get_memories(&ids)?
-                    .into_iter()
-                    .filter(|m| m.deleted_at.is_none())
-                    .map(|m| (m.id, m.text, sims[&m.id]))
-                    .collect();
-                let subject = who.unwrap_or_default();
-                match reconcile(&p.memory.text, subject, &similar, FACT_DUPLICATE) {
-                    FactAction::Add => {}
-                    FactAction::Noop(_) => {
-                        report.facts_unchanged += 1;
-                        continue;
-                    }
-                    FactAction::Update(target) => {
-                        let old = tx.require_memory(target)?;
-                        let mut new = old.clone();
-                        new.text = p.memory.text.clone();
-                        new.w5h1.what = Some(p.memory.text.clone());
-                        // Provenance moves to the turn that said it last.
-                        new.metadata = p.memory.metadata.clone();
-                        tx.write_memory_fields(&new, now)?;
-                        tx.set_embedding(target, v)?;
-                        tx.set_tokens(target, count_tokens(&new.text))?;
-                        tx.record_history(
-                            target,
-                            "update",
-                            Some(&serde_json::json!({"text": old.text, "metadata": old.metadata})),
-                            Some(&serde_json::json!({"text": new.text, "metadata": new.metadata})),
-                            &opts.actor,
-                            Some("reconcile: same subject and attribute, new value"),
-                            now,
-                        )?;
-                        if let Some(b) = bubble_of_message[p.message] {
-                            tx.upsert_link(target, b, LinkKind::DerivedFrom, 1.0, now)?;
-                        }
-                        report.facts_updated.push(target);
-                        continue;
-                    }
-                    FactAction::Delete(target) => {
-                        let old = tx.require_memory(target)?;
-                        tx.set_deleted(target, Some(now))?;
-                        tx.record_history(
-                            target,
-                            "delete",
-                            Some(&serde_json::json!({"text": old.text})),
-                            None,
-                            &opts.actor,
-                            Some(&format!("reconcile: contradicted by \"{}\"", p.memory.text)),
-                            now,
-                        )?;
-                        report.facts_deleted.push(target);
-                    }
-                }
-            }
-            // Neighbours among stored memories of the conversation and this batch.
-            let mut near: Vec<(i64, f32)> = idx
-                .search(v, MAX_CONNECTIONS + 1, Some(&in_scope), Some(&scope))
-                .0;
-            near.extend(created.iter().map(|c| (c.0, dot(v, c.1))));
-            near.sort_by(|a, b| b.1.total_cmp(&a.1));
-            let novelty = 1.0 - near.first().map_or(0.0, |n| n.1.max(0.0) as f64);
-
-            let mut mem = p.memory.clone();
-            mem.novelty = novelty.clamp(0.0, 1.0);
-            let parent_bubble = bubble_of_message[p.message];
-            let score = match (mem.kind, parent_bubble) {
-                // A fact derives from its turn's bubble.
-                (Kind::Fact, Some(_)) => l_score(opts.source, &[base_score]),
-                _ => base_score,
-            };
-            if score < L_SCORE_THRESHOLD {
-                return Err(Error::ProvenanceBelowThreshold {
-                    l_score: score,
-                    threshold: L_SCORE_THRESHOLD,
-                });
-            }
-            let id = tx.insert_memory(&mem, score, now)?;
-            tx.set_embedding(id, v)?;
-            tx.set_tokens(id, count_tokens(&mem.text))?;
-            tx.record_history(
-                id,
-                "add",
-                None,
-                Some(&serde_json::json!({"text": mem.text})),
-                &opts.actor,
-                None,
-                now,
-            )?;
-            match mem.kind {
-                Kind::Episode => {
-                    tx.link_message(message_ids[p.message], id)?;
-                    bubble_of_message[p.message] = Some(id);
-                    report.episodes.push(id);
-                    let cause = match &p.cause {
-                        Some(CauseRef::Clause(k)) => {
-                            let cv = &clause_vectors[*k];
-                            let in_episodes = |id: i64| scope_episodes.contains(&id);
-                            idx.search(cv, 1, Some(&in_episodes), Some(&scope))
-                                .0
-                                .into_iter()
-                                .chain(
-                                    created
-                                        .iter()
-                                        .filter(|c| c.3 == Kind::Episode)
-                                        .map(|c| (c.0, dot(cv, c.1))),
-                                )
-                                .filter(|c| c.1 >= CAUSE_MATCH)
-                                .max_by(|a, b| a.1.total_cmp(&b.1))
-                                .map(|c| (c.0, c.1 as f64))
-                        }
-                        Some(CauseRef::Previous) => tx
-                            .previous_episode(conversation, id)?
-                            .map(|prev| (prev, CAUSE_BY_REFERENCE)),
-                        None => None,
-                    };
-                    if let Some((cause, score)) = cause {
-                        tx.upsert_link(id, cause, LinkKind::Causal, score, now)?;
-                        report.causal_links += 1;
-                    }
-                }
-                Kind::Fact => {
-                    if let Some(b) = parent_bubble {
-                        tx.upsert_link(id, b, LinkKind::DerivedFrom, 1.0, now)?;
-                    }
-                    report.facts_added.push(id);
-                }
-                _ => {}
-            }
-            for parent in &opts.parents {
-                tx.upsert_link(id, *parent, LinkKind::DerivedFrom, 1.0, now)?;
-            }
-            for (other, sim) in near
-                .iter()
-                .filter(|n| n.1 >= CONNECT_THRESHOLD)
-                .take(MAX_CONNECTIONS)
-            {
-                tx.upsert_link(id, *other, LinkKind::Similar, *sim as f64, now)?;
-                tx.upsert_link(*other, id, LinkKind::Similar, *sim as f64, now)?;
-                report.links_created += 2;
-            }
-            created.push((id, v, who, mem.kind));
-        }
-        Ok(report)
-    })?;
-    drop(index_guard);
-    let mut idx = index
-        .write()
-        .map_err(|_| Error::InvalidInput("index lock poisoned".into()))?;
-    for id in &report.facts_deleted {
-        idx.remove(*id);
-    }
-    idx.catch_up(&store, &crate::events::Job::default())?;
-    drop(idx);
-    drop(store);
-    let mut report = report;
     report.summaries = summary::refresh(
-        store_mutex,
+        store,
         index,
         embed,
         count_tokens,

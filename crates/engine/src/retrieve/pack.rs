@@ -1,7 +1,50 @@
 //! Context building: MMR re-ranking for diversity, exact 0-1 knapsack packing under a
 //! token budget, and the attention weights over what was packed (seed 003).
 
+use super::assemble::Assembled;
 use crate::embed::dot;
+
+/// What the pack stage chose.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Packed {
+    /// Ids of the packed memories, in MMR order.
+    pub context: Vec<i64>,
+    pub used_tokens: usize,
+}
+
+/// The pack stage: the subset of the MMR-ordered hits worth most (MMR score, ties broken
+/// by relevance) within `budget` tokens; marks them packed with their attention weights.
+pub(crate) fn pack(a: &mut Assembled, qvec: &[f32], budget: usize) -> Packed {
+    let values: Vec<f64> = a
+        .order
+        .iter()
+        .map(|&(i, s)| s.max(0.0) + 1e-6 * a.relevance[i])
+        .collect();
+    let tokens: Vec<usize> = a
+        .order
+        .iter()
+        .map(|&(i, _)| a.hits[i].tokens.max(1))
+        .collect();
+    let chosen = knapsack(&values, &tokens, budget);
+    let context: Vec<i64> = chosen
+        .iter()
+        .map(|&j| a.hits[a.order[j].0].memory.id)
+        .collect();
+    let packed_vecs: Vec<&[f32]> = chosen
+        .iter()
+        .map(|&j| a.vectors[a.order[j].0].as_slice())
+        .collect();
+    let weights = attention(qvec, &packed_vecs);
+    for (&j, w) in chosen.iter().zip(weights) {
+        let h = &mut a.hits[a.order[j].0];
+        h.packed = true;
+        h.attention = Some(w);
+    }
+    Packed {
+        context,
+        used_tokens: chosen.iter().map(|&j| tokens[j]).sum(),
+    }
+}
 
 /// Maximal marginal relevance: repeatedly takes the candidate maximising
 /// λ·relevance − (1−λ)·max similarity to those already taken. Returns (index, mmr score)
@@ -132,6 +175,49 @@ mod tests {
             order[1].0, 2,
             "the near-duplicate of the first pick comes last"
         );
+    }
+
+    #[test]
+    fn pack_marks_what_fits_the_budget_in_mmr_order() {
+        use super::super::fixture::memory;
+        use super::super::{Hit, Origin, Signals};
+        let hit = |id: i64, tokens: usize| Hit {
+            memory: memory(id, "x", "Ada"),
+            rank: Some(id as usize),
+            origin: Origin::Vector,
+            signals: Signals::default(),
+            score: 1.0,
+            mmr_score: None,
+            mmr_rank: None,
+            tokens,
+            packed: false,
+            attention: None,
+        };
+        let mut a = Assembled {
+            hits: vec![hit(1, 6), hit(2, 5), hit(3, 5)],
+            near_misses: vec![],
+            connected: vec![],
+            vectors: vec![vec![1.0, 0.0], vec![0.0, 1.0], vec![0.6, 0.8]],
+            relevance: vec![1.0, 0.9, 0.8],
+            order: vec![(0, 0.9), (2, 0.5), (1, 0.45)],
+        };
+        // 6 + 5 > 10: hit 1 alone is worth 0.9, hits 3 and 2 together 0.95.
+        let p = pack(&mut a, &[1.0, 0.0], 10);
+        assert_eq!(
+            p,
+            Packed {
+                context: vec![3, 2],
+                used_tokens: 10
+            }
+        );
+        assert!(!a.hits[0].packed && a.hits[1].packed && a.hits[2].packed);
+        let total: f64 = a.hits.iter().filter_map(|h| h.attention).sum();
+        assert!((total - 1.0).abs() < 1e-12);
+        assert!(
+            a.hits[2].attention > a.hits[1].attention,
+            "3 is nearer the query"
+        );
+        assert_eq!(pack(&mut a, &[1.0, 0.0], 0).context, Vec::<i64>::new());
     }
 
     #[test]

@@ -1,0 +1,154 @@
+//! Where a search's candidates come from. The gather stage asks only these questions, so a
+//! second store backend (Postgres + pgvector: k-NN with `<=>`, `tsvector` ranking, link
+//! tables) answers the same trait in SQL. SQLite with the in-memory HNSW index is the one
+//! implementation today.
+
+use crate::index::{SearchPath, VectorIndex};
+use crate::memory::{LinkKind, Memory, State};
+use crate::store::{MemoryFilter, Tx};
+use crate::Result;
+use std::collections::HashSet;
+
+/// Which memories a search may return.
+#[derive(Debug, Clone)]
+pub enum Allowed {
+    /// The default visibility, nothing hidden.
+    All,
+    /// The default visibility minus these (forgotten) memories; deleted ones are not indexed.
+    Except(HashSet<i64>),
+    /// Exactly these (an explicit filter), listed for an exact scan when few.
+    Only { ids: Vec<i64>, set: HashSet<i64> },
+}
+
+impl Allowed {
+    pub fn allows(&self, id: i64) -> bool {
+        match self {
+            Allowed::All => true,
+            Allowed::Except(s) => !s.contains(&id),
+            Allowed::Only { set, .. } => set.contains(&id),
+        }
+    }
+
+    /// The explicit id list, if the filter named one.
+    pub fn scope(&self) -> Option<&[i64]> {
+        match self {
+            Allowed::Only { ids, .. } => Some(ids),
+            _ => None,
+        }
+    }
+}
+
+/// The candidate sources of a search, read-only.
+pub trait Sources {
+    /// The memories `filter` lets a search return.
+    fn allowed(&self, filter: &MemoryFilter) -> Result<Allowed>;
+    /// The `k` nearest memories to `vector` among `allowed`, best first, as (id, cosine).
+    fn nearest(&self, vector: &[f32], k: usize, allowed: &Allowed)
+        -> (Vec<(i64, f32)>, SearchPath);
+    /// Cosine similarity of `vector` to memory `id`'s vector, if it has one.
+    fn similarity(&self, vector: &[f32], id: i64) -> Option<f32>;
+    /// Memory `id`'s vector, if it has one.
+    fn vector(&self, id: i64) -> Option<Vec<f32>>;
+    /// BM25 matches of `query` among memories passing `filter`, best first, (id, score > 0).
+    fn lexical(&self, query: &str, filter: &MemoryFilter, limit: usize) -> Result<Vec<(i64, f64)>>;
+    /// (id, depth) of memories within `depth` causal/derived hops of `seeds`.
+    fn causal(&self, seeds: &[i64], depth: usize) -> Result<Vec<(i64, usize)>>;
+    /// Memories linked to `id` by similarity, with the link's score.
+    fn similar(&self, id: i64) -> Result<Vec<(i64, f64)>>;
+    /// The episodes said just before and just after `m` in its conversation.
+    fn adjacent(&self, m: &Memory) -> Result<[Option<i64>; 2]>;
+    /// The memories with these ids (missing ones left out).
+    fn memories(&self, ids: &[i64]) -> Result<Vec<Memory>>;
+}
+
+/// The SQLite store read in one transaction, with the vector index beside it.
+pub struct StoreSources<'a> {
+    pub read: &'a Tx<'a>,
+    pub index: &'a VectorIndex,
+}
+
+impl Sources for StoreSources<'_> {
+    fn allowed(&self, filter: &MemoryFilter) -> Result<Allowed> {
+        if filter.is_default_visibility() {
+            let hidden: HashSet<i64> = self
+                .read
+                .filter_ids(&MemoryFilter {
+                    states: vec![State::Forgotten],
+                    include_deleted: true,
+                    ..Default::default()
+                })?
+                .into_iter()
+                .collect();
+            return Ok(if hidden.is_empty() {
+                Allowed::All
+            } else {
+                Allowed::Except(hidden)
+            });
+        }
+        let ids = self.read.filter_ids(filter)?;
+        Ok(Allowed::Only {
+            set: ids.iter().copied().collect(),
+            ids,
+        })
+    }
+
+    fn nearest(
+        &self,
+        vector: &[f32],
+        k: usize,
+        allowed: &Allowed,
+    ) -> (Vec<(i64, f32)>, SearchPath) {
+        let allow = |id: i64| allowed.allows(id);
+        let filter: Option<&dyn Fn(i64) -> bool> = match allowed {
+            Allowed::All => None,
+            _ => Some(&allow),
+        };
+        self.index.search(vector, k, filter, allowed.scope())
+    }
+
+    fn similarity(&self, vector: &[f32], id: i64) -> Option<f32> {
+        self.index.similarity(vector, id)
+    }
+
+    fn vector(&self, id: i64) -> Option<Vec<f32>> {
+        self.index.vector(id).map(<[f32]>::to_vec)
+    }
+
+    fn lexical(&self, query: &str, filter: &MemoryFilter, limit: usize) -> Result<Vec<(i64, f64)>> {
+        self.read.lexical_search(query, filter, limit)
+    }
+
+    fn causal(&self, seeds: &[i64], depth: usize) -> Result<Vec<(i64, usize)>> {
+        super::causal::expand(self.read, seeds, depth)
+    }
+
+    fn similar(&self, id: i64) -> Result<Vec<(i64, f64)>> {
+        self.read.neighbours(id, &[LinkKind::Similar])
+    }
+
+    fn adjacent(&self, m: &Memory) -> Result<[Option<i64>; 2]> {
+        self.read.adjacent_episodes(m)
+    }
+
+    fn memories(&self, ids: &[i64]) -> Result<Vec<Memory>> {
+        self.read.get_memories(ids)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn allowed_follows_its_rule_and_only_an_explicit_filter_has_a_scope() {
+        assert!(Allowed::All.allows(7) && Allowed::All.scope().is_none());
+        let except = Allowed::Except(HashSet::from([7]));
+        assert!(!except.allows(7) && except.allows(8) && except.scope().is_none());
+        let only = Allowed::Only {
+            ids: vec![7],
+            set: HashSet::from([7]),
+        };
+        assert!(only.allows(7) && !only.allows(8));
+        assert_eq!(only.scope(), Some(&[7][..]));
+    }
+}
