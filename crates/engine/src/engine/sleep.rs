@@ -6,7 +6,7 @@
 //! a cycle also runs golden queries, writes the index and the ledger.
 
 use super::Somna;
-use crate::compress::{Compressor, Extractive};
+use crate::compress::{Compressor, Corpus, Extractive};
 use crate::events::Job;
 use crate::ledger::Cost;
 use crate::memory::{embedding_text, l_score, Details, Kind, LinkKind, NewMemory, Source, W5H1};
@@ -165,6 +165,7 @@ impl Somna {
         }
     }
 
+    /// The four phases in order, each committed in its own transaction.
     fn run_phases(
         &self,
         snap: &Snapshot,
@@ -172,13 +173,32 @@ impl Somna {
         rep: &mut SleepReport,
         job: &Job,
     ) -> Result<()> {
-        let cfg = rep.config.clone();
-        let dry = rep.dry_run;
+        let selected = self.replay_phase(snap, rep, job)?;
+        let (summaries, summary_ids, corpus) =
+            self.compress_phase(snap, &selected, compressor, rep, job)?;
+        self.schema_phase(
+            snap,
+            &summaries,
+            &summary_ids,
+            &corpus,
+            compressor,
+            rep,
+            job,
+        )?;
+        self.forget_phase(snap, &summaries, rep, job)?;
+        if !rep.dry_run {
+            self.refresh_actors(&self.store())?;
+            self.index_write().save()?;
+        }
+        Ok(())
+    }
 
-        // Phase 1: prioritized replay.
+    /// Phase 1, prioritized replay: scores the unconsolidated episodes and strengthens the
+    /// selected ones. Returns the selection.
+    fn replay_phase(&self, snap: &Snapshot, rep: &mut SleepReport, job: &Job) -> Result<Vec<i64>> {
         let t = Instant::now();
         job.report(PHASES[0], 0, 1);
-        let replay = plan::replay(snap, &cfg);
+        let replay = plan::replay(snap, &rep.config);
         job.cancel.check()?;
         let mut phase = PhaseReport {
             name: PHASES[0].into(),
@@ -194,11 +214,22 @@ impl Somna {
             Ok(())
         })?;
         job.report(PHASES[0], 1, 1);
+        Ok(replay.selected)
+    }
 
-        // Phase 2: compression into summaries.
+    /// Phase 2, compression: batches the selected episodes and summarises each batch.
+    /// Returns the summaries, their ids once stored, and the corpus the phase built.
+    fn compress_phase(
+        &self,
+        snap: &Snapshot,
+        selected: &[i64],
+        compressor: &dyn Compressor,
+        rep: &mut SleepReport,
+        job: &Job,
+    ) -> Result<(Vec<SummaryPlan>, Vec<Option<i64>>, Corpus)> {
         let t = Instant::now();
         let corpus = snap.corpus();
-        let (batches, waiting) = plan::batches(snap, &replay.selected, &cfg);
+        let (batches, waiting) = plan::batches(snap, selected, &rep.config);
         job.report(PHASES[1], 0, batches.len() as u64);
         let vectors: HashMap<i64, Vec<f32>> = {
             let index = self.index_read();
@@ -230,14 +261,28 @@ impl Somna {
         );
         count(&mut phase, "summaries", summaries.len());
         let summary_ids = self.create_summaries(rep, phase, t, &summaries, snap, job)?;
+        Ok((summaries, summary_ids, corpus))
+    }
 
-        // Phase 3: schema formation.
+    /// Phase 3, schema formation over this cycle's summaries.
+    #[allow(clippy::too_many_arguments)] // the phase's inputs, each used once
+    fn schema_phase(
+        &self,
+        snap: &Snapshot,
+        summaries: &[SummaryPlan],
+        summary_ids: &[Option<i64>],
+        corpus: &Corpus,
+        compressor: &dyn Compressor,
+        rep: &mut SleepReport,
+        job: &Job,
+    ) -> Result<()> {
         let t = Instant::now();
         job.report(PHASES[2], 0, 1);
+        let cfg = rep.config.clone();
         let schemas = plan::schemas(
             snap,
-            &summaries,
-            &corpus,
+            summaries,
+            corpus,
             compressor,
             &cfg,
             job,
@@ -248,13 +293,21 @@ impl Somna {
             ..Default::default()
         };
         count(&mut phase, "schemas", schemas.len());
-        self.create_schemas(rep, phase, t, &schemas, &summary_ids, job)?;
+        self.create_schemas(rep, phase, t, &schemas, summary_ids, job)
+    }
 
-        // Phase 4: forgetting and decay.
+    /// Phase 4, forgetting and decay; its transaction also marks the cycle completed.
+    fn forget_phase(
+        &self,
+        snap: &Snapshot,
+        summaries: &[SummaryPlan],
+        rep: &mut SleepReport,
+        job: &Job,
+    ) -> Result<()> {
         let t = Instant::now();
         job.report(PHASES[3], 0, 1);
         let newly: HashSet<i64> = summaries.iter().flat_map(|s| s.sources.clone()).collect();
-        let forget = plan::forget(snap, &newly, &cfg);
+        let forget = plan::forget(snap, &newly, &rep.config);
         job.cancel.check()?;
         let mut phase = PhaseReport {
             name: PHASES[3].into(),
@@ -265,7 +318,7 @@ impl Somna {
         count(&mut phase, "forgotten", forget.forgotten.len());
         rep.changed.extend(forget.changes.iter().cloned());
         rep.forgotten.extend(forget.forgotten.iter().copied());
-        if !dry {
+        if !rep.dry_run {
             rep.status = "completed".into();
             rep.ended_at = Some(now_ms());
         }
@@ -290,10 +343,6 @@ impl Somna {
             Ok(())
         })?;
         job.report(PHASES[3], 1, 1);
-        if !dry {
-            self.refresh_actors(&self.store())?;
-            self.index_write().save()?;
-        }
         Ok(())
     }
 
