@@ -79,22 +79,38 @@ pub async fn liquid_status(app: AppHandle) -> ApiResult<LiquidStatus> {
 
 #[tauri::command]
 pub async fn liquid_start(app: AppHandle, req: Option<LiquidParams>) -> ApiResult<()> {
-    on_engine(&app, move |ws| Ok(ws.liquid_start(req))).await
+    on_engine(&app, move |ws| {
+        ws.liquid_start(req);
+        Ok(())
+    })
+    .await
 }
 
 #[tauri::command]
 pub async fn liquid_pause(app: AppHandle) -> ApiResult<()> {
-    on_engine(&app, |ws| Ok(ws.liquid_pause())).await
+    on_engine(&app, |ws| {
+        ws.liquid_pause();
+        Ok(())
+    })
+    .await
 }
 
 #[tauri::command]
 pub async fn liquid_step(app: AppHandle, req: Option<LiquidParams>) -> ApiResult<()> {
-    on_engine(&app, move |ws| Ok(ws.liquid_step(req))).await
+    on_engine(&app, move |ws| {
+        ws.liquid_step(req);
+        Ok(())
+    })
+    .await
 }
 
 #[tauri::command]
 pub async fn liquid_set_params(app: AppHandle, req: LiquidParams) -> ApiResult<()> {
-    on_engine(&app, move |ws| Ok(ws.liquid_set_params(req))).await
+    on_engine(&app, move |ws| {
+        ws.liquid_set_params(req);
+        Ok(())
+    })
+    .await
 }
 
 #[tauri::command]

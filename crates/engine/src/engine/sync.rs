@@ -114,17 +114,16 @@ impl Somna {
         let errors = last_error.clone();
         let handle = std::thread::Builder::new()
             .name("somna-watch".into())
-            .spawn(move || loop {
-                match stopped.recv_timeout(interval) {
-                    Err(RecvTimeoutError::Timeout) => {}
-                    _ => break,
+            .spawn(move || {
+                // Until told to stop (or the handle is dropped), every `interval`.
+                while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(interval) {
+                    let Some(engine) = engine.upgrade() else {
+                        break;
+                    };
+                    let outcome = engine.sync_external_changes();
+                    *errors.lock().unwrap_or_else(|p| p.into_inner()) =
+                        outcome.err().map(|e| e.to_string());
                 }
-                let Some(engine) = engine.upgrade() else {
-                    break;
-                };
-                let outcome = engine.sync_external_changes();
-                *errors.lock().unwrap_or_else(|p| p.into_inner()) =
-                    outcome.err().map(|e| e.to_string());
             })
             .expect("spawn the external-change watcher");
         ExternalWatch {
