@@ -8,9 +8,11 @@ pub mod compress;
 pub mod embed;
 mod engine;
 mod error;
+
 pub mod eval;
 pub mod events;
 pub mod golden;
+mod handles;
 pub mod index;
 pub mod ingest;
 pub mod lang;
@@ -23,14 +25,15 @@ pub mod project;
 pub mod retrieve;
 pub mod sleep;
 pub mod store;
-mod sync;
 pub mod text;
 
 pub use cluster::{
-    ClusterInfo, ClusterMerge, ClusterReport, LiquidEvent, LiquidLoop, LiquidParams, LiquidStep,
-    Moved,
+    ClusterInfo, ClusterMerge, ClusterReport, LiquidEvent, LiquidParams, LiquidStep, Moved,
 };
-pub use engine::{Config, MemoryDetail, OpenReport, Page, Somna, Stats, IMPORT_BATCH};
+pub use engine::{
+    Changes, Config, ExternalWatch, LiquidLoop, MemoryDetail, OpenReport, Page, Somna, Stats,
+    IMPORT_BATCH,
+};
 pub use error::{Error, ErrorKind, Result};
 pub use events::{CancelToken, Job, Progress, ProgressEvent};
 pub use ingest::{AddOptions, AddReport};
@@ -42,4 +45,3 @@ pub use sleep::{
 };
 pub use store::{Change, ChangeEvent, Origin};
 pub use store::{ListQuery, MemoryFilter, MemoryUpdate, Message};
-pub use sync::{Changes, ExternalWatch};

@@ -15,19 +15,16 @@
 //! the first step, extended for new memories); the store lock is taken only to read what
 //! changed and to write the step's results, the index read lock only in short chunks.
 
+use super::Clustering;
 use super::{confidence, labels, neighbour_file, ClusterMerge};
 use crate::events::Job;
 use crate::project::knn::nearest_by_dot;
-use crate::store::{EnergyRow, MemoryFilter};
-use crate::{Error, Result, Somna};
+use crate::store::{ClusterRow, EnergyRow, MemoryFilter};
+use crate::{Error, Result};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, RecvTimeoutError, Sender};
-use std::sync::Arc;
-use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 pub const DEFAULT_DECAY: f32 = 0.99;
 const STEP_META: &str = "liquid_step";
@@ -239,7 +236,7 @@ fn affinity(n: &Nb, p: &LiquidParams) -> f32 {
     p.w_co_access * n.co + p.w_temporal * n.temporal + p.w_semantic * n.semantic.max(0.0)
 }
 
-impl Somna {
+impl Clustering<'_> {
     pub(crate) fn liquid_step_count(&self) -> Result<i64> {
         Ok(self
             .store()
@@ -253,12 +250,12 @@ impl Somna {
     }
 
     /// One step of the liquid loop; builds the neighbour cache on the first call.
-    pub fn liquid_step(&self, params: &LiquidParams) -> Result<LiquidStep> {
+    pub(crate) fn liquid_step(&self, params: &LiquidParams) -> Result<LiquidStep> {
         self.liquid_step_with(params, &Job::default())
     }
 
     /// [`Somna::liquid_step`] with progress (of a first-step neighbour build) and cancellation.
-    pub fn liquid_step_with(&self, params: &LiquidParams, job: &Job) -> Result<LiquidStep> {
+    pub(crate) fn liquid_step_with(&self, params: &LiquidParams, job: &Job) -> Result<LiquidStep> {
         if params.neighbours == 0 || !(0.0..=1.0).contains(&params.decay) {
             return Err(Error::InvalidInput(
                 "liquid parameters: neighbours must be ≥ 1 and decay within 0..=1".into(),
@@ -293,127 +290,77 @@ impl Somna {
         Ok(out)
     }
 
+    /// Builds the loop's cache: the clustered memories with their vectors, energies and
+    /// cluster sums from the store and the index, then each memory's neighbour list.
     fn build_liquid(&self, params: &LiquidParams, job: &Job) -> Result<LiquidCache> {
-        let (rows, assignments, energies, times, co_pairs, step) = {
-            let store = self.store();
-            let read = store.read();
-            (
-                read.all_clusters()?,
-                read.cluster_assignments()?,
-                read.energies()?,
-                read.memory_times()?,
-                read.co_access_since(i64::MIN)?,
-                store
-                    .get_meta(STEP_META)?
-                    .and_then(|v| v.parse().ok())
-                    .unwrap_or(0i64),
-            )
-        };
-        if rows.iter().all(|c| c.merged_into.is_some()) {
+        let inputs = self.liquid_inputs()?;
+        if inputs.rows.iter().all(|c| c.merged_into.is_some()) {
             return Err(Error::InvalidInput(
                 "there are no clusters yet: run `cluster` first".into(),
             ));
         }
         let synced_at = crate::store::now_ms();
         let d = self.embedder().dim();
-        let cluster_pos: HashMap<i64, u32> = rows
-            .iter()
-            .enumerate()
-            .map(|(i, c)| (c.id, i as u32))
-            .collect();
-        let clusters: Vec<ClusterState> = rows
-            .iter()
-            .map(|c| ClusterState {
-                id: c.id,
-                label: c.label.clone(),
-                sum: vec![0.0; d],
-                count: 0,
-                live: c.merged_into.is_none(),
-                churn: 0,
-            })
-            .collect();
-        let time_of: HashMap<i64, (i64, i64)> =
-            times.iter().map(|&(id, t, a)| (id, (t, a))).collect();
-        let assigned: HashMap<i64, i64> = assignments.iter().map(|a| (a.0, a.1)).collect();
+        let timed: HashSet<i64> = inputs.times.iter().map(|t| t.0).collect();
+        let assigned: HashSet<i64> = inputs.assignments.iter().map(|a| a.0).collect();
         // The memories of the loop: visible, embedded and clustered.
-        let (ids, x, index_seq, index_len) = {
+        let (ids, x, index_at) = {
             let index = self.index_read();
             let mut ids: Vec<i64> = index
                 .ids()
-                .filter(|id| time_of.contains_key(id) && assigned.contains_key(id))
+                .filter(|id| timed.contains(id) && assigned.contains(id))
                 .collect();
             ids.sort_unstable();
             let mut x = Vec::with_capacity(ids.len() * d);
             for id in &ids {
                 x.extend_from_slice(index.vector(*id).expect("listed by the index"));
             }
-            (ids, x, index.seq(), index.len())
+            (ids, x, (index.seq(), index.len()))
         };
-        let n = ids.len();
-        let row_of: HashMap<i64, u32> = ids
-            .iter()
-            .enumerate()
-            .map(|(r, id)| (*id, r as u32))
-            .collect();
-        let mut cache = LiquidCache {
-            row_of,
-            alive: vec![true; n],
-            nbrs: Vec::new(),
-            times: ids.iter().map(|id| time_of[id].0).collect(),
-            cluster: ids
-                .iter()
-                .map(|id| cluster_pos.get(&assigned[id]).copied().unwrap_or(NONE))
-                .collect(),
-            clusters,
-            energy: vec![super::INITIAL_ENERGY; n],
-            credited: ids.iter().map(|id| time_of[id].1).collect(),
-            step,
-            synced_at,
-            index_seq,
-            index_len,
-            neighbours: params.neighbours,
-            temporal_scale_ms: params.temporal_scale_hours * 3_600_000.0,
-            label_corpus: None,
-            reused_lists: 0,
-            ids,
-        };
-        for e in &energies {
-            if let Some(&r) = cache.row_of.get(&e.memory_id) {
-                cache.energy[r as usize] = decayed(e, step, params.decay);
-                cache.credited[r as usize] = e.accesses;
-            }
-        }
-        let known: HashSet<i64> = energies.iter().map(|e| e.memory_id).collect();
-        let missing: Vec<EnergyRow> = cache
-            .ids
-            .iter()
-            .enumerate()
-            .filter(|(_, id)| !known.contains(id))
-            .map(|(r, id)| EnergyRow {
-                memory_id: *id,
-                energy: cache.energy[r],
-                at_step: step,
-                accesses: cache.credited[r],
-            })
-            .collect();
+        let (mut cache, missing) =
+            LiquidCache::from_inputs(&inputs, ids, &x, d, params, synced_at, index_at);
         if !missing.is_empty() {
             self.store().transaction(|tx| tx.put_energies(&missing))?;
         }
-        for (r, row) in x.chunks_exact(d).enumerate() {
-            let c = cache.cluster[r];
-            if c != NONE {
-                let st = &mut cache.clusters[c as usize];
-                st.count += 1;
-                st.sum.iter_mut().zip(row).for_each(|(s, v)| *s += v);
-            }
-        }
-        // Neighbour lists: saved beside the store by an earlier build when still valid;
-        // otherwise exact by matrix products when small, and above that exact within each
-        // cluster and its nearest clusters (an inverted-file search over the clusters).
-        let k = params.neighbours;
+        let lists = self.neighbour_lists(&mut cache, &x, d, params.neighbours, job)?;
+        cache.set_neighbours(lists);
+        self.add_co_access(&mut cache, &inputs.co_pairs)?;
+        Ok(cache)
+    }
+
+    /// What the store holds for a new cache.
+    fn liquid_inputs(&self) -> Result<LiquidInputs> {
+        let store = self.store();
+        let read = store.read();
+        Ok(LiquidInputs {
+            rows: read.all_clusters()?,
+            assignments: read.cluster_assignments()?,
+            energies: read.energies()?,
+            times: read.memory_times()?,
+            co_pairs: read.co_access_since(i64::MIN)?,
+            step: store
+                .get_meta(STEP_META)?
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0i64),
+        })
+    }
+
+    /// Neighbour lists of the cache's rows (`x` holds their vectors): saved beside the
+    /// store by an earlier build when still valid; otherwise exact by matrix products when
+    /// small, and above that exact within each cluster and its nearest clusters (an
+    /// inverted-file search over the clusters). Saves what it computed.
+    fn neighbour_lists(
+        &self,
+        cache: &mut LiquidCache,
+        x: &[f32],
+        d: usize,
+        k: usize,
+        job: &Job,
+    ) -> Result<RowLists> {
+        let n = cache.ids.len();
         let file = neighbour_file::path_for(self.store().path());
         let saved = match file.as_deref().and_then(|p| neighbour_file::load(p, k)) {
-            Some((seq, lists)) => self.reuse_neighbours(&cache, &lists, seq, k, job)?,
+            Some((seq, lists)) => self.reuse_neighbours(cache, &lists, seq, k, job)?,
             None => None,
         };
         let lists: RowLists = match saved {
@@ -421,7 +368,7 @@ impl Somna {
                 cache.reused_lists = reused;
                 lists
             }
-            None if n <= EXACT_NEIGHBOURS => nearest_by_dot(&x, &x, d, k, true, job, "neighbours")?
+            None if n <= EXACT_NEIGHBOURS => nearest_by_dot(x, x, d, k, true, job, "neighbours")?
                 .into_iter()
                 .map(|l| l.into_iter().map(|(r, s)| (r as u32, s)).collect())
                 .collect(),
@@ -435,7 +382,7 @@ impl Somna {
                         v
                     })
                     .collect();
-                ivf_neighbours(&x, d, &cache.cluster, &centroids, k, IVF_PROBES, job)?
+                ivf_neighbours(x, d, &cache.cluster, &centroids, k, IVF_PROBES, job)?
             }
         };
         if let Some(path) = &file {
@@ -451,22 +398,7 @@ impl Somna {
             // A cache: a store in a read-only directory just rebuilds next time.
             let _ = neighbour_file::save(path, k, cache.index_seq, entries);
         }
-        cache.nbrs = lists
-            .into_iter()
-            .enumerate()
-            .map(|(i, l)| {
-                l.into_iter()
-                    .map(|(j, s)| Nb {
-                        row: j,
-                        semantic: s,
-                        temporal: cache.temporal(i, j as usize),
-                        co: 0.0,
-                    })
-                    .collect()
-            })
-            .collect();
-        self.add_co_access(&mut cache, &co_pairs)?;
-        Ok(cache)
+        Ok(lists)
     }
 
     /// Neighbour lists from a saved file: reused for memories whose embedding has not
@@ -699,6 +631,9 @@ impl Somna {
         Ok(())
     }
 
+    /// One step over the cache, in stages: take in new accesses (energy credit and decay,
+    /// co-access affinities), plan the flow of memories toward the clusters that pull them
+    /// hardest, apply it, merge clusters that converged, relabel, commit.
     fn run_step(&self, cache: &mut LiquidCache, params: &LiquidParams) -> Result<LiquidStep> {
         let now = crate::store::now_ms();
         let (accessed, co_pairs) = {
@@ -712,166 +647,22 @@ impl Somna {
         cache.synced_at = now;
         self.add_co_access(cache, &co_pairs)?;
         cache.step += 1;
-        let step = cache.step;
-        // Energy: credit new accesses, then decay everyone.
-        let mut dirty = Vec::new();
-        for (id, count) in accessed {
-            if let Some(&r) = cache.row_of.get(&id) {
-                let r = r as usize;
-                let delta = count - cache.credited[r];
-                if delta > 0 {
-                    cache.energy[r] =
-                        (cache.energy[r] + params.energy_per_access * delta as f32).min(1.0);
-                    cache.credited[r] = count;
-                    dirty.push(r);
-                }
-            }
-        }
-        cache.energy.iter_mut().for_each(|e| *e *= params.decay);
-        // Cluster energies: mean member energy.
-        let nc = cache.clusters.len();
-        let mut e_sum = vec![0f32; nc];
-        let mut e_cnt = vec![0usize; nc];
-        for r in 0..cache.ids.len() {
-            let c = cache.cluster[r];
-            if cache.alive[r] && c != NONE {
-                e_sum[c as usize] += cache.energy[r];
-                e_cnt[c as usize] += 1;
-            }
-        }
-        let e_cluster: Vec<f32> = (0..nc).map(|c| e_sum[c] / e_cnt[c].max(1) as f32).collect();
-        // Flow: decided on the assignment at the start of the step (order-independent).
-        let moves: Vec<(usize, u32)> = (0..cache.ids.len())
-            .into_par_iter()
-            .filter_map(|i| {
-                let cur = cache.cluster[i];
-                if !cache.alive[i] || cur == NONE || cache.nbrs[i].is_empty() {
-                    return None;
-                }
-                let mut pulls: Vec<(u32, f32)> = Vec::with_capacity(cache.nbrs[i].len());
-                for nb in &cache.nbrs[i] {
-                    let c = cache.cluster[nb.row as usize];
-                    if c == NONE || !cache.alive[nb.row as usize] {
-                        continue;
-                    }
-                    let a = affinity(nb, params);
-                    match pulls.iter_mut().find(|p| p.0 == c) {
-                        Some(p) => p.1 += a,
-                        None => pulls.push((c, a)),
-                    }
-                }
-                let norm = cache.nbrs[i].len() as f32;
-                let score = |(c, s): (u32, f32)| s / norm * e_cluster[c as usize];
-                let own = pulls.iter().find(|p| p.0 == cur).map_or(0.0, |p| score(*p));
-                let best = pulls
-                    .iter()
-                    .copied()
-                    .map(|p| (p.0, score(p)))
-                    .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)))?;
-                (best.0 != cur && best.1 > params.flow_rate && best.1 > own).then_some((i, best.0))
-            })
-            .collect();
-        let d = self.embedder().dim();
-        let mut moved = Vec::with_capacity(moves.len());
-        let mut touched: HashSet<u32> = HashSet::new();
-        let mut member_rows = Vec::with_capacity(moves.len());
-        {
+        let dirty = cache.credit_accesses(&accessed, params);
+        let e_cluster = cache.cluster_energies();
+        let moves = cache.plan_flow(&e_cluster, params);
+        let flow = {
             let index = self.index_read();
-            for &(i, to) in &moves {
-                let from = cache.cluster[i];
-                let Some(v) = index.vector(cache.ids[i]) else {
-                    continue;
-                };
-                let (src, dst) = (from as usize, to as usize);
-                cache.clusters[src].count -= 1;
-                cache.clusters[src]
-                    .sum
-                    .iter_mut()
-                    .zip(v)
-                    .for_each(|(s, x)| *s -= x);
-                cache.clusters[dst].count += 1;
-                cache.clusters[dst]
-                    .sum
-                    .iter_mut()
-                    .zip(v)
-                    .for_each(|(s, x)| *s += x);
-                cache.cluster[i] = to;
-                cache.clusters[src].churn += 1;
-                cache.clusters[dst].churn += 1;
-                touched.insert(from);
-                touched.insert(to);
-                moved.push(Moved {
-                    memory_id: cache.ids[i],
-                    from: cache.clusters[src].id,
-                    to: cache.clusters[dst].id,
-                });
-                member_rows.push((i, v.to_vec()));
-            }
-        }
-        let members: Vec<(i64, i64, f32)> = member_rows
-            .iter()
-            .map(|(i, v)| {
-                let st = &cache.clusters[cache.cluster[*i] as usize];
-                let n = st.count.max(1) as f32;
-                let dist = v
-                    .iter()
-                    .zip(&st.sum)
-                    .map(|(x, s)| (x - s / n).powi(2))
-                    .sum::<f32>()
-                    .sqrt();
-                (cache.ids[*i], st.id, confidence(dist))
-            })
-            .collect();
-        let merges = cache.find_merges(params.merge_threshold);
-        let mut merged_pairs = Vec::new();
-        for (from, into, sim) in merges {
-            for c in cache.cluster.iter_mut() {
-                if *c == from {
-                    *c = into;
-                }
-            }
-            let (f, t) = (from as usize, into as usize);
-            let moved_sum = std::mem::take(&mut cache.clusters[f].sum);
-            cache.clusters[t]
-                .sum
-                .iter_mut()
-                .zip(&moved_sum)
-                .for_each(|(s, x)| *s += x);
-            cache.clusters[f].sum = vec![0.0; d];
-            cache.clusters[t].churn += cache.clusters[f].count.max(RELABEL_MIN_MOVES);
-            cache.clusters[t].count += cache.clusters[f].count;
-            cache.clusters[f].count = 0;
-            cache.clusters[f].live = false;
-            touched.insert(into);
-            touched.remove(&from);
-            merged_pairs.push((cache.clusters[f].id, cache.clusters[t].id, sim));
-        }
+            cache.apply_moves(&moves, |id| index.vector(id))
+        };
+        let mut touched = flow.touched;
+        let d = self.embedder().dim();
+        let merged_pairs = cache.apply_merges(params.merge_threshold, d, &mut touched);
         let relabelled = self.relabel(cache, &touched)?;
-        let live = cache.clusters.iter().filter(|c| c.live).count();
-        let energy_rows: Vec<EnergyRow> = dirty
-            .iter()
-            .map(|&r| EnergyRow {
-                memory_id: cache.ids[r],
-                energy: cache.energy[r],
-                at_step: step,
-                accesses: cache.credited[r],
-            })
-            .collect();
-        let updates: Vec<(i64, String, Vec<f32>, f32)> = touched
-            .iter()
-            .map(|&c| {
-                let st = &cache.clusters[c as usize];
-                let n = st.count.max(1) as f32;
-                (
-                    st.id,
-                    st.label.clone(),
-                    st.sum.iter().map(|s| s / n).collect(),
-                    e_cluster[c as usize],
-                )
-            })
-            .collect();
+        let energy_rows = cache.energy_rows(&dirty);
+        let updates = cache.cluster_updates(&touched, &e_cluster);
+        let step = cache.step;
         let merged = self.store().transaction(|tx| {
-            tx.set_members(&members)?;
+            tx.set_members(&flow.members)?;
             let mut merged = Vec::new();
             for &(from, into, sim) in &merged_pairs {
                 tx.reassign_cluster(from, into)?;
@@ -884,23 +675,7 @@ impl Somna {
             tx.set_meta(STEP_META, &step.to_string())?;
             Ok(merged)
         })?;
-        let alive: Vec<f32> = (0..cache.ids.len())
-            .filter(|&r| cache.alive[r])
-            .map(|r| cache.energy[r])
-            .collect();
-        Ok(LiquidStep {
-            step,
-            moved,
-            merged,
-            energy_mean: alive.iter().sum::<f32>() / alive.len().max(1) as f32,
-            energy_max: alive.iter().copied().fold(0.0, f32::max),
-            clusters: live,
-            memories: alive.len(),
-            millis: 0,
-            prepare_millis: 0,
-            relabelled,
-            reused_neighbour_lists: 0,
-        })
+        Ok(cache.step_report(flow.moved, merged, relabelled))
     }
 
     /// Recomputes the labels of touched clusters whose membership changed enough.
@@ -1004,6 +779,368 @@ impl LiquidCache {
     }
 }
 
+/// What the store holds for a new liquid cache.
+struct LiquidInputs {
+    rows: Vec<ClusterRow>,
+    assignments: Vec<(i64, i64, f32)>,
+    energies: Vec<EnergyRow>,
+    /// (memory id, occurred or created at, access count).
+    times: Vec<(i64, i64, i64)>,
+    co_pairs: Vec<(i64, i64, i64)>,
+    step: i64,
+}
+
+impl LiquidCache {
+    /// The cache of the memories `ids` (their vectors row-major in `x`) before neighbour
+    /// lists: cluster states with their sums, energies restored from the store (decayed to
+    /// the current step), and the energy rows the store is missing (to be written).
+    fn from_inputs(
+        inputs: &LiquidInputs,
+        ids: Vec<i64>,
+        x: &[f32],
+        d: usize,
+        params: &LiquidParams,
+        synced_at: i64,
+        (index_seq, index_len): (i64, usize),
+    ) -> (Self, Vec<EnergyRow>) {
+        let step = inputs.step;
+        let cluster_pos: HashMap<i64, u32> = inputs
+            .rows
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.id, i as u32))
+            .collect();
+        let clusters: Vec<ClusterState> = inputs
+            .rows
+            .iter()
+            .map(|c| ClusterState {
+                id: c.id,
+                label: c.label.clone(),
+                sum: vec![0.0; d],
+                count: 0,
+                live: c.merged_into.is_none(),
+                churn: 0,
+            })
+            .collect();
+        let time_of: HashMap<i64, (i64, i64)> = inputs
+            .times
+            .iter()
+            .map(|&(id, t, a)| (id, (t, a)))
+            .collect();
+        let assigned: HashMap<i64, i64> = inputs.assignments.iter().map(|a| (a.0, a.1)).collect();
+        let n = ids.len();
+        let mut cache = LiquidCache {
+            row_of: ids
+                .iter()
+                .enumerate()
+                .map(|(r, id)| (*id, r as u32))
+                .collect(),
+            alive: vec![true; n],
+            nbrs: Vec::new(),
+            times: ids.iter().map(|id| time_of[id].0).collect(),
+            cluster: ids
+                .iter()
+                .map(|id| cluster_pos.get(&assigned[id]).copied().unwrap_or(NONE))
+                .collect(),
+            clusters,
+            energy: vec![super::INITIAL_ENERGY; n],
+            credited: ids.iter().map(|id| time_of[id].1).collect(),
+            step,
+            synced_at,
+            index_seq,
+            index_len,
+            neighbours: params.neighbours,
+            temporal_scale_ms: params.temporal_scale_hours * 3_600_000.0,
+            label_corpus: None,
+            reused_lists: 0,
+            ids,
+        };
+        for e in &inputs.energies {
+            if let Some(&r) = cache.row_of.get(&e.memory_id) {
+                cache.energy[r as usize] = decayed(e, step, params.decay);
+                cache.credited[r as usize] = e.accesses;
+            }
+        }
+        let known: HashSet<i64> = inputs.energies.iter().map(|e| e.memory_id).collect();
+        let missing: Vec<EnergyRow> = cache
+            .ids
+            .iter()
+            .enumerate()
+            .filter(|(_, id)| !known.contains(id))
+            .map(|(r, id)| EnergyRow {
+                memory_id: *id,
+                energy: cache.energy[r],
+                at_step: step,
+                accesses: cache.credited[r],
+            })
+            .collect();
+        for (r, row) in x.chunks_exact(d).enumerate() {
+            let c = cache.cluster[r];
+            if c != NONE {
+                let st = &mut cache.clusters[c as usize];
+                st.count += 1;
+                st.sum.iter_mut().zip(row).for_each(|(s, v)| *s += v);
+            }
+        }
+        (cache, missing)
+    }
+
+    /// Takes in neighbour lists as (row, cosine) per row, with their temporal affinities.
+    fn set_neighbours(&mut self, lists: RowLists) {
+        self.nbrs = lists
+            .into_iter()
+            .enumerate()
+            .map(|(i, l)| {
+                l.into_iter()
+                    .map(|(j, s)| Nb {
+                        row: j,
+                        semantic: s,
+                        temporal: self.temporal(i, j as usize),
+                        co: 0.0,
+                    })
+                    .collect()
+            })
+            .collect();
+    }
+}
+
+/// What applying a step's moves changed: the moves, the clusters they touched, and the
+/// moved memories' new memberships (memory, cluster id, confidence).
+struct Flow {
+    moved: Vec<Moved>,
+    touched: HashSet<u32>,
+    members: Vec<(i64, i64, f32)>,
+}
+
+/// A cluster's row after a step: (id, label, centroid, energy).
+type ClusterUpdate = (i64, String, Vec<f32>, f32);
+
+/// The stages of a liquid step over the cached state (no store, no index).
+impl LiquidCache {
+    /// Credits each memory's accesses since the last step to its energy, then decays every
+    /// energy; returns the rows whose credit changed (to be written).
+    fn credit_accesses(&mut self, accessed: &[(i64, i64)], params: &LiquidParams) -> Vec<usize> {
+        let mut dirty = Vec::new();
+        for &(id, count) in accessed {
+            if let Some(&r) = self.row_of.get(&id) {
+                let r = r as usize;
+                let delta = count - self.credited[r];
+                if delta > 0 {
+                    self.energy[r] =
+                        (self.energy[r] + params.energy_per_access * delta as f32).min(1.0);
+                    self.credited[r] = count;
+                    dirty.push(r);
+                }
+            }
+        }
+        self.energy.iter_mut().for_each(|e| *e *= params.decay);
+        dirty
+    }
+
+    /// Each cluster's energy: the mean energy of its live members.
+    fn cluster_energies(&self) -> Vec<f32> {
+        let nc = self.clusters.len();
+        let mut e_sum = vec![0f32; nc];
+        let mut e_cnt = vec![0usize; nc];
+        for r in 0..self.ids.len() {
+            let c = self.cluster[r];
+            if self.alive[r] && c != NONE {
+                e_sum[c as usize] += self.energy[r];
+                e_cnt[c as usize] += 1;
+            }
+        }
+        (0..nc).map(|c| e_sum[c] / e_cnt[c].max(1) as f32).collect()
+    }
+
+    /// The moves of a step as (row, cluster): each memory goes to the cluster whose pull
+    /// (affinity to its members there, times the cluster's energy) is the strongest, when
+    /// that beats its own cluster's and the flow rate. Decided on the assignment at the
+    /// start of the step, so the order of rows does not matter.
+    fn plan_flow(&self, e_cluster: &[f32], params: &LiquidParams) -> Vec<(usize, u32)> {
+        (0..self.ids.len())
+            .into_par_iter()
+            .filter_map(|i| {
+                let cur = self.cluster[i];
+                if !self.alive[i] || cur == NONE || self.nbrs[i].is_empty() {
+                    return None;
+                }
+                let mut pulls: Vec<(u32, f32)> = Vec::with_capacity(self.nbrs[i].len());
+                for nb in &self.nbrs[i] {
+                    let c = self.cluster[nb.row as usize];
+                    if c == NONE || !self.alive[nb.row as usize] {
+                        continue;
+                    }
+                    let a = affinity(nb, params);
+                    match pulls.iter_mut().find(|p| p.0 == c) {
+                        Some(p) => p.1 += a,
+                        None => pulls.push((c, a)),
+                    }
+                }
+                let norm = self.nbrs[i].len() as f32;
+                let score = |(c, s): (u32, f32)| s / norm * e_cluster[c as usize];
+                let own = pulls.iter().find(|p| p.0 == cur).map_or(0.0, |p| score(*p));
+                let best = pulls
+                    .iter()
+                    .copied()
+                    .map(|p| (p.0, score(p)))
+                    .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)))?;
+                (best.0 != cur && best.1 > params.flow_rate && best.1 > own).then_some((i, best.0))
+            })
+            .collect()
+    }
+
+    /// Moves each memory of `moves` that still has a vector (`vector_of`), keeping the
+    /// clusters' sums and counts current.
+    fn apply_moves<'v>(
+        &mut self,
+        moves: &[(usize, u32)],
+        vector_of: impl Fn(i64) -> Option<&'v [f32]>,
+    ) -> Flow {
+        let mut moved = Vec::with_capacity(moves.len());
+        let mut touched: HashSet<u32> = HashSet::new();
+        let mut member_rows = Vec::with_capacity(moves.len());
+        for &(i, to) in moves {
+            let from = self.cluster[i];
+            let Some(v) = vector_of(self.ids[i]) else {
+                continue;
+            };
+            let (src, dst) = (from as usize, to as usize);
+            self.clusters[src].count -= 1;
+            self.clusters[src]
+                .sum
+                .iter_mut()
+                .zip(v)
+                .for_each(|(s, x)| *s -= x);
+            self.clusters[dst].count += 1;
+            self.clusters[dst]
+                .sum
+                .iter_mut()
+                .zip(v)
+                .for_each(|(s, x)| *s += x);
+            self.cluster[i] = to;
+            self.clusters[src].churn += 1;
+            self.clusters[dst].churn += 1;
+            touched.insert(from);
+            touched.insert(to);
+            moved.push(Moved {
+                memory_id: self.ids[i],
+                from: self.clusters[src].id,
+                to: self.clusters[dst].id,
+            });
+            member_rows.push((i, v));
+        }
+        let members = member_rows
+            .iter()
+            .map(|(i, v)| {
+                let st = &self.clusters[self.cluster[*i] as usize];
+                let n = st.count.max(1) as f32;
+                let dist = v
+                    .iter()
+                    .zip(&st.sum)
+                    .map(|(x, s)| (x - s / n).powi(2))
+                    .sum::<f32>()
+                    .sqrt();
+                (self.ids[*i], st.id, confidence(dist))
+            })
+            .collect();
+        Flow {
+            moved,
+            touched,
+            members,
+        }
+    }
+
+    /// Merges the clusters whose centroids converged (see [`Self::find_merges`]) into the
+    /// larger of each pair; returns the merges as (from id, into id, similarity).
+    fn apply_merges(
+        &mut self,
+        threshold: f32,
+        d: usize,
+        touched: &mut HashSet<u32>,
+    ) -> Vec<(i64, i64, f32)> {
+        let mut merged_pairs = Vec::new();
+        for (from, into, sim) in self.find_merges(threshold) {
+            for c in self.cluster.iter_mut() {
+                if *c == from {
+                    *c = into;
+                }
+            }
+            let (f, t) = (from as usize, into as usize);
+            let moved_sum = std::mem::take(&mut self.clusters[f].sum);
+            self.clusters[t]
+                .sum
+                .iter_mut()
+                .zip(&moved_sum)
+                .for_each(|(s, x)| *s += x);
+            self.clusters[f].sum = vec![0.0; d];
+            self.clusters[t].churn += self.clusters[f].count.max(RELABEL_MIN_MOVES);
+            self.clusters[t].count += self.clusters[f].count;
+            self.clusters[f].count = 0;
+            self.clusters[f].live = false;
+            touched.insert(into);
+            touched.remove(&from);
+            merged_pairs.push((self.clusters[f].id, self.clusters[t].id, sim));
+        }
+        merged_pairs
+    }
+
+    /// The energy rows to write for the rows whose credit changed.
+    fn energy_rows(&self, dirty: &[usize]) -> Vec<EnergyRow> {
+        dirty
+            .iter()
+            .map(|&r| EnergyRow {
+                memory_id: self.ids[r],
+                energy: self.energy[r],
+                at_step: self.step,
+                accesses: self.credited[r],
+            })
+            .collect()
+    }
+
+    /// The rows of the clusters a step touched: label, centroid and energy.
+    fn cluster_updates(&self, touched: &HashSet<u32>, e_cluster: &[f32]) -> Vec<ClusterUpdate> {
+        touched
+            .iter()
+            .map(|&c| {
+                let st = &self.clusters[c as usize];
+                let n = st.count.max(1) as f32;
+                (
+                    st.id,
+                    st.label.clone(),
+                    st.sum.iter().map(|s| s / n).collect(),
+                    e_cluster[c as usize],
+                )
+            })
+            .collect()
+    }
+
+    /// The report of the step just committed.
+    fn step_report(
+        &self,
+        moved: Vec<Moved>,
+        merged: Vec<ClusterMerge>,
+        relabelled: Vec<Relabelled>,
+    ) -> LiquidStep {
+        let alive: Vec<f32> = (0..self.ids.len())
+            .filter(|&r| self.alive[r])
+            .map(|r| self.energy[r])
+            .collect();
+        LiquidStep {
+            step: self.step,
+            moved,
+            merged,
+            energy_mean: alive.iter().sum::<f32>() / alive.len().max(1) as f32,
+            energy_max: alive.iter().copied().fold(0.0, f32::max),
+            clusters: self.clusters.iter().filter(|c| c.live).count(),
+            memories: alive.len(),
+            millis: 0,
+            prepare_millis: 0,
+            relabelled,
+            reused_neighbour_lists: 0,
+        }
+    }
+}
+
 /// What the loop reports to whoever drives it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -1011,120 +1148,6 @@ pub enum LiquidEvent {
     Step(LiquidStep),
     State { running: bool },
     Error { code: String, message: String },
-}
-
-enum Signal {
-    Start,
-    Pause,
-    Step,
-    SetParams(LiquidParams),
-    Stop,
-}
-
-/// The liquid loop as a background thread: started, paused, single-stepped and re-tuned
-/// through a channel; every step is reported through the callback. Steps never hold the
-/// store lock across their heavy part, so ingestion and search continue meanwhile.
-pub struct LiquidLoop {
-    signals: Sender<Signal>,
-    running: Arc<AtomicBool>,
-    handle: Option<JoinHandle<()>>,
-}
-
-impl LiquidLoop {
-    /// Spawns the loop, paused.
-    pub fn spawn(
-        engine: Arc<Somna>,
-        params: LiquidParams,
-        on_event: impl Fn(LiquidEvent) + Send + 'static,
-    ) -> Self {
-        let (tx, rx) = mpsc::channel();
-        let running = Arc::new(AtomicBool::new(false));
-        let flag = running.clone();
-        let handle = std::thread::Builder::new()
-            .name("somna-liquid".into())
-            .spawn(move || {
-                let mut params = params;
-                let step = |params: &LiquidParams| match engine.liquid_step(params) {
-                    Ok(s) => on_event(LiquidEvent::Step(s)),
-                    Err(e) => on_event(LiquidEvent::Error {
-                        code: e.code().into(),
-                        message: e.to_string(),
-                    }),
-                };
-                loop {
-                    let signal = if flag.load(Ordering::Relaxed) {
-                        match rx.recv_timeout(Duration::from_millis(params.interval_ms)) {
-                            Ok(s) => Some(s),
-                            Err(RecvTimeoutError::Timeout) => None,
-                            Err(RecvTimeoutError::Disconnected) => Some(Signal::Stop),
-                        }
-                    } else {
-                        Some(rx.recv().unwrap_or(Signal::Stop))
-                    };
-                    match signal {
-                        None => step(&params),
-                        Some(Signal::Start) => {
-                            flag.store(true, Ordering::Relaxed);
-                            on_event(LiquidEvent::State { running: true });
-                            step(&params);
-                        }
-                        Some(Signal::Pause) => {
-                            flag.store(false, Ordering::Relaxed);
-                            on_event(LiquidEvent::State { running: false });
-                        }
-                        Some(Signal::Step) => step(&params),
-                        Some(Signal::SetParams(p)) => params = p,
-                        Some(Signal::Stop) => break,
-                    }
-                }
-                flag.store(false, Ordering::Relaxed);
-            })
-            .expect("spawn the liquid loop thread");
-        Self {
-            signals: tx,
-            running,
-            handle: Some(handle),
-        }
-    }
-
-    pub fn start(&self) {
-        let _ = self.signals.send(Signal::Start);
-    }
-
-    pub fn pause(&self) {
-        let _ = self.signals.send(Signal::Pause);
-    }
-
-    /// One step now (whether running or paused).
-    pub fn step(&self) {
-        let _ = self.signals.send(Signal::Step);
-    }
-
-    pub fn set_params(&self, params: LiquidParams) {
-        let _ = self.signals.send(Signal::SetParams(params));
-    }
-
-    pub fn is_running(&self) -> bool {
-        self.running.load(Ordering::Relaxed)
-    }
-
-    /// Stops the thread after the step in progress, if any.
-    pub fn stop(mut self) {
-        self.shutdown();
-    }
-
-    fn shutdown(&mut self) {
-        let _ = self.signals.send(Signal::Stop);
-        if let Some(h) = self.handle.take() {
-            let _ = h.join();
-        }
-    }
-}
-
-impl Drop for LiquidLoop {
-    fn drop(&mut self) {
-        self.shutdown();
-    }
 }
 
 #[cfg(test)]
@@ -1161,5 +1184,176 @@ mod tests {
         }
         let recall = hits as f64 / (10.0 * 3000.0);
         assert!(recall > 0.95, "recall@10 {recall}");
+    }
+
+    #[test]
+    fn a_new_cache_restores_decayed_energies_sums_members_and_lists_the_missing_rows() {
+        let row = |id: i64, merged_into: Option<i64>| ClusterRow {
+            id,
+            label: format!("c{id}"),
+            centroid: Vec::new(),
+            energy: 0.5,
+            merged_into,
+            created_at: 0,
+            updated_at: 0,
+        };
+        let inputs = LiquidInputs {
+            rows: vec![row(10, None), row(11, Some(10))],
+            assignments: vec![(1, 10, 1.0), (2, 10, 1.0)],
+            energies: vec![EnergyRow {
+                memory_id: 1,
+                energy: 0.8,
+                at_step: 3,
+                accesses: 4,
+            }],
+            times: vec![(1, 1000, 4), (2, 2000, 1)],
+            co_pairs: Vec::new(),
+            step: 5,
+        };
+        let params = LiquidParams {
+            decay: 0.5,
+            ..Default::default()
+        };
+        let x = [1.0, 0.0, 0.0, 1.0];
+        let (cache, missing) =
+            LiquidCache::from_inputs(&inputs, vec![1, 2], &x, 2, &params, 7, (9, 2));
+        assert!(
+            (cache.energy[0] - 0.2).abs() < 1e-6,
+            "0.8 decayed over two steps"
+        );
+        assert_eq!(cache.energy[1], crate::cluster::INITIAL_ENERGY);
+        assert_eq!(cache.credited, vec![4, 1]);
+        assert_eq!(missing.len(), 1);
+        assert_eq!((missing[0].memory_id, missing[0].at_step), (2, 5));
+        assert_eq!(cache.clusters[0].count, 2);
+        assert_eq!(cache.clusters[0].sum, vec![1.0, 1.0]);
+        assert!(!cache.clusters[1].live);
+        assert_eq!(
+            (cache.synced_at, cache.index_seq, cache.index_len),
+            (7, 9, 2)
+        );
+    }
+
+    /// Four memories in 2-d, two clusters: rows 0 and 1 in cluster 0 (near (1, 0)), rows
+    /// 2 and 3 in cluster 1 (near (0, 1)); row 1's neighbours are all in cluster 1.
+    fn tiny_cache() -> (LiquidCache, Vec<Vec<f32>>) {
+        let vectors = vec![
+            vec![1.0, 0.0],
+            vec![0.6, 0.8],
+            vec![0.0, 1.0],
+            vec![0.1, 0.99],
+        ];
+        let cluster = vec![0u32, 0, 1, 1];
+        let mut clusters: Vec<ClusterState> = (0..2)
+            .map(|c| ClusterState {
+                id: 10 + c as i64,
+                label: format!("c{c}"),
+                sum: vec![0.0; 2],
+                count: 0,
+                live: true,
+                churn: 0,
+            })
+            .collect();
+        for (v, &c) in vectors.iter().zip(&cluster) {
+            let st = &mut clusters[c as usize];
+            st.count += 1;
+            st.sum.iter_mut().zip(v).for_each(|(s, x)| *s += x);
+        }
+        let nb = |row: u32, semantic: f32| Nb {
+            row,
+            semantic,
+            temporal: 0.0,
+            co: 0.0,
+        };
+        let ids = vec![100, 101, 102, 103];
+        let cache = LiquidCache {
+            row_of: ids
+                .iter()
+                .enumerate()
+                .map(|(r, &id)| (id, r as u32))
+                .collect(),
+            alive: vec![true; 4],
+            nbrs: vec![
+                vec![nb(1, 0.6)],
+                vec![nb(2, 0.8), nb(3, 0.85)],
+                vec![nb(3, 0.99)],
+                vec![nb(2, 0.99)],
+            ],
+            times: vec![0; 4],
+            cluster,
+            clusters,
+            energy: vec![0.5; 4],
+            credited: vec![0; 4],
+            step: 0,
+            synced_at: 0,
+            index_seq: 0,
+            index_len: 4,
+            neighbours: 2,
+            temporal_scale_ms: 3_600_000.0,
+            label_corpus: None,
+            reused_lists: 0,
+            ids,
+        };
+        (cache, vectors)
+    }
+
+    #[test]
+    fn accesses_credit_energy_once_then_everyone_decays() {
+        let (mut cache, _) = tiny_cache();
+        let params = LiquidParams {
+            energy_per_access: 0.2,
+            decay: 0.5,
+            ..Default::default()
+        };
+        let dirty = cache.credit_accesses(&[(101, 2), (999, 5)], &params);
+        assert_eq!(dirty, vec![1]);
+        assert!((cache.energy[1] - 0.45).abs() < 1e-6, "{}", cache.energy[1]);
+        assert!((cache.energy[0] - 0.25).abs() < 1e-6);
+        // The same count again is no new access.
+        assert!(cache.credit_accesses(&[(101, 2)], &params).is_empty());
+        assert_eq!(cache.energy_rows(&dirty)[0].accesses, 2);
+    }
+
+    #[test]
+    fn a_memory_flows_to_the_cluster_that_pulls_it_hardest_and_sums_follow() {
+        let (mut cache, vectors) = tiny_cache();
+        let params = LiquidParams {
+            w_semantic: 1.0,
+            w_temporal: 0.0,
+            w_co_access: 0.0,
+            flow_rate: 0.0,
+            ..Default::default()
+        };
+        let e_cluster = cache.cluster_energies();
+        assert_eq!(e_cluster, vec![0.5, 0.5]);
+        let moves = cache.plan_flow(&e_cluster, &params);
+        assert_eq!(moves, vec![(1, 1)], "only row 1 has its pull elsewhere");
+        let flow = cache.apply_moves(&moves, |id| Some(vectors[(id - 100) as usize].as_slice()));
+        assert_eq!(flow.moved.len(), 1);
+        assert_eq!((flow.moved[0].from, flow.moved[0].to), (10, 11));
+        assert_eq!(flow.touched, HashSet::from([0, 1]));
+        assert_eq!((cache.clusters[0].count, cache.clusters[1].count), (1, 3));
+        assert!((cache.clusters[1].sum[1] - (0.8 + 1.0 + 0.99)).abs() < 1e-6);
+        assert_eq!(flow.members[0].0, 101);
+        assert_eq!(flow.members[0].1, 11);
+    }
+
+    #[test]
+    fn converged_clusters_merge_into_the_larger() {
+        let (mut cache, _) = tiny_cache();
+        cache.clusters[0].sum = vec![0.0, 2.0];
+        cache.clusters[1].count = 3;
+        let mut touched = HashSet::from([0u32]);
+        let merges = cache.apply_merges(0.9, 2, &mut touched);
+        assert_eq!(merges.len(), 1);
+        assert_eq!((merges[0].0, merges[0].1), (10, 11));
+        assert!(cache.cluster.iter().all(|&c| c == 1));
+        assert!(!cache.clusters[0].live);
+        assert_eq!(cache.clusters[1].count, 5);
+        assert_eq!(touched, HashSet::from([1]));
+        let report = cache.step_report(Vec::new(), Vec::new(), Vec::new());
+        assert_eq!((report.clusters, report.memories), (1, 4));
+        // Nothing converges any more.
+        assert!(cache.apply_merges(0.9, 2, &mut touched).is_empty());
     }
 }

@@ -8,16 +8,22 @@ pub mod labels;
 pub mod liquid;
 pub mod neighbour_file;
 
+use crate::embed::Embedder;
 use crate::events::Job;
+use crate::handles::Handles;
+use crate::index::VectorIndex;
 use crate::store::EnergyRow;
+use crate::store::Store;
 use crate::MemoryFilter;
-use crate::{Error, Result, Somna};
+use crate::{Error, Result};
+use liquid::LiquidCache;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard, RwLockReadGuard};
 use std::time::Instant;
 
 pub use crate::store::ClusterMerge;
-pub use liquid::{LiquidEvent, LiquidLoop, LiquidParams, LiquidStep, Moved};
+pub use liquid::{LiquidEvent, LiquidParams, LiquidStep, Moved};
 
 /// Energy a memory starts with, before any access is credited.
 pub const INITIAL_ENERGY: f32 = 0.5;
@@ -60,6 +66,31 @@ pub struct ClusterReport {
     pub clusters: Vec<ClusterInfo>,
 }
 
+/// What clustering works on, lent by the façade for one call: the shared handles and the
+/// liquid loop's cache of neighbour lists and state.
+pub(crate) struct Clustering<'a> {
+    pub handles: Handles<'a>,
+    pub liquid: &'a Mutex<Option<LiquidCache>>,
+}
+
+impl<'a> Clustering<'a> {
+    fn store(&self) -> MutexGuard<'a, Store> {
+        self.handles.store()
+    }
+
+    fn index_read(&self) -> RwLockReadGuard<'a, VectorIndex> {
+        self.handles.index_read()
+    }
+
+    fn embedder(&self) -> &'a dyn Embedder {
+        self.handles.embedder()
+    }
+
+    fn visible_vectors(&self) -> Result<(Vec<i64>, Vec<f32>)> {
+        self.handles.visible_vectors()
+    }
+}
+
 /// Below this many embedded memories, [`Somna::keep_clustered`] does not cluster: k-means
 /// over a handful of points gives clusters of one or two, which label nothing.
 pub const AUTO_CLUSTER_MIN: usize = 16;
@@ -77,12 +108,12 @@ pub enum ClusterUpkeep {
     TooFew { memories: usize },
 }
 
-impl Somna {
+impl Clustering<'_> {
     /// Keeps concept clusters current after memories arrive (the app calls it after every
     /// import, so every view has concepts to show): a store without live clusters is
     /// clustered in full once it holds [`AUTO_CLUSTER_MIN`] memories; otherwise new memories
     /// join their nearest cluster incrementally.
-    pub fn keep_clustered(&self, job: &Job) -> Result<ClusterUpkeep> {
+    pub(crate) fn keep_clustered(&self, job: &Job) -> Result<ClusterUpkeep> {
         let live = self
             .store()
             .read()
@@ -113,7 +144,7 @@ impl Somna {
 
     /// Clusters every visible memory afresh (k-means), replacing all clusters, memberships
     /// and merge records; labels the clusters; resets the liquid loop's cached state.
-    pub fn cluster(&self, k: Option<usize>, job: &Job) -> Result<ClusterReport> {
+    pub(crate) fn cluster(&self, k: Option<usize>, job: &Job) -> Result<ClusterReport> {
         let started = Instant::now();
         let (ids, x) = self.visible_vectors()?;
         let d = self.embedder().dim();
@@ -227,7 +258,7 @@ impl Somna {
     }
 
     /// Live (not merged) clusters, largest first.
-    pub fn clusters(&self) -> Result<Vec<ClusterInfo>> {
+    pub(crate) fn clusters(&self) -> Result<Vec<ClusterInfo>> {
         let store = self.store();
         let read = store.read();
         let sizes: HashMap<i64, usize> = read.cluster_sizes()?.into_iter().collect();
@@ -250,23 +281,23 @@ impl Somna {
     }
 
     /// (memory_id, cluster_id, confidence) of every clustered memory.
-    pub fn cluster_assignments(&self) -> Result<Vec<(i64, i64, f32)>> {
+    pub(crate) fn cluster_assignments(&self) -> Result<Vec<(i64, i64, f32)>> {
         self.store().read().cluster_assignments()
     }
 
     /// Every merge so far, oldest first.
-    pub fn cluster_merges(&self) -> Result<Vec<ClusterMerge>> {
+    pub(crate) fn cluster_merges(&self) -> Result<Vec<ClusterMerge>> {
         self.store().read().cluster_merges()
     }
 
     /// Up to `limit` members of a cluster, most confident first.
-    pub fn cluster_members(&self, cluster_id: i64, limit: usize) -> Result<Vec<i64>> {
+    pub(crate) fn cluster_members(&self, cluster_id: i64, limit: usize) -> Result<Vec<i64>> {
         self.store().read().cluster_members(cluster_id, limit)
     }
 
     /// Assigns memories embedded since the last clustering to their nearest live cluster,
     /// moving its centroid toward them (mini-batch k-means). Returns how many joined.
-    pub fn cluster_incremental(&self) -> Result<usize> {
+    pub(crate) fn cluster_incremental(&self) -> Result<usize> {
         let joined = self.incremental_assign()?;
         if joined > 0 {
             self.reset_liquid();

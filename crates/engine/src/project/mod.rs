@@ -10,8 +10,9 @@ pub mod pca;
 pub mod tsne;
 
 use crate::events::Job;
+use crate::handles::Handles;
 use crate::store::{MemoryFilter, StoredLayout};
-use crate::{Error, Result, Somna};
+use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 
@@ -153,164 +154,144 @@ pub fn compute(
     }
 }
 
-impl Somna {
-    /// Ids and vectors (row-major) of every visible memory that has an embedding. Takes the
-    /// store lock for the id list only and the index read lock for the copy.
-    pub(crate) fn visible_vectors(&self) -> Result<(Vec<i64>, Vec<f32>)> {
-        let mut ids = self.store().read().filter_ids(&MemoryFilter::default())?;
-        ids.sort_unstable();
-        let index = self.index_read();
-        let d = self.embedder().dim();
-        let mut kept = Vec::with_capacity(ids.len());
-        let mut x = Vec::with_capacity(ids.len() * d);
-        for id in ids {
+/// Projects every visible memory afresh, aligns the result to the cached layout of the
+/// same method and dimensions, and caches it. Cancellable; reports progress.
+pub(crate) fn project(h: &Handles<'_>, params: &ProjectionParams, job: &Job) -> Result<Layout> {
+    params.validate()?;
+    let (ids, x) = h.visible_vectors()?;
+    let d = h.embedder().dim();
+    let (mut coords, model) = compute(params, &x, d, job)?;
+    drop(x);
+    let prev = h
+        .store()
+        .read()
+        .get_layout(params.method.as_str(), params.dims)?;
+    if let Some(p) = prev {
+        align::align(&ids, &mut coords, &p.ids, &p.coords, params.dims);
+    }
+    let layout = Layout {
+        method: params.method,
+        dims: params.dims,
+        ids,
+        coords,
+        params: params.clone(),
+        computed_at: crate::store::now_ms(),
+        placed_incrementally: 0,
+    };
+    let stored = layout.to_stored(model)?;
+    h.store().transaction(|tx| tx.put_layout(&stored))?;
+    Ok(layout)
+}
+
+/// The cached layout of `method` in `dims` dimensions, with memories added since placed
+/// without a recomputation and removed ones dropped; computed in full if none is cached
+/// (then the flag is true).
+pub(crate) fn layout(
+    h: &Handles<'_>,
+    method: ProjectionMethod,
+    dims: usize,
+    job: &Job,
+) -> Result<(Layout, bool)> {
+    let cached = h.store().read().get_layout(method.as_str(), dims)?;
+    let Some(cached) = cached else {
+        return Ok((project(h, &ProjectionParams::new(method, dims), job)?, true));
+    };
+    let params: ProjectionParams = serde_json::from_str(&cached.params)?;
+    let d = h.embedder().dim();
+    let pca_model = match method {
+        ProjectionMethod::Pca => match cached
+            .model
+            .as_deref()
+            .and_then(|m| pca::Pca::from_model(m, d, dims))
+        {
+            Some(p) => Some(p),
+            None => return Ok((project(h, &params, job)?, true)),
+        },
+        ProjectionMethod::Tsne => None,
+    };
+    let visible: HashSet<i64> = h
+        .store()
+        .read()
+        .filter_ids(&MemoryFilter::default())?
+        .into_iter()
+        .collect();
+    let mut ids = Vec::with_capacity(visible.len());
+    let mut coords = Vec::with_capacity(visible.len() * dims);
+    for (r, id) in cached.ids.iter().enumerate() {
+        if visible.contains(id) {
+            ids.push(*id);
+            coords.extend_from_slice(&cached.coords[r * dims..(r + 1) * dims]);
+        }
+    }
+    let placed: HashSet<i64> = ids.iter().copied().collect();
+    let mut fresh: Vec<i64> = visible
+        .iter()
+        .copied()
+        .filter(|id| !placed.contains(id))
+        .collect();
+    fresh.sort_unstable();
+    let removed = cached.ids.len() - ids.len();
+    let mut added = 0;
+    job.report("place", 0, fresh.len() as u64);
+    for chunk in fresh.chunks(256) {
+        job.cancel.check()?;
+        // The index read lock is taken per chunk so writers are never held up for long.
+        let index = h.index_read();
+        let mut vectors = Vec::with_capacity(chunk.len() * d);
+        let mut chunk_ids = Vec::with_capacity(chunk.len());
+        for &id in chunk {
             if let Some(v) = index.vector(id) {
-                kept.push(id);
-                x.extend_from_slice(v);
+                chunk_ids.push(id);
+                vectors.extend_from_slice(v);
             }
         }
-        Ok((kept, x))
-    }
-
-    /// Projects every visible memory afresh, aligns the result to the cached layout of the
-    /// same method and dimensions, and caches it. Cancellable; reports progress.
-    pub fn project(&self, params: &ProjectionParams, job: &Job) -> Result<Layout> {
-        params.validate()?;
-        let started = std::time::Instant::now();
-        let (ids, x) = self.visible_vectors()?;
-        let d = self.embedder().dim();
-        let (mut coords, model) = compute(params, &x, d, job)?;
-        drop(x);
-        let prev = self
-            .store()
-            .read()
-            .get_layout(params.method.as_str(), params.dims)?;
-        if let Some(p) = prev {
-            align::align(&ids, &mut coords, &p.ids, &p.coords, params.dims);
-        }
-        let layout = Layout {
-            method: params.method,
-            dims: params.dims,
-            ids,
-            coords,
-            params: params.clone(),
-            computed_at: crate::store::now_ms(),
-            placed_incrementally: 0,
-        };
-        let stored = layout.to_stored(model)?;
-        self.store().transaction(|tx| tx.put_layout(&stored))?;
-        self.record(
-            "project",
-            started,
-            crate::ledger::Cost::items(layout.ids.len()),
-        );
-        Ok(layout)
-    }
-
-    /// The cached layout of `method` in `dims` dimensions, with memories added since placed
-    /// without a recomputation and removed ones dropped; computed in full if none is cached.
-    pub fn layout(&self, method: ProjectionMethod, dims: usize, job: &Job) -> Result<Layout> {
-        let cached = self.store().read().get_layout(method.as_str(), dims)?;
-        let Some(cached) = cached else {
-            return self.project(&ProjectionParams::new(method, dims), job);
-        };
-        let params: ProjectionParams = serde_json::from_str(&cached.params)?;
-        let d = self.embedder().dim();
-        let pca_model = match method {
-            ProjectionMethod::Pca => match cached
-                .model
-                .as_deref()
-                .and_then(|m| pca::Pca::from_model(m, d, dims))
-            {
-                Some(p) => Some(p),
-                None => return self.project(&params, job),
-            },
-            ProjectionMethod::Tsne => None,
-        };
-        let visible: HashSet<i64> = self
-            .store()
-            .read()
-            .filter_ids(&MemoryFilter::default())?
-            .into_iter()
-            .collect();
-        let mut ids = Vec::with_capacity(visible.len());
-        let mut coords = Vec::with_capacity(visible.len() * dims);
-        for (r, id) in cached.ids.iter().enumerate() {
-            if visible.contains(id) {
-                ids.push(*id);
-                coords.extend_from_slice(&cached.coords[r * dims..(r + 1) * dims]);
-            }
-        }
-        let placed: HashSet<i64> = ids.iter().copied().collect();
-        let mut fresh: Vec<i64> = visible
-            .iter()
-            .copied()
-            .filter(|id| !placed.contains(id))
-            .collect();
-        fresh.sort_unstable();
-        let removed = cached.ids.len() - ids.len();
-        let mut added = 0;
-        job.report("place", 0, fresh.len() as u64);
-        for chunk in fresh.chunks(256) {
-            job.cancel.check()?;
-            // The index read lock is taken per chunk so writers are never held up for long.
-            let index = self.index_read();
-            let mut vectors = Vec::with_capacity(chunk.len() * d);
-            let mut chunk_ids = Vec::with_capacity(chunk.len());
-            for &id in chunk {
-                if let Some(v) = index.vector(id) {
-                    chunk_ids.push(id);
-                    vectors.extend_from_slice(v);
+        let new_coords = match &pca_model {
+            Some(p) => p.transform(&vectors),
+            None => {
+                let row_of: std::collections::HashMap<i64, usize> =
+                    ids.iter().enumerate().map(|(r, &id)| (id, r)).collect();
+                let mut out = Vec::with_capacity(chunk_ids.len() * dims);
+                let rows = ids.len();
+                for (k, v) in vectors.chunks_exact(d).enumerate() {
+                    let pass = |id: i64| row_of.contains_key(&id);
+                    let (near, _) = index.search(v, tsne::PLACE_NEIGHBOURS, Some(&pass), None);
+                    let nn: Vec<(&[f32], f32)> = near
+                        .iter()
+                        .map(|&(id, s)| {
+                            let r = row_of[&id];
+                            (&coords[r * dims..(r + 1) * dims], s)
+                        })
+                        .collect();
+                    let start = tsne::weighted_mean(nn.iter().copied(), dims);
+                    // Repulsion sample: evenly strided rows, offset per point (deterministic).
+                    let stride = (rows / tsne::REFINE_SAMPLE).max(1);
+                    let others: Vec<&[f32]> = (0..rows.min(tsne::REFINE_SAMPLE))
+                        .map(|i| ((i * stride + k) % rows) * dims)
+                        .map(|o| &coords[o..o + dims])
+                        .collect();
+                    out.extend(tsne::refine(&start, &nn, &others, tsne::REFINE_STEPS));
                 }
+                out
             }
-            let new_coords = match &pca_model {
-                Some(p) => p.transform(&vectors),
-                None => {
-                    let row_of: std::collections::HashMap<i64, usize> =
-                        ids.iter().enumerate().map(|(r, &id)| (id, r)).collect();
-                    let mut out = Vec::with_capacity(chunk_ids.len() * dims);
-                    let rows = ids.len();
-                    for (k, v) in vectors.chunks_exact(d).enumerate() {
-                        let pass = |id: i64| row_of.contains_key(&id);
-                        let (near, _) = index.search(v, tsne::PLACE_NEIGHBOURS, Some(&pass), None);
-                        let nn: Vec<(&[f32], f32)> = near
-                            .iter()
-                            .map(|&(id, s)| {
-                                let r = row_of[&id];
-                                (&coords[r * dims..(r + 1) * dims], s)
-                            })
-                            .collect();
-                        let start = tsne::weighted_mean(nn.iter().copied(), dims);
-                        // Repulsion sample: evenly strided rows, offset per point (deterministic).
-                        let stride = (rows / tsne::REFINE_SAMPLE).max(1);
-                        let others: Vec<&[f32]> = (0..rows.min(tsne::REFINE_SAMPLE))
-                            .map(|i| ((i * stride + k) % rows) * dims)
-                            .map(|o| &coords[o..o + dims])
-                            .collect();
-                        out.extend(tsne::refine(&start, &nn, &others, tsne::REFINE_STEPS));
-                    }
-                    out
-                }
-            };
-            drop(index);
-            ids.extend(&chunk_ids);
-            coords.extend(new_coords);
-            added += chunk_ids.len();
-            job.report("place", added as u64, fresh.len() as u64);
-        }
-        let layout = Layout {
-            method,
-            dims,
-            ids,
-            coords,
-            params,
-            computed_at: cached.computed_at,
-            placed_incrementally: cached.placed_incrementally + added,
         };
-        if added > 0 || removed > 0 {
-            let stored = layout.to_stored(cached.model)?;
-            self.store().transaction(|tx| tx.put_layout(&stored))?;
-        }
-        Ok(layout)
+        drop(index);
+        ids.extend(&chunk_ids);
+        coords.extend(new_coords);
+        added += chunk_ids.len();
+        job.report("place", added as u64, fresh.len() as u64);
     }
+    let layout = Layout {
+        method,
+        dims,
+        ids,
+        coords,
+        params,
+        computed_at: cached.computed_at,
+        placed_incrementally: cached.placed_incrementally + added,
+    };
+    if added > 0 || removed > 0 {
+        let stored = layout.to_stored(cached.model)?;
+        h.store().transaction(|tx| tx.put_layout(&stored))?;
+    }
+    Ok((layout, false))
 }

@@ -4,7 +4,6 @@
 
 use super::{SleepOptions, SleepReport};
 use crate::events::{CancelToken, Job};
-use crate::Somna;
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -38,28 +37,17 @@ impl AutoSleepSettings {
     }
 }
 
-const SETTINGS_KEY: &str = "auto_sleep";
+/// The `meta` key the setting is saved under.
+pub(crate) const SETTINGS_KEY: &str = "auto_sleep";
 
-impl Somna {
-    /// The stored auto-sleep setting (the defaults, disabled, if none was saved).
-    pub fn auto_sleep_settings(&self) -> crate::Result<AutoSleepSettings> {
-        self.with_store(|s| match s.get_meta(SETTINGS_KEY)? {
-            Some(json) => Ok(serde_json::from_str(&json)?),
-            None => Ok(AutoSleepSettings::default()),
-        })
-    }
-
-    /// Saves the auto-sleep setting in the store.
-    pub fn set_auto_sleep_settings(&self, settings: &AutoSleepSettings) -> crate::Result<()> {
-        if settings.every == 0 || !(settings.poll_secs.is_finite() && settings.poll_secs > 0.0) {
-            return Err(crate::Error::InvalidInput(
-                "auto-sleep needs every ≥ 1 and a positive poll interval".into(),
-            ));
-        }
-        let json = serde_json::to_string(settings)?;
-        self.store()
-            .transaction(|tx| tx.set_meta(SETTINGS_KEY, &json))
-    }
+/// What the auto-sleep thread needs of an engine (the façade, `Somna`, implements it).
+pub trait SleepHost: Send + Sync + 'static {
+    /// Episodes waiting for consolidation.
+    fn waiting_episodes(&self) -> crate::Result<usize>;
+    /// Runs one cycle.
+    fn run_cycle(&self, opts: &SleepOptions, job: &Job) -> crate::Result<SleepReport>;
+    /// The store's saved setting.
+    fn saved_settings(&self) -> crate::Result<AutoSleepSettings>;
 }
 
 /// Runs until dropped (or [`AutoSleep::stop`]); the reports of the cycles it ran are kept.
@@ -72,7 +60,12 @@ pub struct AutoSleep {
 impl AutoSleep {
     /// Starts a cycle (trigger "auto") whenever `every` more episodes wait than after the
     /// previous cycle; checks every `poll`.
-    pub fn spawn(engine: Arc<Somna>, every: usize, poll: Duration, opts: SleepOptions) -> Self {
+    pub fn spawn<H: SleepHost>(
+        engine: Arc<H>,
+        every: usize,
+        poll: Duration,
+        opts: SleepOptions,
+    ) -> Self {
         let cancel = CancelToken::new();
         let reports = Arc::new(Mutex::new(Vec::new()));
         let (token, log) = (cancel.clone(), reports.clone());
@@ -83,18 +76,14 @@ impl AutoSleep {
                 ..opts
             };
             while !token.is_cancelled() {
-                let waiting = engine
-                    .with_store(|s| s.read().unconsolidated_episodes())
-                    .unwrap_or(0);
+                let waiting = engine.waiting_episodes().unwrap_or(0);
                 if waiting >= baseline + every.max(1) {
                     let job = Job {
                         cancel: token.clone(),
                         ..Job::default()
                     };
-                    let r = engine.sleep(&opts, &job);
-                    baseline = engine
-                        .with_store(|s| s.read().unconsolidated_episodes())
-                        .unwrap_or(0);
+                    let r = engine.run_cycle(&opts, &job);
+                    baseline = engine.waiting_episodes().unwrap_or(0);
                     log.lock().unwrap_or_else(|p| p.into_inner()).push(r);
                 }
                 std::thread::sleep(poll);
@@ -108,8 +97,8 @@ impl AutoSleep {
     }
 
     /// Starts with the store's saved setting when it is enabled (`None` otherwise).
-    pub fn from_settings(engine: Arc<Somna>) -> crate::Result<Option<Self>> {
-        let s = engine.auto_sleep_settings()?;
+    pub fn from_settings<H: SleepHost>(engine: Arc<H>) -> crate::Result<Option<Self>> {
+        let s = engine.saved_settings()?;
         Ok(s.enabled
             .then(|| Self::spawn(engine, s.every, s.poll(), SleepOptions::default())))
     }

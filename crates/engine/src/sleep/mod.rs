@@ -3,12 +3,12 @@
 //! without writing; `api` commits it phase by phase (one transaction each), records it in
 //! `sleep_cycles`, and undoes it.
 
-mod api;
 pub mod auto;
 pub mod chat;
-mod counting;
+pub(crate) mod commit;
+pub(crate) mod counting;
 pub mod endpoint;
-mod plan;
+pub(crate) mod plan;
 
 pub use crate::compress::{self, text};
 pub use crate::compress::{Batch, Compression, Compressor, EpisodeView, Extractive, SchemaDraft};

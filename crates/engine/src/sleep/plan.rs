@@ -299,6 +299,14 @@ pub fn schemas(
     job: &Job,
     notes: &mut Vec<String>,
 ) -> Result<Vec<SchemaPlan>> {
+    let cands = schema_candidates(snap, proposed);
+    let groups = schema_groups(&cands, corpus, cfg);
+    draft_schemas(&cands, &groups, corpus, compressor, cfg, job, notes)
+}
+
+/// The summaries that may join a schema: stored ones not in a schema yet, and this
+/// cycle's proposals.
+fn schema_candidates(snap: &Snapshot, proposed: &[SummaryPlan]) -> Vec<Candidate> {
     let mut cands: Vec<Candidate> = Vec::new();
     for m in &snap.memories {
         if m.kind != Kind::Summary || m.state == State::Forgotten || snap.in_schema.contains(&m.id)
@@ -350,6 +358,16 @@ pub fn schemas(
             },
         });
     }
+    cands
+}
+
+/// A group of candidates around a shared term: (scope, core concepts, candidate indexes).
+type SchemaGroup = (Option<String>, Vec<String>, Vec<usize>);
+
+/// The groups of candidates that share a specific term across sessions, within each
+/// scope (a conversation, or the whole store), most specific first and without groups
+/// that mostly repeat a chosen one; the largest [`SleepConfig::max_schemas`] of them.
+fn schema_groups(cands: &[Candidate], corpus: &Corpus, cfg: &SleepConfig) -> Vec<SchemaGroup> {
     // Scopes: one per conversation, or the whole store.
     let mut scopes: BTreeMap<Option<String>, Vec<usize>> = BTreeMap::new();
     for (i, c) in cands.iter().enumerate() {
@@ -360,9 +378,7 @@ pub fn schemas(
         };
         scopes.entry(key).or_default().push(i);
     }
-    let fallback = Extractive::default();
-    let mut out: Vec<SchemaPlan> = Vec::new();
-    let mut groups: Vec<(Option<String>, Vec<String>, Vec<usize>)> = Vec::new();
+    let mut groups: Vec<SchemaGroup> = Vec::new();
     for (scope, members) in &scopes {
         let mut by_term: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
         for &i in members {
@@ -434,6 +450,22 @@ pub fn schemas(
     }
     groups.sort_by(|a, b| b.2.len().cmp(&a.2.len()).then(a.1.cmp(&b.1)));
     groups.truncate(cfg.max_schemas);
+    groups
+}
+
+/// A draft per group from the compressor (the extractive one when it fails or names
+/// nothing, with a note saying so).
+fn draft_schemas(
+    cands: &[Candidate],
+    groups: &[SchemaGroup],
+    corpus: &Corpus,
+    compressor: &dyn Compressor,
+    cfg: &SleepConfig,
+    job: &Job,
+    notes: &mut Vec<String>,
+) -> Result<Vec<SchemaPlan>> {
+    let fallback = Extractive::default();
+    let mut out: Vec<SchemaPlan> = Vec::new();
     for (i, (scope, core, ms)) in groups.iter().enumerate() {
         job.cancel.check()?;
         let views: Vec<&SummaryView> = ms.iter().map(|&i| &cands[i].view).collect();

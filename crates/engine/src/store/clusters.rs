@@ -239,6 +239,7 @@ impl Tx<'_> {
         self.note(Change::Energies {
             ids: rows.iter().map(|e| e.memory_id).collect(),
         })?;
+        // SQLite dialect: INSERT OR REPLACE (Postgres: ON CONFLICT ... DO UPDATE).
         let mut stmt = self.conn().prepare_cached(
             "INSERT OR REPLACE INTO memory_energy (memory_id, energy, at_step, accesses)
              VALUES (?1, ?2, ?3, ?4)",

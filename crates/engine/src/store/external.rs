@@ -42,7 +42,7 @@ impl Store {
         cursor.data_version = version;
         let mut max_seen = cursor.history_id;
         let mut stmt = self
-            .conn
+            .sqlite()
             .prepare_cached("SELECT id, memory_id, event FROM history WHERE id > ?1 ORDER BY id")?;
         let rows = stmt.query_map([cursor.history_id], |r| {
             Ok((
@@ -62,13 +62,13 @@ impl Store {
 
     fn data_version(&self) -> Result<i64> {
         Ok(self
-            .conn
+            .sqlite()
             .pragma_query_value(None, "data_version", |r| r.get(0))?)
     }
 
     fn max_history_id(&self) -> Result<i64> {
         Ok(self
-            .conn
+            .sqlite()
             .query_row("SELECT MAX(id) FROM history", [], |r| {
                 r.get::<_, Option<i64>>(0)
             })

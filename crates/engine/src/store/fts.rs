@@ -1,4 +1,5 @@
-//! Lexical search over `memories_fts` (FTS5, porter stemming, BM25).
+//! Lexical search over `memories_fts` (FTS5, porter stemming, BM25). SQLite-specific: a
+//! second backend ranks with its own full-text index behind the same methods.
 //!
 //! Any user string is a valid query: it is split into word tokens, each token is quoted
 //! (so FTS5 operators, column filters, quotes and parentheses in the input are plain text),

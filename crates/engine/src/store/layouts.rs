@@ -76,6 +76,7 @@ impl Tx<'_> {
             dims: l.dims,
         })?;
         let ids: Vec<u8> = l.ids.iter().flat_map(|i| i.to_le_bytes()).collect();
+        // SQLite dialect: INSERT OR REPLACE (Postgres: ON CONFLICT ... DO UPDATE).
         self.conn().execute(
             "INSERT OR REPLACE INTO layouts
              (method, dims, params, ids, coords, model, computed_at, placed_incrementally)

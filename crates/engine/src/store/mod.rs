@@ -1,6 +1,17 @@
-//! The SQLite store: the single source of truth. One connection, WAL journal, embedded
-//! ordered migrations (each in its own transaction), one file per table's queries. Every
-//! committed write is announced on the store's change stream ([`changes`]).
+//! The store: the single source of truth, and the boundary a second database plugs in at.
+//! [`Store`] is what the engine holds (behind the façade's lock): transactions, reads and
+//! the change stream, the same whatever the database. Under it a [`Backend`] holds the
+//! database; SQLite (`sqlite.rs`: connection set-up, PRAGMAs, migrations) is the only one
+//! now. Every committed write is announced on the store's change stream ([`changes`]).
+//!
+//! Where a second backend (Postgres + pgvector) plugs in: a variant of [`Backend`] and of
+//! [`Db`] (what a transaction or a read holds), opened by [`Store::open`] from a URL. The
+//! query methods in the per-table files are SQLite SQL, each through [`Tx::conn`], the
+//! SQLite arm of [`Db`]; with a second variant, `conn` stops being total and each query
+//! gains its other implementation (in `store/postgres/`, one file per table like these).
+//! SQLite-only SQL is marked where it is: FTS5 (`fts.rs`, the `memories_fts` table of
+//! migration 0001), `PRAGMA data_version` (`external.rs`), `INSERT OR REPLACE`
+//! (`layouts.rs`, `clusters.rs`), `PRAGMA`s and `user_version` (`sqlite.rs`).
 
 mod changes;
 mod clusters;
@@ -16,6 +27,7 @@ mod memories;
 mod messages;
 mod meta;
 mod sleep_cycles;
+mod sqlite;
 
 pub use changes::{coalesce, Change, ChangeBus, ChangeEvent, Origin};
 pub use clusters::{ClusterMerge, ClusterRow, EnergyRow};
@@ -30,6 +42,7 @@ pub use links::Link;
 pub use memories::{ListQuery, MemoryFilter, MemoryUpdate, PointRow, SortKey};
 pub use messages::{ExportedMessage, Message};
 pub use sleep_cycles::CycleRow;
+pub use sqlite::SCHEMA_VERSION;
 
 use crate::{Error, Result};
 use changes::Pending;
@@ -37,53 +50,45 @@ use rusqlite::Connection;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// Ordered migrations; index + 1 is the schema version they bring the store to.
-const MIGRATIONS: &[&str] = &[
-    include_str!("migrations/0001_init.sql"),
-    include_str!("migrations/0002_links_kind.sql"),
-    include_str!("migrations/0003_tokens.sql"),
-    include_str!("migrations/0004_cluster_layouts.sql"),
-    include_str!("migrations/0005_golden_ledger.sql"),
-];
+/// The database under a [`Store`]. SQLite is the only backend now; see the module
+/// comment for where a second one goes.
+pub(crate) enum Backend {
+    /// A SQLite file (or `:memory:`), one connection in WAL mode.
+    Sqlite(Connection),
+}
 
-/// The store's schema version after all migrations.
-pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+/// The database as one transaction, or one read, sees it.
+#[derive(Clone, Copy)]
+pub(crate) enum Db<'c> {
+    Sqlite(&'c Connection),
+}
 
 pub struct Store {
-    conn: Connection,
+    backend: Backend,
     path: PathBuf,
     changes: Arc<ChangeBus>,
 }
 
 impl Store {
-    /// Opens (creating if needed) the store at `path` and brings its schema up to date.
+    /// Opens (creating if needed) the SQLite store at `path` and brings its schema up to
+    /// date.
     pub fn open(path: &Path) -> Result<Self> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        }
-        let conn = Connection::open(path)?;
-        Self::configure(conn, path.to_path_buf())
+        let conn = sqlite::open(path)?;
+        Ok(Self::with(Backend::Sqlite(conn), path.to_path_buf()))
     }
 
     /// An in-memory store, for tests and throwaway evaluation runs.
     pub fn open_in_memory() -> Result<Self> {
-        Self::configure(Connection::open_in_memory()?, PathBuf::from(":memory:"))
+        let conn = sqlite::open_in_memory()?;
+        Ok(Self::with(Backend::Sqlite(conn), PathBuf::from(":memory:")))
     }
 
-    fn configure(mut conn: Connection, path: PathBuf) -> Result<Self> {
-        conn.pragma_update(None, "journal_mode", "WAL")?;
-        conn.pragma_update(None, "synchronous", "NORMAL")?;
-        conn.pragma_update(None, "foreign_keys", "ON")?;
-        // A 64 MiB page cache (SQLite's default is 2 MiB): a search reads FTS pages and ~100
-        // memory rows, which at 100K memories otherwise come back through pread each time.
-        conn.pragma_update(None, "cache_size", -65536)?;
-        conn.busy_timeout(std::time::Duration::from_secs(5))?;
-        migrate(&mut conn, &path)?;
-        Ok(Self {
-            conn,
+    fn with(backend: Backend, path: PathBuf) -> Self {
+        Self {
+            backend,
             path,
             changes: Arc::default(),
-        })
+        }
     }
 
     pub fn path(&self) -> &Path {
@@ -95,7 +100,14 @@ impl Store {
     /// SQL string lives here and every write is announced.
     #[cfg(any(test, feature = "testing"))]
     pub fn conn(&self) -> &Connection {
-        &self.conn
+        self.sqlite()
+    }
+
+    /// The SQLite connection (the only backend now).
+    fn sqlite(&self) -> &Connection {
+        match &self.backend {
+            Backend::Sqlite(conn) => conn,
+        }
     }
 
     /// The stream this store announces its committed changes on.
@@ -107,12 +119,17 @@ impl Store {
     /// what it changed is announced on [`Store::changes`]; a failed `f` announces nothing.
     pub fn transaction<T>(&mut self, f: impl FnOnce(&Tx<'_>) -> Result<T>) -> Result<T> {
         let pending = Pending::default();
-        let tx = self.conn.transaction()?;
-        let out = f(&Tx {
-            conn: &tx,
-            pending: Some(&pending),
-        })?;
-        tx.commit()?;
+        let out = match &mut self.backend {
+            Backend::Sqlite(conn) => {
+                let tx = conn.transaction()?;
+                let out = f(&Tx {
+                    db: Db::Sqlite(&tx),
+                    pending: Some(&pending),
+                })?;
+                tx.commit()?;
+                out
+            }
+        };
         self.changes.publish(Origin::Local, pending.take());
         Ok(out)
     }
@@ -121,7 +138,9 @@ impl Store {
     /// refused: they belong in [`Store::transaction`], where they are announced.
     pub fn read(&self) -> Tx<'_> {
         Tx {
-            conn: &self.conn,
+            db: match &self.backend {
+                Backend::Sqlite(conn) => Db::Sqlite(conn),
+            },
             pending: None,
         }
     }
@@ -140,13 +159,17 @@ impl Store {
 /// live in this module's per-table files. Inside a transaction it collects the changes
 /// its writes make, announced when the transaction commits.
 pub struct Tx<'c> {
-    conn: &'c Connection,
+    db: Db<'c>,
     pending: Option<&'c Pending>,
 }
 
-impl Tx<'_> {
-    fn conn(&self) -> &Connection {
-        self.conn
+impl<'c> Tx<'c> {
+    /// The SQLite connection every query in the per-table files runs on (the one arm of
+    /// [`Db`] now).
+    fn conn(&self) -> &'c Connection {
+        match self.db {
+            Db::Sqlite(conn) => conn,
+        }
     }
 
     /// Refuses a write outside a transaction.
@@ -171,24 +194,6 @@ impl Tx<'_> {
             )),
         }
     }
-}
-
-fn migrate(conn: &mut Connection, path: &Path) -> Result<()> {
-    let current: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
-    if current > SCHEMA_VERSION {
-        return Err(Error::SchemaTooNew {
-            path: path.to_path_buf(),
-            found: current,
-            known: SCHEMA_VERSION,
-        });
-    }
-    for (i, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
-        let tx = conn.transaction()?;
-        tx.execute_batch(sql)?;
-        tx.pragma_update(None, "user_version", (i + 1) as i64)?;
-        tx.commit()?;
-    }
-    Ok(())
 }
 
 /// Current time in Unix milliseconds.

@@ -12,10 +12,11 @@
 //! changes; [`Somna::watch_external`] runs the catch-up on a background thread, so front
 //! ends subscribe to the stream instead of polling.
 
+use super::Somna;
 use crate::events::Job;
 use crate::memory::Memory;
 use crate::store::{Change, Origin};
-use crate::{Result, Somna};
+use crate::Result;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
@@ -114,7 +115,7 @@ impl Somna {
         let handle = std::thread::Builder::new()
             .name("somna-watch".into())
             .spawn(move || {
-                // Every `interval` until told to stop (or the handle is dropped).
+                // Until told to stop (or the handle is dropped), every `interval`.
                 while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(interval) {
                     let Some(engine) = engine.upgrade() else {
                         break;

@@ -1,17 +1,24 @@
-//! The sleep methods of [`Somna`]: plan each phase from a snapshot without holding the
-//! store lock, embed without it, then commit the phase in one transaction that also
-//! records the cycle's progress in `sleep_cycles`. A killed cycle leaves its committed
-//! phases (recorded, undoable) and the next cycle finds the remaining work.
+//! The façade's sleep methods: plan each phase from a snapshot without holding the store
+//! lock (`crate::sleep::plan`), embed without it, then commit the phase in one transaction
+//! that also records the cycle's progress in `sleep_cycles` (rows built by
+//! `crate::sleep::commit`). A killed cycle leaves its committed phases (recorded,
+//! undoable) and the next cycle finds the remaining work. Orchestration lives here because
+//! a cycle also runs golden queries, writes the index and the ledger.
 
-use super::counting::Counting;
-use super::plan::{self, MemberRef, SchemaPlan, Snapshot, SummaryPlan};
-use super::{FieldChange, PhaseReport, ProposedMemory, SleepOptions, SleepReport, PHASES};
-use crate::compress::{Compressor, Extractive};
+use super::Somna;
+use crate::compress::{Compressor, Corpus, Extractive};
 use crate::events::Job;
 use crate::ledger::Cost;
 use crate::memory::{embedding_text, l_score, Details, Kind, LinkKind, NewMemory, Source, W5H1};
-use crate::store::{now_ms, CycleRow, Tx};
-use crate::{Error, Result, Somna};
+use crate::sleep::auto::{AutoSleepSettings, SleepHost, SETTINGS_KEY};
+use crate::sleep::commit::{
+    actor, apply_ids, blockers, count, cycle_row, gist, new_summary, report_from_row, schema_text,
+};
+use crate::sleep::counting::Counting;
+use crate::sleep::plan::{self, MemberRef, SchemaPlan, Snapshot, SummaryPlan};
+use crate::sleep::{FieldChange, PhaseReport, ProposedMemory, SleepOptions, SleepReport, PHASES};
+use crate::store::{now_ms, Tx};
+use crate::{Error, Result};
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 use std::time::Instant;
@@ -47,11 +54,6 @@ impl Drop for Running {
             .unwrap_or_else(|p| p.into_inner())
             .retain(|k| *k != self.0);
     }
-}
-
-/// History actor of a cycle's writes.
-fn actor(id: i64) -> String {
-    format!("sleep:{id}")
 }
 
 /// Embeds in chunks, checking for cancellation between them.
@@ -163,6 +165,7 @@ impl Somna {
         }
     }
 
+    /// The four phases in order, each committed in its own transaction.
     fn run_phases(
         &self,
         snap: &Snapshot,
@@ -170,13 +173,32 @@ impl Somna {
         rep: &mut SleepReport,
         job: &Job,
     ) -> Result<()> {
-        let cfg = rep.config.clone();
-        let dry = rep.dry_run;
+        let selected = self.replay_phase(snap, rep, job)?;
+        let (summaries, summary_ids, corpus) =
+            self.compress_phase(snap, &selected, compressor, rep, job)?;
+        self.schema_phase(
+            snap,
+            &summaries,
+            &summary_ids,
+            &corpus,
+            compressor,
+            rep,
+            job,
+        )?;
+        self.forget_phase(snap, &summaries, rep, job)?;
+        if !rep.dry_run {
+            self.refresh_actors(&self.store())?;
+            self.index_write().save()?;
+        }
+        Ok(())
+    }
 
-        // Phase 1: prioritized replay.
+    /// Phase 1, prioritized replay: scores the unconsolidated episodes and strengthens the
+    /// selected ones. Returns the selection.
+    fn replay_phase(&self, snap: &Snapshot, rep: &mut SleepReport, job: &Job) -> Result<Vec<i64>> {
         let t = Instant::now();
         job.report(PHASES[0], 0, 1);
-        let replay = plan::replay(snap, &cfg);
+        let replay = plan::replay(snap, &rep.config);
         job.cancel.check()?;
         let mut phase = PhaseReport {
             name: PHASES[0].into(),
@@ -192,11 +214,22 @@ impl Somna {
             Ok(())
         })?;
         job.report(PHASES[0], 1, 1);
+        Ok(replay.selected)
+    }
 
-        // Phase 2: compression into summaries.
+    /// Phase 2, compression: batches the selected episodes and summarises each batch.
+    /// Returns the summaries, their ids once stored, and the corpus the phase built.
+    fn compress_phase(
+        &self,
+        snap: &Snapshot,
+        selected: &[i64],
+        compressor: &dyn Compressor,
+        rep: &mut SleepReport,
+        job: &Job,
+    ) -> Result<(Vec<SummaryPlan>, Vec<Option<i64>>, Corpus)> {
         let t = Instant::now();
         let corpus = snap.corpus();
-        let (batches, waiting) = plan::batches(snap, &replay.selected, &cfg);
+        let (batches, waiting) = plan::batches(snap, selected, &rep.config);
         job.report(PHASES[1], 0, batches.len() as u64);
         let vectors: HashMap<i64, Vec<f32>> = {
             let index = self.index_read();
@@ -228,14 +261,28 @@ impl Somna {
         );
         count(&mut phase, "summaries", summaries.len());
         let summary_ids = self.create_summaries(rep, phase, t, &summaries, snap, job)?;
+        Ok((summaries, summary_ids, corpus))
+    }
 
-        // Phase 3: schema formation.
+    /// Phase 3, schema formation over this cycle's summaries.
+    #[allow(clippy::too_many_arguments)] // the phase's inputs, each used once
+    fn schema_phase(
+        &self,
+        snap: &Snapshot,
+        summaries: &[SummaryPlan],
+        summary_ids: &[Option<i64>],
+        corpus: &Corpus,
+        compressor: &dyn Compressor,
+        rep: &mut SleepReport,
+        job: &Job,
+    ) -> Result<()> {
         let t = Instant::now();
         job.report(PHASES[2], 0, 1);
+        let cfg = rep.config.clone();
         let schemas = plan::schemas(
             snap,
-            &summaries,
-            &corpus,
+            summaries,
+            corpus,
             compressor,
             &cfg,
             job,
@@ -246,13 +293,21 @@ impl Somna {
             ..Default::default()
         };
         count(&mut phase, "schemas", schemas.len());
-        self.create_schemas(rep, phase, t, &schemas, &summary_ids, job)?;
+        self.create_schemas(rep, phase, t, &schemas, summary_ids, job)
+    }
 
-        // Phase 4: forgetting and decay.
+    /// Phase 4, forgetting and decay; its transaction also marks the cycle completed.
+    fn forget_phase(
+        &self,
+        snap: &Snapshot,
+        summaries: &[SummaryPlan],
+        rep: &mut SleepReport,
+        job: &Job,
+    ) -> Result<()> {
         let t = Instant::now();
         job.report(PHASES[3], 0, 1);
         let newly: HashSet<i64> = summaries.iter().flat_map(|s| s.sources.clone()).collect();
-        let forget = plan::forget(snap, &newly, &cfg);
+        let forget = plan::forget(snap, &newly, &rep.config);
         job.cancel.check()?;
         let mut phase = PhaseReport {
             name: PHASES[3].into(),
@@ -263,7 +318,7 @@ impl Somna {
         count(&mut phase, "forgotten", forget.forgotten.len());
         rep.changed.extend(forget.changes.iter().cloned());
         rep.forgotten.extend(forget.forgotten.iter().copied());
-        if !dry {
+        if !rep.dry_run {
             rep.status = "completed".into();
             rep.ended_at = Some(now_ms());
         }
@@ -288,10 +343,6 @@ impl Somna {
             Ok(())
         })?;
         job.report(PHASES[3], 1, 1);
-        if !dry {
-            self.refresh_actors(&self.store())?;
-            self.index_write().save()?;
-        }
         Ok(())
     }
 
@@ -661,163 +712,6 @@ impl Somna {
     }
 }
 
-/// Memories a cycle touched: changed, created or forgotten.
-fn touched(row: &CycleRow) -> Result<HashSet<i64>> {
-    let changes: Vec<FieldChange> = serde_json::from_value(row.changed.clone())?;
-    Ok(changes
-        .iter()
-        .map(|c| c.memory_id)
-        .chain(row.created_ids.iter().copied())
-        .chain(row.forgotten_ids.iter().copied())
-        .collect())
-}
-
-/// Later live cycles whose changes meet `row`'s: they changed, created or forgot a memory
-/// `row` touched, or created a memory derived from one `row` created.
-fn blockers(read: &Tx<'_>, row: &CycleRow) -> Result<Vec<i64>> {
-    let mine = touched(row)?;
-    let mut out = Vec::new();
-    for later in read.later_live_cycles(row.id)? {
-        let mut theirs = touched(&later)?;
-        for c in &later.created_ids {
-            theirs.extend(
-                read.neighbours(*c, &[LinkKind::DerivedFrom])?
-                    .into_iter()
-                    .map(|n| n.0),
-            );
-        }
-        if !theirs.is_disjoint(&mine) {
-            out.push(later.id);
-        }
-    }
-    Ok(out)
-}
-
-fn count(phase: &mut PhaseReport, key: &str, n: usize) {
-    phase.counts.insert(key.into(), n as u64);
-}
-
-/// Writes the ids a transaction assigned into the proposals starting at `first`, dropping
-/// those skipped at commit time: a real report lists what exists.
-fn apply_ids(rep: &mut SleepReport, first: usize, ids: &[Option<i64>]) {
-    let tail: Vec<ProposedMemory> = rep.created.drain(first..).collect();
-    for (mut p, id) in tail.into_iter().zip(ids) {
-        if let Some(id) = id {
-            p.id = Some(*id);
-            rep.created.push(p);
-        }
-    }
-}
-
-fn new_summary(s: &SummaryPlan) -> NewMemory {
-    let mut m = NewMemory::new(Kind::Summary, s.compression.summary.clone());
-    m.w5h1 = W5H1 {
-        who: (!s.who.is_empty()).then(|| s.who.join(", ")),
-        what: Some(gist(&s.compression.summary)),
-        when: s.when.clone(),
-        where_: s.conversation.as_ref().map(|c| match &s.session {
-            Some(sess) => format!("{c}/{sess}"),
-            None => c.clone(),
-        }),
-        why: None,
-        how: None,
-    };
-    m.conversation = s.conversation.clone();
-    m.session = s.session.clone();
-    m.occurred_at = s.occurred_at;
-    m.importance = s.importance;
-    m.novelty = s.novelty;
-    m.source = Source::AgentInference;
-    m.tags = vec!["sleep".into()];
-    m.details = s.details();
-    m
-}
-
-/// Words of a summary that are embedded: the headline and about one quote. Embedding cost
-/// grows with length and dominates a cycle; the whole text stays searchable lexically.
-const GIST_WORDS: usize = 40;
-
-fn gist(text: &str) -> String {
-    let words: Vec<&str> = text.split_whitespace().collect();
-    if words.len() <= GIST_WORDS {
-        return text.to_string();
-    }
-    words[..GIST_WORDS].join(" ")
-}
-
-fn schema_text(s: &SchemaPlan) -> String {
-    let mut t = format!("{}: {}", s.draft.name, s.draft.description);
-    if let Some(e) = s.draft.examples.first() {
-        t.push_str(&format!(" For example, {e}"));
-    }
-    t
-}
-
-/// The `sleep_cycles` row for a report. `decayed`: the forget phase is committing.
-fn cycle_row(rep: &SleepReport, decayed: bool) -> CycleRow {
-    let previously_decayed = rep.phase("forget").is_some_and(|p| p.committed);
-    CycleRow {
-        id: rep.id.unwrap_or_default(),
-        started_at: rep.started_at,
-        ended_at: rep.ended_at,
-        trigger: rep.trigger.clone(),
-        status: rep.status.clone(),
-        phase_stats: serde_json::json!({
-            "phases": rep.phases,
-            "notes": rep.notes,
-            "backend": rep.backend,
-            "config": rep.config,
-            "decayed": decayed || previously_decayed,
-        }),
-        created_ids: rep.created.iter().filter_map(|p| p.id).collect(),
-        changed: serde_json::to_value(&rep.changed).unwrap_or_default(),
-        forgotten_ids: rep.forgotten.clone(),
-    }
-}
-
-/// Rebuilds a report from its row; created memories are read back from the store.
-fn report_from_row(read: &Tx<'_>, row: &CycleRow) -> Result<SleepReport> {
-    let stats = &row.phase_stats;
-    let get = |k: &str| stats.get(k).cloned().unwrap_or_default();
-    let mut created = Vec::new();
-    for id in &row.created_ids {
-        if let Some(m) = read.get_memory(*id)? {
-            let derived_from = read
-                .neighbours(m.id, &[LinkKind::DerivedFrom])?
-                .into_iter()
-                .map(|n| n.0)
-                .collect();
-            created.push(ProposedMemory {
-                id: Some(m.id),
-                kind: m.kind,
-                text: m.text,
-                conversation: m.conversation,
-                session: m.session,
-                details: m.details,
-                derived_from,
-                derived_from_proposed: Vec::new(),
-                backend: get("backend").as_str().unwrap_or_default().to_string(),
-            });
-        }
-    }
-    Ok(SleepReport {
-        id: Some(row.id),
-        trigger: row.trigger.clone(),
-        status: row.status.clone(),
-        started_at: row.started_at,
-        ended_at: row.ended_at,
-        dry_run: false,
-        backend: get("backend").as_str().unwrap_or_default().to_string(),
-        phases: serde_json::from_value(get("phases")).unwrap_or_default(),
-        created,
-        changed: serde_json::from_value(row.changed.clone()).unwrap_or_default(),
-        forgotten: row.forgotten_ids.clone(),
-        notes: serde_json::from_value(get("notes")).unwrap_or_default(),
-        config: serde_json::from_value(get("config")).unwrap_or_default(),
-        golden: crate::golden::runs_for_cycle(read, row.id)?,
-    })
-}
-
 impl Somna {
     /// Records each phase of a finished sleep cycle: its time, what it counted (replay:
     /// selected; compress: summaries; schemas: schemas; forget: forgotten) and its LLM calls.
@@ -837,5 +731,41 @@ impl Somna {
             };
             self.record_ms(&format!("sleep:{}", p.name), p.millis as f64, cost);
         }
+    }
+}
+
+impl Somna {
+    /// The stored auto-sleep setting (the defaults, disabled, if none was saved).
+    pub fn auto_sleep_settings(&self) -> crate::Result<AutoSleepSettings> {
+        self.with_store(|s| match s.get_meta(SETTINGS_KEY)? {
+            Some(json) => Ok(serde_json::from_str(&json)?),
+            None => Ok(AutoSleepSettings::default()),
+        })
+    }
+
+    /// Saves the auto-sleep setting in the store.
+    pub fn set_auto_sleep_settings(&self, settings: &AutoSleepSettings) -> crate::Result<()> {
+        if settings.every == 0 || !(settings.poll_secs.is_finite() && settings.poll_secs > 0.0) {
+            return Err(crate::Error::InvalidInput(
+                "auto-sleep needs every ≥ 1 and a positive poll interval".into(),
+            ));
+        }
+        let json = serde_json::to_string(settings)?;
+        self.store()
+            .transaction(|tx| tx.set_meta(SETTINGS_KEY, &json))
+    }
+}
+
+impl SleepHost for Somna {
+    fn waiting_episodes(&self) -> Result<usize> {
+        self.with_store(|s| s.read().unconsolidated_episodes())
+    }
+
+    fn run_cycle(&self, opts: &SleepOptions, job: &Job) -> Result<SleepReport> {
+        self.sleep(opts, job)
+    }
+
+    fn saved_settings(&self) -> Result<AutoSleepSettings> {
+        self.auto_sleep_settings()
     }
 }

@@ -1,0 +1,126 @@
+//! The façade's golden-query methods: saving, listing and removing golden queries, and
+//! running them (searching each without access bookkeeping). The data and scoring are in
+//! `crate::golden`; sleep cycles run the suite before and after themselves.
+
+use super::Somna;
+use crate::events::Job;
+use crate::golden::{assemble, options_of, runs_for_cycle, score, GoldenOptions, GoldenRun};
+use crate::retrieve::SearchQuery;
+use crate::store::{now_ms, GoldenQuery, GoldenRunRow};
+use crate::{Error, Result};
+
+impl Somna {
+    /// Saves a golden query. Every expected id must be a stored memory.
+    pub fn golden_add(
+        &self,
+        query: &str,
+        expected: &[i64],
+        k: usize,
+        options: &GoldenOptions,
+    ) -> Result<GoldenQuery> {
+        if query.trim().is_empty() {
+            return Err(Error::InvalidInput("the query is empty".into()));
+        }
+        if expected.is_empty() {
+            return Err(Error::InvalidInput(
+                "a golden query needs at least one expected memory".into(),
+            ));
+        }
+        if k == 0 || k > 1000 {
+            return Err(Error::InvalidInput("k must be between 1 and 1000".into()));
+        }
+        let mut store = self.store();
+        let mut ids = expected.to_vec();
+        ids.sort_unstable();
+        ids.dedup();
+        let options = serde_json::to_value(options)?;
+        let id = store.transaction(|tx| {
+            for id in &ids {
+                tx.require_memory(*id)?;
+            }
+            tx.insert_golden(query.trim(), &ids, k, &options, now_ms())
+        })?;
+        store.read().get_golden(id)?.ok_or(Error::NotFound { id })
+    }
+
+    pub fn golden_list(&self) -> Result<Vec<GoldenQuery>> {
+        self.store().read().golden_queries()
+    }
+
+    /// Removes a golden query and its past results.
+    pub fn golden_remove(&self, id: i64) -> Result<()> {
+        if self.store().transaction(|tx| tx.delete_golden(id))? {
+            Ok(())
+        } else {
+            Err(Error::InvalidInput(format!(
+                "there is no golden query {id}"
+            )))
+        }
+    }
+
+    /// Runs every golden query, stores the run and compares it with the previous one.
+    /// Progress stage "golden"; cancellable between queries (nothing is stored then).
+    pub fn golden_run(&self, stage: &str, cycle_id: Option<i64>, job: &Job) -> Result<GoldenRun> {
+        let started = std::time::Instant::now();
+        let queries = self.golden_list()?;
+        let mut rows = Vec::with_capacity(queries.len());
+        job.report("golden", 0, queries.len() as u64);
+        for (i, g) in queries.iter().enumerate() {
+            job.cancel.check()?;
+            let opts = options_of(g);
+            let mut sq = SearchQuery::new(&g.query);
+            sq.k = g.k;
+            sq.filter = opts.filter;
+            sq.route = opts.route;
+            if let Some(m) = opts.mode {
+                sq.mode = m;
+            }
+            let ranked: Vec<i64> = self
+                .search_readonly(&sq)?
+                .hits
+                .iter()
+                .take(g.k)
+                .map(|h| h.memory.id)
+                .collect();
+            rows.push(score(g, ranked));
+            job.report("golden", i as u64 + 1, queries.len() as u64);
+        }
+        let run_at = now_ms();
+        let mut store = self.store();
+        let id = store.transaction(|tx| tx.insert_golden_run(run_at, stage, cycle_id, &rows))?;
+        let read = store.read();
+        let run = GoldenRunRow {
+            id,
+            run_at,
+            stage: stage.to_string(),
+            cycle_id,
+        };
+        let run = assemble(&read, &run, &queries, rows)?;
+        drop(store);
+        self.record("golden", started, crate::ledger::Cost::items(queries.len()));
+        Ok(run)
+    }
+
+    /// The golden runs stored around a sleep cycle (before, after), oldest first.
+    pub fn golden_runs_for_cycle(&self, cycle_id: i64) -> Result<Vec<GoldenRun>> {
+        let store = self.store();
+        let read = store.read();
+        runs_for_cycle(&read, cycle_id)
+    }
+
+    /// Runs the suite around a sleep cycle when golden queries exist (the run is stored
+    /// with the cycle's id); a failure becomes a note of the cycle instead of failing it.
+    pub(crate) fn golden_around_sleep(&self, stage: &str, cycle_id: i64, notes: &mut Vec<String>) {
+        // The store guard must be gone before the run locks the store again.
+        let queries = self.store().read().golden_queries();
+        let outcome = queries.and_then(|q| match q.is_empty() {
+            true => Ok(()),
+            false => self
+                .golden_run(stage, Some(cycle_id), &Job::default())
+                .map(|_| ()),
+        });
+        if let Err(e) = outcome {
+            notes.push(format!("golden queries ({stage}) failed: {e}"));
+        }
+    }
+}

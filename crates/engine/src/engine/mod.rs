@@ -1,0 +1,281 @@
+//! The engine façade: owns the store, the index, the embedder and the embedding queue, and
+//! hands each operation to the subsystem that implements it. Methods stay thin. Every
+//! `impl Somna` is in this folder, one file per area; subsystems below take explicit
+//! handles or context structs ([`Handles`], `retrieve::SearchCtx`, `cluster::Clustering`)
+//! and never import the façade (checked by `layers_test.rs`).
+
+mod cluster;
+mod golden;
+mod ingest;
+#[cfg(test)]
+mod layers_test;
+mod ledger;
+mod liquid;
+mod memories;
+mod points;
+mod project;
+mod search;
+mod sleep;
+pub(crate) mod sync;
+
+pub use liquid::LiquidLoop;
+pub use sync::{Changes, ExternalWatch};
+
+use crate::embed::{BertEmbedder, EmbedQueue, Embedder, ModelDir};
+use crate::events::Job;
+use crate::handles::Handles;
+use crate::index::{IndexParams, VectorIndex};
+use crate::ingest::Policies;
+use crate::memory::Memory;
+use crate::store::{ChangeBus, ChangeEvent, HistoryEntry, Link, Store};
+use crate::{Error, Result};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::time::Duration;
+
+/// Messages per ingestion transaction during imports.
+pub const IMPORT_BATCH: usize = 128;
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub db_path: PathBuf,
+    pub model_dir: PathBuf,
+    pub index: IndexParams,
+    /// Embedding queue: flush at this many texts…
+    pub queue_batch: usize,
+    /// …or this long after the first waiting text.
+    pub queue_flush: Duration,
+}
+
+impl Config {
+    pub fn new(db_path: impl Into<PathBuf>, model_dir: impl Into<PathBuf>) -> Self {
+        Self {
+            db_path: db_path.into(),
+            model_dir: model_dir.into(),
+            index: IndexParams::default(),
+            queue_batch: 32,
+            queue_flush: Duration::from_millis(10),
+        }
+    }
+}
+
+/// What opening found: whether the index had to be rebuilt and why.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct OpenReport {
+    pub index_rebuilt: Option<String>,
+}
+
+/// A memory with everything around it, for a detail view.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct MemoryDetail {
+    pub memory: Memory,
+    pub links: Vec<Link>,
+    pub history: Vec<HistoryEntry>,
+    /// Memories this one derives from, transitively (the provenance chain), nearest first.
+    pub provenance: Vec<Memory>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct Page {
+    pub total: u64,
+    pub offset: usize,
+    pub memories: Vec<Memory>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct Stats {
+    pub db_path: String,
+    pub memories: u64,
+    pub by_kind: Vec<(String, u64)>,
+    pub by_state: Vec<(String, u64)>,
+    pub deleted: u64,
+    pub conversations: Vec<(String, i64)>,
+    pub links: u64,
+    pub indexed: usize,
+    pub index_tombstones: usize,
+    pub embedding_model: String,
+    pub dim: usize,
+}
+
+pub struct Somna {
+    store: Mutex<Store>,
+    index: RwLock<VectorIndex>,
+    embedder: Arc<dyn Embedder>,
+    queue: EmbedQueue,
+    actors: RwLock<Vec<String>>,
+    /// Whether any causal or derived link exists (enables the causal route); refreshed
+    /// after writes so searches never scan the links table.
+    has_causal_links: std::sync::atomic::AtomicBool,
+    open_report: OpenReport,
+    /// The liquid clustering loop's cached neighbour lists and state (cluster/liquid.rs).
+    liquid: Mutex<Option<crate::cluster::liquid::LiquidCache>>,
+    /// Buffered cost and latency entries (ledger.rs).
+    ledger: crate::ledger::Ledger,
+    /// Ingest policies applied by `add` and `import` (see [`Policies`]);
+    /// [`Policies::none`] until set.
+    policies: RwLock<Arc<Policies>>,
+    /// How far this process has read other processes' writes (sync.rs).
+    sync: Mutex<crate::store::ExternalCursor>,
+    /// The store's change stream (also reachable without the store lock).
+    changes: Arc<ChangeBus>,
+}
+
+impl Somna {
+    /// Opens the store at `config.db_path` with the installed model.
+    pub fn open(config: &Config, job: &Job) -> Result<Self> {
+        let embedder = Arc::new(BertEmbedder::load(&ModelDir(config.model_dir.clone()))?);
+        Self::open_with(config, embedder, job)
+    }
+
+    /// Opens with a given embedder (tests use a small deterministic one).
+    pub fn open_with(config: &Config, embedder: Arc<dyn Embedder>, job: &Job) -> Result<Self> {
+        let mut store = if config.db_path == Path::new(":memory:") {
+            Store::open_in_memory()?
+        } else {
+            Store::open(&config.db_path)?
+        };
+        match store.get_meta("embedding_model")? {
+            Some(m) if m != embedder.model_id() => {
+                return Err(Error::InvalidInput(format!(
+                    "this store's embeddings were made by {m}, not {}",
+                    embedder.model_id()
+                )))
+            }
+            Some(_) => {}
+            None => store.set_meta("embedding_model", embedder.model_id())?,
+        }
+        backfill_tokens(&mut store, embedder.as_ref(), job)?;
+        let (index, rebuilt) = VectorIndex::open(&store, embedder.dim(), config.index, job)?;
+        let actors = store.read().actors()?;
+        let has_causal_links = store.read().has_causal_links()?;
+        let sync = store.external_cursor()?;
+        let changes = store.changes().clone();
+        Ok(Self {
+            changes,
+            has_causal_links: has_causal_links.into(),
+            queue: EmbedQueue::new(embedder.clone(), config.queue_batch, config.queue_flush),
+            store: Mutex::new(store),
+            index: RwLock::new(index),
+            embedder,
+            actors: RwLock::new(actors),
+            open_report: OpenReport {
+                index_rebuilt: rebuilt,
+            },
+            liquid: Mutex::new(None),
+            ledger: Default::default(),
+            policies: RwLock::new(Arc::new(Policies::none())),
+            sync: Mutex::new(sync),
+        })
+    }
+
+    /// A receiver of every change committed to the store from now on: this engine's own
+    /// writes (`Local`) and, once caught up with ([`Somna::sync_external_changes`],
+    /// [`Somna::watch_external`]), other processes' (`External`). Drop it to unsubscribe.
+    pub fn subscribe(&self) -> std::sync::mpsc::Receiver<ChangeEvent> {
+        self.changes.subscribe()
+    }
+
+    pub fn open_report(&self) -> &OpenReport {
+        &self.open_report
+    }
+
+    pub fn embedder(&self) -> &Arc<dyn Embedder> {
+        &self.embedder
+    }
+
+    pub(crate) fn store(&self) -> MutexGuard<'_, Store> {
+        self.store.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The store if no one holds it (for work that may be skipped, like a ledger flush).
+    pub(crate) fn try_store(&self) -> Option<MutexGuard<'_, Store>> {
+        match self.store.try_lock() {
+            Ok(g) => Some(g),
+            Err(std::sync::TryLockError::Poisoned(p)) => Some(p.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) => None,
+        }
+    }
+
+    /// The store, index and embedder as subsystems take them.
+    pub(crate) fn handles(&self) -> Handles<'_> {
+        Handles {
+            store: &self.store,
+            index: &self.index,
+            embedder: self.embedder.as_ref(),
+        }
+    }
+
+    pub(crate) fn index_read(&self) -> RwLockReadGuard<'_, VectorIndex> {
+        self.index.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(crate) fn index_write(&self) -> RwLockWriteGuard<'_, VectorIndex> {
+        self.index.write().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Refreshes what searches cache about the store (speaker names, causal links).
+    pub(crate) fn refresh_actors(&self, store: &Store) -> Result<()> {
+        *self.actors.write().unwrap_or_else(|p| p.into_inner()) = store.read().actors()?;
+        self.has_causal_links.store(
+            store.read().has_causal_links()?,
+            std::sync::atomic::Ordering::Relaxed,
+        );
+        Ok(())
+    }
+
+    /// The ingest policies in force.
+    pub fn policies(&self) -> Arc<Policies> {
+        self.policies
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Replaces the ingest policies (e.g. with [`Policies::load`]).
+    pub fn set_policies(&self, policies: Policies) {
+        *self.policies.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(policies);
+    }
+
+    /// Writes the vector index if it changed (also done on drop).
+    pub fn save_index(&self) -> Result<()> {
+        self.index_write().save()
+    }
+
+    /// Runs `f` with read access to the store (for subsystems such as evaluation).
+    pub fn with_store<T>(&self, f: impl FnOnce(&Store) -> Result<T>) -> Result<T> {
+        f(&self.store())
+    }
+}
+
+impl Drop for Somna {
+    fn drop(&mut self) {
+        let _ = self.index_write().save();
+        let _ = self.flush_ledger();
+    }
+}
+
+/// Counts the tokens of memories written before counts were stored (migration 0003), in
+/// batches of one transaction each.
+fn backfill_tokens(store: &mut Store, embedder: &dyn Embedder, job: &Job) -> Result<()> {
+    let missing = store.read().ids_without_tokens()?;
+    for (i, chunk) in missing.chunks(1000).enumerate() {
+        job.cancel.check()?;
+        let texts = store.read().get_memories(chunk)?;
+        store.transaction(|tx| {
+            for m in &texts {
+                tx.set_tokens(m.id, embedder.count_tokens(&m.text))?;
+            }
+            Ok(())
+        })?;
+        job.report(
+            "tokens",
+            (i * 1000 + chunk.len()) as u64,
+            missing.len() as u64,
+        );
+    }
+    Ok(())
+}
