@@ -164,7 +164,9 @@ try {
 /// 64-vertex lasso, one every 200 ms. Two probes run all the time: a 4 ms timer heartbeat
 /// (its lateness is how long the main thread was blocked) and requestAnimationFrame (the
 /// gap between frames). Reports the longest and the 99th percentile of each, the count over
-/// 50 ms, the interactions' own main-thread times, and the searches' round trips.
+/// 50 ms, the interactions' own main-thread times, and the searches' round trips. Each
+/// heartbeat block over 50 ms is split into the app's own recorded spans (`__somnaSpans`,
+/// render/perf.ts) and the page's rendering updates; the largest spans are listed.
 async function busy(s, n) {
   return s.execAsync(`
     const done = arguments[arguments.length - 1];
@@ -182,9 +184,9 @@ async function busy(s, n) {
       // Each heartbeat block over 50 ms against the UI's own recorded spans (render/perf.ts):
       // the span time inside the block is the app's JS; the rest is the engine of the page
       // (style, layout, raster of the WebGL frame under software GL, garbage collection).
-      function attribute(blocks) {
+      function attribute(blocks, renders) {
         const sp = globalThis.__somnaSpans;
-        let blocked = 0, js = 0;
+        let blocked = 0, js = 0, rendering = 0;
         const who = {};
         for (const [a, b] of blocks) {
           blocked += b - a;
@@ -192,10 +194,11 @@ async function busy(s, n) {
             const o = Math.min(b, s.at + s.ms) - Math.max(a, s.at);
             if (o > 0) { js += o; who[s.name] = (who[s.name] ?? 0) + o; }
           }
+          for (const [ra, rb] of renders) rendering += Math.max(0, Math.min(b, rb) - Math.max(a, ra));
         }
         const spans = Object.entries(sp.by).sort((x, y) => y[1].total - x[1].total).slice(0, 15)
           .map(([name, v]) => ({ name, n: v.n, total: Math.round(v.total), max: Math.round(v.max), over_50ms: v.over_50ms }));
-        return { blocks_over_50ms: { n: blocks.length, ms: Math.round(blocked), app_js_ms: Math.round(js),
+        return { blocks_over_50ms: { n: blocks.length, ms: Math.round(blocked), app_js_ms: Math.round(js), render_update_ms: Math.round(rendering),
           by_span: Object.fromEntries(Object.entries(who).map(([k, v]) => [k, Math.round(v)]).sort((x, y) => y[1] - x[1])) }, spans };
       }
       async function measure(label, until) {
@@ -210,7 +213,18 @@ async function busy(s, n) {
           if (on) setTimeout(beat, 4);
         };
         globalThis.__somnaSpans.reset();
-        const frame = () => { const t = performance.now(); frames.push(t - lastFrame); lastFrame = t; if (on) requestAnimationFrame(frame); };
+        // The page's rendering update (style, layout, paint, the WebGL canvas's raster and
+        // compositing: all on the CPU under Xvfb) runs after the animation-frame callbacks
+        // and before the next task: a message posted from the last callback measures it.
+        const renders = [], chan = new MessageChannel();
+        let rafEnd = 0;
+        chan.port1.onmessage = () => { const t = performance.now(); renders.push([rafEnd, t]); };
+        const frame = () => {
+          const t = performance.now(); frames.push(t - lastFrame); lastFrame = t;
+          if (on) requestAnimationFrame(frame);
+          rafEnd = performance.now();
+          chan.port2.postMessage(0);
+        };
         setTimeout(beat, 4); requestAnimationFrame(frame);
         const t0 = performance.now();
         let i = 0;
@@ -233,7 +247,7 @@ async function busy(s, n) {
           await new Promise((r) => setTimeout(r, 200));
         }
         on = false;
-        return { label, ...attribute(blocks), secs: (performance.now() - t0) / 1000, interactions: i, heartbeat_late_ms: summary(beats), frame_gap_ms: summary(frames),
+        return { label, ...attribute(blocks, renders), render_update_ms: summary(renders.map(([a, b]) => b - a)), secs: (performance.now() - t0) / 1000, interactions: i, heartbeat_late_ms: summary(beats), frame_gap_ms: summary(frames),
           search_submit_ms: summary(search), search_roundtrip_ms: summary(roundtrip), select_ms: summary(select), lasso_ms: summary(lasso) };
       }
       const idle = await measure("idle", (el) => el > 8000);

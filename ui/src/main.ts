@@ -235,7 +235,9 @@ bus.on("data", () => {
   // Search results hold copies of the memories: re-run the search so edits show.
   if (state.search) void runSearch(false);
   void refreshStats();
-  void refreshPoints(true, false);
+  // While a job runs the points are placed without the glide: each animated frame is a
+  // full raster of the view, and refreshes come every second.
+  void refreshPoints(!jobRows.size, false);
 }, "main");
 (globalThis as unknown as { somnaRefresh: (full: boolean) => Promise<void> }).somnaRefresh = (full) => refreshPoints(true, full);
 bus.on("clusters", () => space.recolor(), "main");
@@ -274,7 +276,7 @@ function flushChanges(): void {
   const { memories, clusters, external } = pending;
   pending.memories = pending.clusters = false;
   pending.external = { added: 0, updated: 0, removed: 0 };
-  if (clusters) void refreshClusterLabels().then(() => { if (!memories) void refreshPoints(true, false); });
+  if (clusters) void refreshClusterLabels().then(() => { if (!memories) void refreshPoints(!jobRows.size, false); });
   if (memories) bus.emit("data");
   const parts = [
     external.added ? `${external.added} added` : "",
