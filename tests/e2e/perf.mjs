@@ -164,7 +164,9 @@ try {
 /// 64-vertex lasso, one every 200 ms. Two probes run all the time: a 4 ms timer heartbeat
 /// (its lateness is how long the main thread was blocked) and requestAnimationFrame (the
 /// gap between frames). Reports the longest and the 99th percentile of each, the count over
-/// 50 ms, the interactions' own main-thread times, and the searches' round trips.
+/// 50 ms, the interactions' own main-thread times, and the searches' round trips. Each
+/// heartbeat block over 50 ms is split into the app's own recorded spans (`__somnaSpans`,
+/// render/perf.ts) and the page's rendering updates; the largest spans are listed.
 async function busy(s, n) {
   return s.execAsync(`
     const done = arguments[arguments.length - 1];
@@ -179,11 +181,50 @@ async function busy(s, n) {
       for (let a = 0; a < 64; a++) poly.push(300 + 150 * Math.cos(a / 64 * 6.283), 300 + 120 * Math.sin(a / 64 * 6.283));
       const pct = (xs, q) => { const v = [...xs].sort((a, b) => a - b); return v.length ? v[Math.min(v.length - 1, Math.floor(q * v.length))] : 0; };
       const summary = (xs) => ({ n: xs.length, max: Math.max(0, ...xs), p99: pct(xs, 0.99), p50: pct(xs, 0.5), over_50ms: xs.filter((x) => x > 50).length });
+      // Each heartbeat block over 50 ms against the UI's own recorded spans (render/perf.ts):
+      // the span time inside the block is the app's JS; the rest is the engine of the page
+      // (style, layout, raster of the WebGL frame under software GL, garbage collection).
+      function attribute(blocks, renders) {
+        const sp = globalThis.__somnaSpans;
+        let blocked = 0, js = 0, rendering = 0;
+        const who = {};
+        for (const [a, b] of blocks) {
+          blocked += b - a;
+          for (const s of sp.long) {
+            const o = Math.min(b, s.at + s.ms) - Math.max(a, s.at);
+            if (o > 0) { js += o; who[s.name] = (who[s.name] ?? 0) + o; }
+          }
+          for (const [ra, rb] of renders) rendering += Math.max(0, Math.min(b, rb) - Math.max(a, ra));
+        }
+        const spans = Object.entries(sp.by).sort((x, y) => y[1].total - x[1].total).slice(0, 15)
+          .map(([name, v]) => ({ name, n: v.n, total: Math.round(v.total), max: Math.round(v.max), over_50ms: v.over_50ms }));
+        return { blocks_over_50ms: { n: blocks.length, ms: Math.round(blocked), app_js_ms: Math.round(js), render_update_ms: Math.round(rendering),
+          by_span: Object.fromEntries(Object.entries(who).map(([k, v]) => [k, Math.round(v)]).sort((x, y) => y[1] - x[1])) }, spans };
+      }
       async function measure(label, until) {
         const beats = [], frames = [], search = [], select = [], lasso = [], roundtrip = [];
         let on = true, lastBeat = performance.now(), lastFrame = performance.now();
-        const beat = () => { const t = performance.now(); beats.push(Math.max(0, t - lastBeat - 4)); lastBeat = t; if (on) setTimeout(beat, 4); };
-        const frame = () => { const t = performance.now(); frames.push(t - lastFrame); lastFrame = t; if (on) requestAnimationFrame(frame); };
+        const blocks = [];
+        const beat = () => {
+          const t = performance.now(), late = Math.max(0, t - lastBeat - 4);
+          beats.push(late);
+          if (late > 50) blocks.push([lastBeat + 4, t]);
+          lastBeat = t;
+          if (on) setTimeout(beat, 4);
+        };
+        globalThis.__somnaSpans.reset();
+        // The page's rendering update (style, layout, paint, the WebGL canvas's raster and
+        // compositing: all on the CPU under Xvfb) runs after the animation-frame callbacks
+        // and before the next task: a message posted from the last callback measures it.
+        const renders = [], chan = new MessageChannel();
+        let rafEnd = 0;
+        chan.port1.onmessage = () => { const t = performance.now(); renders.push([rafEnd, t]); };
+        const frame = () => {
+          const t = performance.now(); frames.push(t - lastFrame); lastFrame = t;
+          if (on) requestAnimationFrame(frame);
+          rafEnd = performance.now();
+          chan.port2.postMessage(0);
+        };
         setTimeout(beat, 4); requestAnimationFrame(frame);
         const t0 = performance.now();
         let i = 0;
@@ -206,7 +247,7 @@ async function busy(s, n) {
           await new Promise((r) => setTimeout(r, 200));
         }
         on = false;
-        return { label, secs: (performance.now() - t0) / 1000, interactions: i, heartbeat_late_ms: summary(beats), frame_gap_ms: summary(frames),
+        return { label, ...attribute(blocks, renders), render_update_ms: summary(renders.map(([a, b]) => b - a)), secs: (performance.now() - t0) / 1000, interactions: i, heartbeat_late_ms: summary(beats), frame_gap_ms: summary(frames),
           search_submit_ms: summary(search), search_roundtrip_ms: summary(roundtrip), select_ms: summary(select), lasso_ms: summary(lasso) };
       }
       const idle = await measure("idle", (el) => el > 8000);

@@ -6,6 +6,7 @@
 import { invoke } from "@tauri-apps/api/core";
 import { listen, type UnlistenFn } from "@tauri-apps/api/event";
 import type { ApiError, JobDone, ProgressPayload, Rpc } from "./bindings";
+import { timed } from "./render/perf";
 import type {
   AutoSleepSettings, ImportFormat, LiquidParams, ListQuery, SearchArgs, SleepConfig, UpdateFields,
 } from "./types";
@@ -87,15 +88,15 @@ export const api = {
 };
 
 export function onProgress(f: (p: ProgressPayload) => void): Promise<UnlistenFn> {
-  return listen<ProgressPayload>("somna://progress", (e) => f(e.payload));
+  return listen<ProgressPayload>("somna://progress", (e) => timed("event:progress", () => f(e.payload)));
 }
 
 export function onJobDone(f: (p: JobDone) => void): Promise<UnlistenFn> {
-  return listen<JobDone>("somna://job-done", (e) => f(e.payload));
+  return listen<JobDone>("somna://job-done", (e) => timed("event:job-done", () => f(e.payload)));
 }
 
 export function onEvent<T>(name: string, f: (p: T) => void): Promise<UnlistenFn> {
-  return listen<T>(name, (e) => f(e.payload));
+  return listen<T>(name, (e) => timed(`event:${name.replace("somna://", "")}`, () => f(e.payload)));
 }
 
 /// Resolves with a job's result when it ends, rejects with its error.

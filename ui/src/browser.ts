@@ -3,6 +3,7 @@
 
 import { api } from "./api";
 import { h, clear, fmtTime, fmtInt, toast } from "./dom";
+import { timed } from "./render/perf";
 import { bus, select, state } from "./store";
 import type { Kind, ListQuery, MemState, Memory, SortKey, Stats } from "./types";
 import { KINDS, STATES } from "./types";
@@ -29,6 +30,11 @@ export class Browser {
   private toInput: HTMLInputElement;
   private clusterSelect: HTMLSelectElement;
   private rowPool: HTMLElement[] = [];
+  /// The list's height and scroll position, kept from its resize and scroll events: reading
+  /// them from the element in render() forced a synchronous layout of the whole page after
+  /// every search and selection.
+  private viewH = 0;
+  private top = 0;
   /// Ranked rows when a search is active (replaces the listing).
   private searchRows: Memory[] | null = null;
 
@@ -82,9 +88,16 @@ export class Browser {
     this.spacer = h("div", { class: "spacer" });
     this.rowsEl = h("div", { class: "rows" });
     this.listEl = h("div", { class: "list", tabindex: "0", "data-testid": "memory-list" }, this.spacer, this.rowsEl);
-    this.listEl.addEventListener("scroll", () => this.render(), { passive: true });
+    this.listEl.addEventListener("scroll", () => {
+      this.top = this.listEl.scrollTop;
+      this.render();
+    }, { passive: true });
     this.listEl.addEventListener("keydown", (e) => this.onKey(e));
-    new ResizeObserver(() => this.render()).observe(this.listEl);
+    new ResizeObserver(() => {
+      this.viewH = this.listEl.clientHeight;
+      this.top = this.listEl.scrollTop;
+      this.render();
+    }).observe(this.listEl);
     this.el = h("section", { class: "browser panel" },
       h("div", { class: "filters" },
         h("div", { class: "row" }, kindChips),
@@ -94,10 +107,10 @@ export class Browser {
         h("div", { class: "row" }, this.clusterSelect),
         h("div", { class: "row" }, h("span", { class: "muted" }, "sort"), sortSelect, dirBtn, this.countEl)),
       this.listEl);
-    bus.on("selection", () => this.render());
-    bus.on("search", () => this.showSearch());
-    bus.on("data", () => this.reload());
-    bus.on("clusters", () => this.fillClusters());
+    bus.on("selection", () => this.markSelection(), "browser");
+    bus.on("search", () => this.showSearch(), "browser");
+    bus.on("data", () => this.reload(), "browser");
+    bus.on("clusters", () => this.fillClusters(), "browser");
   }
 
   private chip(label: string, onToggle: () => void): HTMLElement {
@@ -161,7 +174,7 @@ export class Browser {
     this.generation++;
     this.pages.clear();
     this.invalidateRows();
-    this.listEl.scrollTop = 0;
+    this.listEl.scrollTop = this.top = 0;
     void this.fetch(0);
   }
 
@@ -176,7 +189,7 @@ export class Browser {
     this.invalidateRows();
     this.total = this.searchRows.length;
     this.countEl.textContent = `${r.hits.length} results`;
-    this.listEl.scrollTop = 0;
+    this.listEl.scrollTop = this.top = 0;
     this.render();
   }
 
@@ -195,7 +208,7 @@ export class Browser {
       this.pages.set(page, res.memories);
       this.total = res.total;
       this.countEl.textContent = `${fmtInt(res.total)} memories`;
-      this.render();
+      timed("browser.page", () => this.render());
     } catch (e) {
       this.pages.delete(page);
       toast(`listing failed: ${(e as Error).message}`, "error");
@@ -216,8 +229,7 @@ export class Browser {
 
   /// Renders only the visible rows, reusing a pool of row elements.
   private render(): void {
-    const view = this.listEl.clientHeight || 600;
-    const { height, first, count, offset } = listWindow(this.total, this.listEl.scrollTop, view);
+    const { height, first, count, offset } = listWindow(this.total, this.top, this.viewH || 600);
     this.spacer.style.height = `${height}px`;
     while (this.rowPool.length < count) {
       const r = h("div", { class: "mrow", role: "option" });
@@ -242,6 +254,16 @@ export class Browser {
       r.hidden = false;
       r.style.transform = `translateY(${offset + j * ROW}px)`;
       this.fillRow(r, m ?? null, i);
+    }
+  }
+
+  /// A new selection only changes which drawn rows are marked.
+  private markSelection(): void {
+    for (const r of this.rowPool) {
+      const sel = String(!!r.dataset.id && state.selection.has(Number(r.dataset.id)));
+      if (r.dataset.sel === sel) continue;
+      r.dataset.sel = sel;
+      r.classList.toggle("selected", sel === "true");
     }
   }
 

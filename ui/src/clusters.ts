@@ -44,7 +44,7 @@ export class ClusterPanel {
           h("h3", null, "Merge timeline"), this.mergesEl)));
     void onEvent<Record<string, unknown>>("somna://liquid-step", (s) => this.onStep(s));
     // The swatches follow the 3D view's palette: the largest clusters in their hues, the rest grey.
-    bus.on("hues", () => { if (this.shown) this.renderClusters(this.shown); });
+    bus.on("hues", () => { if (this.shown) this.renderClusters(this.shown); }, "clusters");
     void onEvent<{ running: boolean }>("somna://liquid-state", (s) => this.setRunning(s.running));
   }
 

@@ -17,8 +17,8 @@ export class Detail {
   constructor() {
     this.body = h("div", { class: "detail-body", "data-testid": "detail" });
     this.el = h("section", { class: "detail panel" }, this.body);
-    bus.on("selection", () => void this.load());
-    bus.on("data", () => void this.load());
+    bus.on("selection", () => void this.load(), "detail");
+    bus.on("data", () => void this.load(), "detail");
     this.empty();
   }
 

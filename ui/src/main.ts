@@ -13,6 +13,7 @@ import type { ChangeEvent, LayoutSummary, ProgressPayload, Route, ScoreMode, Sta
 import { Xray, searchSummary } from "./xray";
 import { SleepPanel } from "./sleep";
 import { ClusterPanel } from "./clusters";
+import { recordSpan, timed } from "./render/perf";
 import { openImportDialog, openExportDialog, openSettingsDialog } from "./dialogs";
 
 const app = document.getElementById("app")!;
@@ -121,7 +122,7 @@ function clearSearch(): void {
 }
 bus.on("filter", () => {
   if (state.search) void runSearch(false);
-});
+}, "main");
 
 // ---- jobs ---------------------------------------------------------------------------
 const jobRows = new Map<number, HTMLElement>();
@@ -142,6 +143,7 @@ void onProgress((p: ProgressPayload) => {
 void onJobDone((d) => {
   jobRows.get(d.job)?.remove();
   jobRows.delete(d.job);
+  jobsEnded();
   if (!d.ok && d.error) {
     toast(d.error.code === "cancelled" ? `${d.kind} cancelled` : `${d.kind} failed: ${d.error.message}`, d.error.code === "cancelled" ? "info" : "error");
   }
@@ -180,7 +182,7 @@ async function refreshPoints(animate: boolean, full: boolean): Promise<void> {
   try {
     const buf = await api.pointAttributes();
     if (token !== pointsToken) return;
-    state.points = parsePoints(buf);
+    state.points = timed("refresh.parsePoints", () => parsePoints(buf));
     bus.emit("points");
     if (state.points.n === 0) {
       await space.setData(state.points, null, false);
@@ -191,8 +193,12 @@ async function refreshPoints(animate: boolean, full: boolean): Promise<void> {
     const job = await api.computeLayout(method, 3, full);
     const summary = await waitJob<LayoutSummary>(job);
     if (token !== pointsToken) return;
-    const layout = parseLayout(await api.layoutData(method, 3), method);
-    await space.setData(state.points, layout, animate);
+    const layoutBuf = await api.layoutData(method, 3);
+    const layout = timed("refresh.parseLayout", () => parseLayout(layoutBuf, method));
+    const t0 = performance.now();
+    const installed = space.setData(state.points, layout, animate);
+    recordSpan("refresh.setData.sync", t0);
+    await installed;
     space.setStatus(`${method === "pca" ? "PCA" : "t-SNE"} · ${fmtInt(summary.points)} points` +
       (summary.placed_incrementally ? ` · ${fmtInt(summary.placed_incrementally)} placed incrementally` : ""));
     bus.emit("layout");
@@ -229,10 +235,12 @@ bus.on("data", () => {
   // Search results hold copies of the memories: re-run the search so edits show.
   if (state.search) void runSearch(false);
   void refreshStats();
-  void refreshPoints(true, false);
-});
+  // While a job runs the points are placed without the glide: each animated frame is a
+  // full raster of the view, and refreshes come every second.
+  void refreshPoints(!jobRows.size, false);
+}, "main");
 (globalThis as unknown as { somnaRefresh: (full: boolean) => Promise<void> }).somnaRefresh = (full) => refreshPoints(true, full);
-bus.on("clusters", () => space.recolor());
+bus.on("clusters", () => space.recolor(), "main");
 // A liquid step moved memories between clusters or merged clusters: apply it to the point
 // data at once so the points glide to their new clusters (the refresh that follows from the
 // step's cluster change then finds nothing left to move).
@@ -242,15 +250,33 @@ void onEvent<{ moved: { memory_id: number; to: number }[]; merged: { from_id: nu
 // Every change of the store arrives as one event (the engine's change stream, forwarded by
 // src-tauri/src/live.rs): the app's own writes, an agent's through the app's server, and
 // other processes' (an agent's `somna serve` / `somna mcp`). Changes are gathered for a
-// moment, so an import's batches cause one refresh, not one per batch.
+// moment, so a burst of writes causes one refresh, not one per write. While a job runs (an
+// import's batches, a sleep cycle's steps) the views refresh at most once a second: each
+// refresh reloads the point data, the list and the search, and the page stays responsive
+// only if that work is a small share of each second. When the last job ends, what is still
+// pending is refreshed at once.
+const GATHER_MS = 150;
+const BUSY_REFRESH_MS = 1000;
 const pending = { memories: false, clusters: false, external: { added: 0, updated: 0, removed: 0 } };
 let flushTimer: ReturnType<typeof setTimeout> | null = null;
+let lastFlush = -Infinity;
+function scheduleFlush(): void {
+  if (flushTimer !== null) return;
+  const wait = jobRows.size ? Math.max(GATHER_MS, lastFlush + BUSY_REFRESH_MS - performance.now()) : GATHER_MS;
+  flushTimer = setTimeout(flushChanges, wait);
+}
+function jobsEnded(): void {
+  if (jobRows.size || flushTimer === null) return;
+  clearTimeout(flushTimer);
+  flushTimer = setTimeout(flushChanges, GATHER_MS);
+}
 function flushChanges(): void {
   flushTimer = null;
+  lastFlush = performance.now();
   const { memories, clusters, external } = pending;
   pending.memories = pending.clusters = false;
   pending.external = { added: 0, updated: 0, removed: 0 };
-  if (clusters) void refreshClusterLabels().then(() => { if (!memories) void refreshPoints(true, false); });
+  if (clusters) void refreshClusterLabels().then(() => { if (!memories) void refreshPoints(!jobRows.size, false); });
   if (memories) bus.emit("data");
   const parts = [
     external.added ? `${external.added} added` : "",
@@ -281,7 +307,7 @@ void onEvent<ChangeEvent>("somna://changed", ({ origin, change }) => {
       // the views show without another change beside them.
       return;
   }
-  flushTimer ??= setTimeout(flushChanges, 150);
+  scheduleFlush();
 });
 
 // ---- start-up -----------------------------------------------------------------------

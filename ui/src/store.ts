@@ -5,19 +5,21 @@ import { IdSet } from "./idset";
 import type { MemoryFilter, SearchResponse } from "./types";
 import { emptyFilter } from "./types";
 import type { Columns } from "./workers/upload";
+import { timed } from "./render/perf";
 
 /// `hues`: which clusters the colour-by-cluster palette gives a hue changed.
 type Topic = "selection" | "filter" | "search" | "points" | "layout" | "data" | "clusters" | "hues";
 
 class Bus {
-  private subs = new Map<Topic, Set<() => void>>();
-  on(topic: Topic, f: () => void): void {
+  private subs = new Map<Topic, Map<() => void, string>>();
+  /// `who` names the subscriber in the main-thread span record (render/perf.ts).
+  on(topic: Topic, f: () => void, who = "?"): void {
     let s = this.subs.get(topic);
-    if (!s) this.subs.set(topic, (s = new Set()));
-    s.add(f);
+    if (!s) this.subs.set(topic, (s = new Map()));
+    s.set(f, who);
   }
   emit(topic: Topic): void {
-    for (const f of this.subs.get(topic) ?? []) f();
+    for (const [f, who] of this.subs.get(topic) ?? []) timed(`${topic}:${who}`, f);
   }
 }
 

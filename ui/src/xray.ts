@@ -22,8 +22,8 @@ export class Xray {
     this.el = h("section", { class: "xray" },
       this.spaceSlot,
       h("div", { class: "xray-side" }, this.summary, this.table, this.context));
-    bus.on("search", () => this.render());
-    bus.on("selection", () => this.highlight());
+    bus.on("search", () => this.render(), "xray");
+    bus.on("selection", () => this.highlight(), "xray");
     this.render();
   }
 

@@ -8,6 +8,7 @@ import { api } from "../api";
 import { KIND_COLORS, cssColor } from "../colors";
 import { h, clear, toast } from "../dom";
 import { IdSet } from "../idset";
+import { timed } from "../render/perf";
 import { bus, select, state } from "../store";
 import type { LinkKind, Neighbourhood } from "../types";
 import { KINDS } from "../types";
@@ -64,11 +65,11 @@ export class Graph {
       this.dirty = true;
       if (this.active) void this.load();
       else this.draw();
-    });
+    }, "graph");
     bus.on("data", () => {
       this.dirty = true;
       if (this.active) void this.load();
-    });
+    }, "graph");
     this.bindPointer();
   }
 
@@ -163,7 +164,7 @@ export class Graph {
     this.queued = true;
     requestAnimationFrame(() => {
       this.queued = false;
-      this.paint();
+      timed("graph.paint", () => this.paint());
     });
   }
 

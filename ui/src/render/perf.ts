@@ -52,3 +52,38 @@ export function recordLasso(post: number, apply: number, worker: number, wall: n
   perf.lasso_worker_ms = worker;
   perf.lasso_wall_ms = wall;
 }
+
+/// Main-thread spans by name (bus handlers, event handlers, frames): how many, total and
+/// longest ms, how many over 50 ms; `long` keeps the spans over 10 ms with their start time
+/// (the first 2,000), so the busy probe can tell which blocks were the UI's own work and which
+/// were not (raster, style and layout, garbage collection).
+export interface Span { n: number; total: number; max: number; over_50ms: number }
+export const spans = {
+  by: {} as Record<string, Span>,
+  long: [] as { name: string; at: number; ms: number }[],
+  reset(): void {
+    this.by = {};
+    this.long = [];
+  },
+};
+(globalThis as unknown as { __somnaSpans: typeof spans }).__somnaSpans = spans;
+
+export function recordSpan(name: string, t0: number): void {
+  const ms = performance.now() - t0;
+  const s = (spans.by[name] ??= { n: 0, total: 0, max: 0, over_50ms: 0 });
+  s.n++;
+  s.total += ms;
+  if (ms > s.max) s.max = ms;
+  if (ms > 50) s.over_50ms++;
+  if (ms > 10 && spans.long.length < 2000) spans.long.push({ name, at: t0, ms });
+}
+
+/// Runs `f` as a named span.
+export function timed<T>(name: string, f: () => T): T {
+  const t0 = performance.now();
+  try {
+    return f();
+  } finally {
+    recordSpan(name, t0);
+  }
+}

@@ -12,7 +12,7 @@ import { PointCloud } from "../render/cloud";
 import { Interaction } from "../render/interaction";
 import { Legend } from "../render/legend";
 import { LineOverlays } from "../render/overlays";
-import { perf, recordLasso, recordUpload } from "../render/perf";
+import { perf, recordLasso, recordSpan, recordUpload } from "../render/perf";
 import { PointsRenderer } from "../render/points";
 import { Tooltip } from "../render/tooltip";
 import { bus, select, state, type LayoutData, type PointData } from "../store";
@@ -65,8 +65,8 @@ export class Space {
     bus.on("selection", () => {
       this.updateSelection();
       void this.loadNear();
-    });
-    bus.on("search", () => this.drawOverlays());
+    }, "space");
+    bus.on("search", () => this.drawOverlays(), "space");
   }
 
   setMethodHandler(f: (m: ProjectionMethod) => void): void {
@@ -247,6 +247,7 @@ export class Space {
       this.firstFrameStart = 0;
     }
     perf.render_ms = performance.now() - t0;
+    recordSpan("space.frame", t0);
     if (animating) this.requestFrame();
   }
 
