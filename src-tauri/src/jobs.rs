@@ -1,5 +1,5 @@
-//! Long work (imports, projections, sleep cycles) runs on the async runtime's blocking pool.
-//! Each job gets an id; its progress is emitted as `somna://progress`, its end as
+//! Long work (imports, projections, sleep cycles) runs on a thread of its own at the lowest
+//! priority (`priority.rs`: the window's webview comes first). Each job gets an id; its progress is emitted as `somna://progress`, its end as
 //! `somna://job-done`, and the UI can cancel it by id.
 
 use crate::error::ApiError;
@@ -39,7 +39,7 @@ pub struct Jobs {
 }
 
 impl Jobs {
-    /// Starts `work` on the blocking pool and returns its id at once.
+    /// Starts `work` on a background thread and returns its id at once.
     pub fn spawn<T, F>(self: &Arc<Self>, app: &AppHandle, kind: &'static str, work: F) -> u64
     where
         T: Serialize,
@@ -72,8 +72,9 @@ impl Jobs {
             cancel,
         };
         let jobs = self.clone();
+        let failed = app.clone();
         let app = app.clone();
-        tauri::async_runtime::spawn_blocking(move || {
+        let run = move || {
             let outcome = work(&job).and_then(|v| {
                 serde_json::to_value(v).map_err(|e| ApiError::new("json", e.to_string()))
             });
@@ -95,7 +96,21 @@ impl Jobs {
                 },
             };
             let _ = app.emit("somna://job-done", payload);
-        });
+        };
+        if let Err(e) = crate::priority::spawn_background(format!("somna-job-{kind}-{id}"), run) {
+            // No thread could be started (the process is out of them): the job fails at once.
+            self.lock().remove(&id);
+            let _ = failed.emit(
+                "somna://job-done",
+                DonePayload {
+                    job: id,
+                    kind,
+                    ok: false,
+                    result: None,
+                    error: Some(ApiError::internal(format!("could not start the job: {e}"))),
+                },
+            );
+        }
         id
     }
 

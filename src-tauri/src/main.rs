@@ -12,6 +12,7 @@ mod error;
 mod jobs;
 mod live;
 mod points;
+mod priority;
 mod state;
 mod views;
 
@@ -21,6 +22,7 @@ use tauri::{Emitter, Manager};
 
 fn main() {
     somna_engine::embed::pin_thread_count();
+    priority::background_global_pool();
     let db_path = std::env::var_os("SOMNA_DB")
         .map(Into::into)
         .unwrap_or_else(somna_engine::paths::default_db);
