@@ -1,6 +1,7 @@
 //! TypeScript declarations of every type that crosses the IPC boundary, generated from the
-//! Rust types by ts-rs into `ui/src/bindings.ts`, and the RPC map `Rpc` (command name →
-//! request and response types, from rpc.rs's table). The test fails when that file is
+//! Rust types by ts-rs into `ui/src/bindings.ts`, the RPC map `Rpc` (command name →
+//! request and response types, from rpc.rs's table), the event map `Events` (event name →
+//! payload type) and `JobResults` (kind of job → result type, from jobs.rs). The test fails when that file is
 //! stale; `SOMNA_WRITE_BINDINGS=1 cargo test -p somna-app bindings` rewrites it. Integers
 //! are `number` (ids and millisecond times stay far below 2^53).
 
@@ -118,6 +119,11 @@ fn render() -> String {
         ClusterReport,
         LiquidParams,
         LiquidStatus,
+        somna_engine::Moved,
+        somna_engine::cluster::liquid::Relabelled,
+        somna_engine::LiquidStep,
+        crate::rpc::LiquidState,
+        somna_engine::ProgressEvent,
         ReplayWeights,
         SleepConfig,
         PhaseReport,
@@ -134,6 +140,10 @@ fn render() -> String {
         UndoRequest,
     );
     out.push_str(&rpc_map(&cfg));
+    out.push('\n');
+    out.push_str(&crate::rpc::events_ts(&cfg));
+    out.push('\n');
+    out.push_str(&crate::jobs::job_results_ts(&cfg));
     out.truncate(out.trim_end().len());
     out.push('\n');
     out

@@ -4,6 +4,7 @@
 //! the main thread. Long work becomes a job (see jobs.rs) and returns its id at once.
 
 use crate::error::{ApiError, ApiResult};
+use crate::jobs::{kinds, JobId, JobKind};
 use crate::points;
 use crate::state::{AppState, Engine};
 use serde::{Deserialize, Serialize};
@@ -38,15 +39,16 @@ pub async fn on_engine<T: Send + 'static>(
     blocking(move || Ok(f(&ws)?)).await
 }
 
-/// Starts `work` over the open store's workspace as a job; returns the job's id.
-pub fn job<T: Serialize + 'static>(
+/// Starts `work` over the open store's workspace as a job of kind `K`; returns its id.
+pub fn job<K: JobKind>(
     app: &AppHandle,
-    kind: &'static str,
-    work: impl FnOnce(&Workspace, &Job) -> somna_engine::Result<T> + Send + 'static,
-) -> ApiResult<u64> {
+    work: impl FnOnce(&Workspace, &Job) -> somna_engine::Result<K::Output> + Send + 'static,
+) -> ApiResult<JobId<K>> {
     let state = app.state::<AppState>();
     let ws = state.workspace()?;
-    Ok(state.jobs.spawn(app, kind, move |job| Ok(work(&ws, job)?)))
+    Ok(state
+        .jobs
+        .spawn::<K, _>(app, move |job| Ok(work(&ws, job)?)))
 }
 
 #[derive(Debug, Serialize)]
@@ -136,19 +138,19 @@ pub async fn restore_memory(app: AppHandle, req: IdArgs) -> ApiResult<Memory> {
 
 /// Imports a file's content (the UI reads it from a file picker). Returns the job id.
 #[tauri::command]
-pub async fn import_text(app: AppHandle, req: ImportRequest) -> ApiResult<u64> {
-    job(&app, "import", move |ws, job| ws.api().import(&req, job))
+pub async fn import_text(app: AppHandle, req: ImportRequest) -> ApiResult<JobId<kinds::Import>> {
+    job(&app, move |ws, job| ws.api().import(&req, job))
 }
 
 /// Loads the bundled demo conversations. Returns the job id.
 #[tauri::command]
-pub async fn load_demo(app: AppHandle) -> ApiResult<u64> {
+pub async fn load_demo(app: AppHandle) -> ApiResult<JobId<kinds::Import>> {
     let demo = ImportRequest {
         name: "demo.jsonl".into(),
         format: Some(ImportFormat::ChatJsonl),
         content: DEMO_JSONL.into(),
     };
-    job(&app, "import", move |ws, job| ws.api().import(&demo, job))
+    job(&app, move |ws, job| ws.api().import(&demo, job))
 }
 
 #[derive(Debug, Deserialize)]
@@ -215,7 +217,7 @@ pub async fn actors(app: AppHandle) -> ApiResult<Vec<String>> {
 
 /// Opens (or creates) the store at `path` in place of the current one. Returns the job id.
 #[tauri::command]
-pub async fn open_store(app: AppHandle, req: PathRequest) -> ApiResult<u64> {
+pub async fn open_store(app: AppHandle, req: PathRequest) -> ApiResult<JobId<kinds::Open>> {
     let path = somna_api::expand_home(req.path.trim());
     if path.as_os_str().is_empty() || path.is_dir() {
         return Err(ApiError::new(
@@ -225,7 +227,7 @@ pub async fn open_store(app: AppHandle, req: PathRequest) -> ApiResult<u64> {
     }
     let state = app.state::<AppState>();
     let handle = app.clone();
-    Ok(state.jobs.spawn(&app, "open", move |job| {
+    Ok(state.jobs.spawn::<kinds::Open, _>(&app, move |job| {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(|e| ApiError::new("io", e.to_string()))?;
         }

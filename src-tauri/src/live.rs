@@ -10,15 +10,13 @@
 //!   open store; its address and bearer token are shown there.
 
 use crate::error::{ApiError, ApiResult};
+use crate::rpc::events;
 use crate::state::AppState;
 use serde::Serialize;
 use somna_engine::Somna;
 use somna_server::{token, Ops, RunningServer};
 use std::net::{Ipv4Addr, SocketAddr};
-use tauri::{AppHandle, Emitter, Manager};
-
-/// The one event every store change reaches the UI as.
-pub const CHANGED: &str = "somna://changed";
+use tauri::{AppHandle, Manager};
 
 /// Forwards `engine`'s change stream to the UI until the engine is dropped (its stream
 /// then closes). Other processes' writes arrive on it through the workspace's watcher.
@@ -29,7 +27,7 @@ pub fn forward_changes(app: &AppHandle, engine: &Somna) {
         .name("somna-changes".into())
         .spawn(move || {
             for event in changes {
-                let _ = emitter.emit(CHANGED, &event);
+                crate::rpc::emit::<events::Changed>(&emitter, event);
             }
         })
         .expect("start the change forwarder");

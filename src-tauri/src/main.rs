@@ -18,7 +18,7 @@ mod views;
 
 use state::{AppState, Engine};
 use std::sync::Arc;
-use tauri::{Emitter, Manager};
+use tauri::Manager;
 
 fn main() {
     somna_engine::embed::pin_thread_count();
@@ -68,19 +68,19 @@ fn open_engine(app: &tauri::AppHandle) {
     let emitter = app.clone();
     let job = somna_engine::Job {
         progress: Arc::new(move |e: somna_engine::ProgressEvent| {
-            let _ = emitter.emit("somna://opening", e);
+            rpc::emit::<rpc::events::Opening>(&emitter, e);
         }),
         cancel: Default::default(),
     };
     match somna_engine::Somna::open(&config, &job) {
         Ok(engine) => {
             state.set_engine(Engine::Ready(workspace(app, engine)));
-            let _ = app.emit("somna://ready", ());
+            rpc::emit::<rpc::events::Ready>(app, ());
         }
         Err(e) => {
             let err = error::ApiError::from(e);
             state.set_engine(Engine::Failed(err.clone()));
-            let _ = app.emit("somna://open-failed", err);
+            rpc::emit::<rpc::events::OpenFailed>(app, err);
         }
     }
 }
@@ -92,16 +92,16 @@ pub fn workspace(app: &tauri::AppHandle, engine: somna_engine::Somna) -> Arc<som
     live::forward_changes(app, &engine);
     let emitter = app.clone();
     let on_liquid = Arc::new(move |event: somna_engine::LiquidEvent| {
-        let _ = match event {
-            somna_engine::LiquidEvent::Step(step) => emitter.emit("somna://liquid-step", &step),
-            somna_engine::LiquidEvent::State { running } => emitter.emit(
-                "somna://liquid-state",
-                serde_json::json!({ "running": running }),
-            ),
-            somna_engine::LiquidEvent::Error { code, message } => {
-                emitter.emit("somna://liquid-error", error::ApiError::new(&code, message))
+        use rpc::{emit, events};
+        match event {
+            somna_engine::LiquidEvent::Step(step) => emit::<events::LiquidStep>(&emitter, step),
+            somna_engine::LiquidEvent::State { running } => {
+                emit::<events::LiquidState>(&emitter, rpc::LiquidState { running })
             }
-        };
+            somna_engine::LiquidEvent::Error { code, message } => {
+                emit::<events::LiquidError>(&emitter, error::ApiError::new(&code, message))
+            }
+        }
     });
     let (ws, problems) = somna_api::Workspace::open(
         Arc::new(engine),

@@ -4,6 +4,11 @@
 //! * the compiler holds each command to the types listed here (the check below), and
 //! * the bindings test writes the TypeScript map `Rpc` into ui/src/bindings.ts, through
 //!   which ui/src/api.ts calls every command.
+//!
+//! Commands that start a job answer with its [`crate::jobs::JobId`], marked with the kind of
+//! job (jobs.rs lists the kinds and their results). The events the shell emits are in a
+//! table of their own (`events!` below): each is emitted only through [`emit`], which holds
+//! its payload to the table's type, and the bindings test writes the map `Events`.
 
 /// Calls `$then!` with the table: `json { module::command(Request) => Response, … }` for
 /// JSON responses and `binary { module::command(Request), … }` for commands that answer
@@ -21,17 +26,17 @@ macro_rules! rpc_table {
                 commands::update_memory(somna_api::UpdateArgs) => somna_engine::Memory,
                 commands::delete_memory(somna_api::DeleteArgs) => somna_api::DeleteResult,
                 commands::restore_memory(somna_api::IdArgs) => somna_engine::Memory,
-                commands::import_text(somna_api::ImportRequest) => u64,
-                commands::load_demo => u64,
+                commands::import_text(somna_api::ImportRequest) => crate::jobs::JobId<crate::jobs::kinds::Import>,
+                commands::load_demo => crate::jobs::JobId<crate::jobs::kinds::Import>,
                 commands::export_store(commands::PathRequest) => usize,
                 commands::cancel_job(commands::JobRef) => bool,
                 commands::similar(somna_api::SimilarArgs) => somna_api::SimilarResult,
                 commands::neighbourhood(somna_api::NeighbourhoodRequest) => somna_engine::points::Neighbourhood,
                 commands::actors => Vec<String>,
-                commands::open_store(commands::PathRequest) => u64,
+                commands::open_store(commands::PathRequest) => crate::jobs::JobId<crate::jobs::kinds::Open>,
                 commands::memory_sleep_history(somna_api::IdArgs) => Vec<somna_engine::points::MemorySleepEvent>,
-                views::compute_layout(somna_api::LayoutRequest) => u64,
-                views::cluster_run(somna_api::ClusterRequest) => u64,
+                views::compute_layout(somna_api::LayoutRequest) => crate::jobs::JobId<crate::jobs::kinds::Layout>,
+                views::cluster_run(somna_api::ClusterRequest) => crate::jobs::JobId<crate::jobs::kinds::Cluster>,
                 views::clusters => Vec<somna_engine::ClusterInfo>,
                 views::cluster_merges => Vec<somna_engine::ClusterMerge>,
                 views::liquid_defaults => somna_engine::LiquidParams,
@@ -43,9 +48,9 @@ macro_rules! rpc_table {
                 views::sleep_config => somna_engine::SleepConfig,
                 views::llm_settings => Option<somna_api::LlmSettings>,
                 views::set_llm_settings(somna_api::SetLlmSettings) => (),
-                views::sleep_run(somna_api::SleepRunRequest) => u64,
+                views::sleep_run(somna_api::SleepRunRequest) => crate::jobs::JobId<crate::jobs::kinds::Sleep>,
                 views::sleep_history(usize) => Vec<somna_engine::SleepReport>,
-                views::sleep_undo(somna_api::UndoRequest) => u64,
+                views::sleep_undo(somna_api::UndoRequest) => crate::jobs::JobId<crate::jobs::kinds::SleepUndo>,
                 views::auto_sleep_settings => somna_engine::sleep::auto::AutoSleepSettings,
                 views::set_auto_sleep(somna_engine::sleep::auto::AutoSleepSettings) => (),
                 live::server_status => live::ServerStatus,
@@ -58,6 +63,65 @@ macro_rules! rpc_table {
             }
         }
     };
+}
+
+/// An event the shell emits: its name and the type of its payload.
+pub(crate) trait Event {
+    const NAME: &'static str;
+    type Payload: serde::Serialize + Clone;
+}
+
+/// Declares the events (`Type "name" => Payload, …`) and their TypeScript map.
+macro_rules! events {
+    ($($e:ident $name:literal => $p:ty),* $(,)?) => {
+        /// The events of the table.
+        pub(crate) mod events {
+            $(
+                pub(crate) struct $e;
+                impl super::Event for $e {
+                    const NAME: &'static str = $name;
+                    type Payload = $p;
+                }
+            )*
+        }
+
+        /// `Events` (event name → payload type) in TypeScript.
+        #[cfg(test)]
+        pub(crate) fn events_ts(cfg: &ts_rs::Config) -> String {
+            use ts_rs::TS;
+            let mut out = String::from(
+                "/** Every event the shell emits: its name and payload type. */\nexport type Events = {\n",
+            );
+            $( out.push_str(&format!("  \"{}\": {};\n", $name, <$p as TS>::name(cfg))); )*
+            out.push_str("};\n");
+            out
+        }
+    };
+}
+
+events! {
+    Changed "somna://changed" => somna_engine::ChangeEvent,
+    Progress "somna://progress" => crate::jobs::ProgressPayload,
+    JobDone "somna://job-done" => crate::jobs::DonePayload,
+    Opening "somna://opening" => somna_engine::ProgressEvent,
+    Ready "somna://ready" => (),
+    OpenFailed "somna://open-failed" => crate::error::ApiError,
+    LiquidStep "somna://liquid-step" => somna_engine::LiquidStep,
+    LiquidState "somna://liquid-state" => crate::rpc::LiquidState,
+    LiquidError "somna://liquid-error" => crate::error::ApiError,
+}
+
+/// Emits event `E` to the UI.
+pub(crate) fn emit<E: Event>(app: &tauri::AppHandle, payload: E::Payload) {
+    use tauri::Emitter;
+    let _ = app.emit(E::NAME, payload);
+}
+
+/// The liquid loop started or paused.
+#[derive(Debug, Clone, serde::Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub(crate) struct LiquidState {
+    pub running: bool,
 }
 
 /// Registers every command of the table.

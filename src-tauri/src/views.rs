@@ -4,6 +4,7 @@
 
 use crate::commands::{blocking, job, on_engine};
 use crate::error::{ApiError, ApiResult};
+use crate::jobs::{kinds, JobId};
 use crate::points;
 use crate::state::AppState;
 use somna_api::sleep::Backend;
@@ -18,8 +19,8 @@ use tauri::{AppHandle, Manager};
 /// Computes the layout of a method in 2 or 3 dimensions as a job: the cached one with new
 /// memories placed incrementally, or (`full`) a recomputation aligned to the previous one.
 #[tauri::command]
-pub async fn compute_layout(app: AppHandle, req: LayoutRequest) -> ApiResult<u64> {
-    job(&app, "layout", move |ws, job| ws.compute_layout(&req, job))
+pub async fn compute_layout(app: AppHandle, req: LayoutRequest) -> ApiResult<JobId<kinds::Layout>> {
+    job(&app, move |ws, job| ws.compute_layout(&req, job))
 }
 
 /// The last layout `compute_layout` produced, else the one cached in the store, as an
@@ -53,8 +54,8 @@ pub async fn layout_data(app: AppHandle, req: LayoutKey) -> ApiResult<tauri::ipc
 }
 
 #[tauri::command]
-pub async fn cluster_run(app: AppHandle, req: ClusterRequest) -> ApiResult<u64> {
-    job(&app, "cluster", move |ws, job| ws.api().cluster(&req, job))
+pub async fn cluster_run(app: AppHandle, req: ClusterRequest) -> ApiResult<JobId<kinds::Cluster>> {
+    job(&app, move |ws, job| ws.api().cluster(&req, job))
 }
 
 #[tauri::command]
@@ -132,10 +133,10 @@ pub async fn set_llm_settings(app: AppHandle, req: SetLlmSettings) -> ApiResult<
 }
 
 #[tauri::command]
-pub async fn sleep_run(app: AppHandle, req: SleepRunRequest) -> ApiResult<u64> {
+pub async fn sleep_run(app: AppHandle, req: SleepRunRequest) -> ApiResult<JobId<kinds::Sleep>> {
     let llm = &app.state::<AppState>().llm;
     let backend = Backend::choose(req.backend.as_deref(), || Ok(llm.get()))?;
-    job(&app, "sleep", move |ws, job| {
+    job(&app, move |ws, job| {
         let config = req.config.unwrap_or_default();
         ws.api().sleep(req.dry_run, config, &backend, "app", job)
     })
@@ -148,8 +149,8 @@ pub async fn sleep_history(app: AppHandle, req: usize) -> ApiResult<Vec<SleepRep
 
 /// Undoes a cycle as a job; its result is the report of the cycle undone.
 #[tauri::command]
-pub async fn sleep_undo(app: AppHandle, req: UndoRequest) -> ApiResult<u64> {
-    job(&app, "sleep-undo", move |ws, job| {
+pub async fn sleep_undo(app: AppHandle, req: UndoRequest) -> ApiResult<JobId<kinds::SleepUndo>> {
+    job(&app, move |ws, job| {
         let mut undone = ws.api().sleep_undo(&req, job)?;
         undone.pop().ok_or_else(|| {
             somna_engine::Error::Internal(format!("undoing cycle {} returned no report", req.id))

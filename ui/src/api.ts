@@ -1,11 +1,12 @@
 // Typed calls of the Tauri commands and the app's events. Every command, with its request and
 // response types, comes from the generated RPC map (`Rpc` in bindings.ts, from
 // src-tauri/src/rpc.rs): a command name or a request the backend does not have fails the
-// type check.
+// type check. So does an event name (`Events`: name → payload), and a job's result is typed
+// by the kind its command started (`JobId<kind>` → `JobResults[kind]`).
 
 import { invoke } from "@tauri-apps/api/core";
 import { listen, type UnlistenFn } from "@tauri-apps/api/event";
-import type { ApiError, JobDone, ProgressPayload, Rpc } from "./bindings";
+import type { ApiError, Events, JobDone, JobId, JobResults, ProgressPayload, ProjectionMethod, Rpc } from "./bindings";
 import { timed } from "./render/perf";
 import type {
   AutoSleepSettings, ImportFormat, LiquidParams, ListQuery, SearchArgs, SleepConfig, UpdateFields,
@@ -61,8 +62,8 @@ export const api = {
   similar: (id: number, k: number) => rpc.similar({ id, k }).then((r) => r.similar),
   neighbourhood: (seeds: number[], depth: number, limit: number) => rpc.neighbourhood({ seeds, depth, limit }),
   openStore: (path: string) => rpc.open_store({ path }),
-  computeLayout: (method: "pca" | "tsne", dims: number, full: boolean) => rpc.compute_layout({ method, dims, full }),
-  layoutData: (method: "pca" | "tsne", dims: number) => rpc.layout_data({ method, dims }),
+  computeLayout: (method: ProjectionMethod, dims: number, full: boolean) => rpc.compute_layout({ method, dims, full }),
+  layoutData: (method: ProjectionMethod, dims: number) => rpc.layout_data({ method, dims }),
   clusterRun: (k: number | null) => rpc.cluster_run({ k }),
   clusters: () => rpc.clusters(null),
   clusterMerges: () => rpc.cluster_merges(null),
@@ -87,16 +88,16 @@ export const api = {
   serverStop: () => rpc.server_stop(null),
 };
 
+export function onEvent<E extends keyof Events>(name: E, f: (p: Events[E]) => void): Promise<UnlistenFn> {
+  return listen<Events[E]>(name, (e) => timed(`event:${name.replace("somna://", "")}`, () => f(e.payload)));
+}
+
 export function onProgress(f: (p: ProgressPayload) => void): Promise<UnlistenFn> {
-  return listen<ProgressPayload>("somna://progress", (e) => timed("event:progress", () => f(e.payload)));
+  return onEvent("somna://progress", f);
 }
 
 export function onJobDone(f: (p: JobDone) => void): Promise<UnlistenFn> {
-  return listen<JobDone>("somna://job-done", (e) => timed("event:job-done", () => f(e.payload)));
-}
-
-export function onEvent<T>(name: string, f: (p: T) => void): Promise<UnlistenFn> {
-  return listen<T>(name, (e) => timed(`event:${name.replace("somna://", "")}`, () => f(e.payload)));
+  return onEvent("somna://job-done", f);
 }
 
 /// Resolves with a job's result when it ends, rejects with its error.
@@ -113,7 +114,9 @@ void onJobDone((d) => {
   else w.reject(new CommandError(d.error?.code ?? "internal", d.error?.message ?? "failed"));
 });
 
-export function waitJob<T>(job: number): Promise<T> {
+/// The result's type is the job kind's, from the id the job's command returned.
+export function waitJob<K extends keyof JobResults>(job: JobId<K>): Promise<JobResults[K]> {
+  type T = JobResults[K];
   return new Promise<T>((resolve, reject) => {
     const d = early.get(job);
     if (d) {

@@ -536,6 +536,37 @@ interval_ms: number, };
 
 export type LiquidStatus = { running: boolean, params: LiquidParams, };
 
+export type Moved = { memory_id: number, from: number, to: number, };
+
+export type Relabelled = { cluster_id: number, label: string, };
+
+export type LiquidStep = { step: number, moved: Array<Moved>, merged: Array<ClusterMerge>, energy_mean: number, energy_max: number, 
+/**
+ * Live clusters after the step.
+ */
+clusters: number, memories: number, 
+/**
+ * Wall time of the step, excluding a first-step neighbour build.
+ */
+millis: number, 
+/**
+ * Time spent building or extending the neighbour cache (0 on a warm step).
+ */
+prepare_millis: number, 
+/**
+ * Clusters whose membership changed enough that their label was recomputed.
+ */
+relabelled: Array<Relabelled>, 
+/**
+ * On a step that built the neighbour cache: how many lists came from the file saved
+ * beside the store (the rest were searched).
+ */
+reused_neighbour_lists: number, };
+
+export type LiquidState = { running: boolean, };
+
+export type ProgressEvent = { stage: string, done: number, total: number, };
+
 export type ReplayWeights = { recency: number, importance: number, novelty: number, access: number, };
 
 export type SleepConfig = { weights: ReplayWeights, 
@@ -695,17 +726,17 @@ export type Rpc = {
   update_memory: { req: UpdateArgs; res: Memory };
   delete_memory: { req: DeleteArgs; res: DeleteResult };
   restore_memory: { req: IdArgs; res: Memory };
-  import_text: { req: ImportRequest; res: number };
-  load_demo: { req: null; res: number };
+  import_text: { req: ImportRequest; res: JobId<"import"> };
+  load_demo: { req: null; res: JobId<"import"> };
   export_store: { req: PathRequest; res: number };
   cancel_job: { req: JobRef; res: boolean };
   similar: { req: SimilarArgs; res: SimilarResult };
   neighbourhood: { req: NeighbourhoodRequest; res: Neighbourhood };
   actors: { req: null; res: Array<string> };
-  open_store: { req: PathRequest; res: number };
+  open_store: { req: PathRequest; res: JobId<"open"> };
   memory_sleep_history: { req: IdArgs; res: Array<MemorySleepEvent> };
-  compute_layout: { req: LayoutRequest; res: number };
-  cluster_run: { req: ClusterRequest; res: number };
+  compute_layout: { req: LayoutRequest; res: JobId<"layout"> };
+  cluster_run: { req: ClusterRequest; res: JobId<"cluster"> };
   clusters: { req: null; res: Array<ClusterInfo> };
   cluster_merges: { req: null; res: Array<ClusterMerge> };
   liquid_defaults: { req: null; res: LiquidParams };
@@ -717,9 +748,9 @@ export type Rpc = {
   sleep_config: { req: null; res: SleepConfig };
   llm_settings: { req: null; res: LlmSettings | null };
   set_llm_settings: { req: SetLlmSettings; res: null };
-  sleep_run: { req: SleepRunRequest; res: number };
+  sleep_run: { req: SleepRunRequest; res: JobId<"sleep"> };
   sleep_history: { req: number; res: Array<SleepReport> };
-  sleep_undo: { req: UndoRequest; res: number };
+  sleep_undo: { req: UndoRequest; res: JobId<"sleep-undo"> };
   auto_sleep_settings: { req: null; res: AutoSleepSettings };
   set_auto_sleep: { req: AutoSleepSettings; res: null };
   server_status: { req: null; res: ServerStatus };
@@ -727,4 +758,30 @@ export type Rpc = {
   server_stop: { req: null; res: ServerStatus };
   point_attributes: { req: null; res: ArrayBuffer };
   layout_data: { req: LayoutKey; res: ArrayBuffer };
+};
+
+/** Every event the shell emits: its name and payload type. */
+export type Events = {
+  "somna://changed": ChangeEvent;
+  "somna://progress": ProgressPayload;
+  "somna://job-done": JobDone;
+  "somna://opening": ProgressEvent;
+  "somna://ready": null;
+  "somna://open-failed": ApiError;
+  "somna://liquid-step": LiquidStep;
+  "somna://liquid-state": LiquidState;
+  "somna://liquid-error": ApiError;
+};
+
+/** A job's id, marked with its kind. */
+export type JobId<K extends keyof JobResults> = number & { readonly __job?: K };
+
+/** Every kind of job: the type of its result. */
+export type JobResults = {
+  "import": ImportDone;
+  "layout": LayoutSummary;
+  "cluster": ClusterReport;
+  "sleep": SleepReport;
+  "sleep-undo": SleepReport;
+  "open": string;
 };

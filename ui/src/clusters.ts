@@ -7,7 +7,7 @@ import { h, clear, fmtTime, fmtNum, toast } from "./dom";
 import { clusterColor, cssColor } from "./colors";
 import { kvTable, settingsForm } from "./kv";
 import { bus, select, state } from "./store";
-import type { ClusterInfo, ClusterMerge, ClusterReport, LiquidParams } from "./types";
+import type { ClusterInfo, ClusterMerge, LiquidParams, LiquidStep } from "./types";
 
 
 export class ClusterPanel {
@@ -42,10 +42,10 @@ export class ClusterPanel {
           h("details", { class: "section" }, h("summary", null, "Rate and thresholds"), this.paramsEl),
           h("h4", null, "Recent steps"), this.stepLog,
           h("h3", null, "Merge timeline"), this.mergesEl)));
-    void onEvent<Record<string, unknown>>("somna://liquid-step", (s) => this.onStep(s));
+    void onEvent("somna://liquid-step", (s) => this.onStep(s));
     // The swatches follow the 3D view's palette: the largest clusters in their hues, the rest grey.
     bus.on("hues", () => { if (this.shown) this.renderClusters(this.shown); }, "clusters");
-    void onEvent<{ running: boolean }>("somna://liquid-state", (s) => this.setRunning(s.running));
+    void onEvent("somna://liquid-state", (s) => this.setRunning(s.running));
   }
 
   async refresh(): Promise<void> {
@@ -118,7 +118,7 @@ export class ClusterPanel {
     try {
       const k = this.kInput.value ? Number(this.kInput.value) : null;
       const job = await api.clusterRun(k);
-      const r = await waitJob<ClusterReport>(job);
+      const r = await waitJob(job);
       toast(`clustered into ${r.k} clusters`);
       bus.emit("data");
       await this.refresh();
@@ -153,12 +153,12 @@ export class ClusterPanel {
     }
   }
 
-  private onStep(s: Record<string, unknown>): void {
-    const moved = Array.isArray(s.moved) ? s.moved.length : 0;
-    const merged = Array.isArray(s.merged) ? s.merged.length : 0;
-    const relabelled = Array.isArray(s.relabelled) ? s.relabelled.length : 0;
+  private onStep(s: LiquidStep): void {
+    const moved = s.moved.length;
+    const merged = s.merged.length;
+    const relabelled = s.relabelled.length;
     this.stepLog.prepend(h("li", { "data-testid": "liquid-step-row" }, `step ${s.step}: ${moved} moved, ${merged} merged${relabelled ? `, ${relabelled} relabelled` : ""}`,
-      typeof s.millis === "number" ? h("span", { class: "muted" }, ` · ${fmtNum(s.millis as number, 1)} ms`) : null));
+      h("span", { class: "muted" }, ` · ${fmtNum(s.millis, 1)} ms`)));
     while (this.stepLog.children.length > 30) this.stepLog.lastChild?.remove();
     clear(this.liquidEl);
     this.liquidEl.append(kvTable(s, ["moved", "merged", "relabelled"]));

@@ -2,7 +2,7 @@
 
 import { api, waitJob } from "./api";
 import { h, clear, toast } from "./dom";
-import type { ImportDone, ImportFormat, ServerStatus } from "./types";
+import type { ImportFormat, JobId, ServerStatus } from "./types";
 
 function modal(title: string, ...content: (Node | null)[]): { el: HTMLElement; close: () => void } {
   const card = h("div", { class: "card dialog", role: "dialog", "aria-label": title }, h("h2", null, title), ...content);
@@ -24,7 +24,7 @@ export function openImportDialog(): void {
   const status = h("div", { class: "muted", "data-testid": "import-status" });
   const go = h("button", { class: "primary", "data-testid": "import-start" }, "Import");
   const cancel = h("button", { hidden: true }, "Cancel import");
-  let job: number | null = null;
+  let job: JobId<"import"> | null = null;
   const { close } = modal("Import conversations",
     h("p", { class: "muted" }, "Chat JSONL: {role, content, name?, timestamp?, conversation?} per line. LoCoMo JSON. Or a Somna export. A malformed file imports nothing and says where the problem is; an interrupted import resumes when the same file is imported again."),
     h("label", null, "file", file), h("label", null, "format", format), status,
@@ -43,7 +43,7 @@ export function openImportDialog(): void {
       status.textContent = `Importing ${f.name}${fmt ? ` as ${fmt}` : ""}…`;
       job = await api.importText(f.name, fmt, content);
       cancel.hidden = false;
-      const r = await waitJob<ImportDone>(job);
+      const r = await waitJob(job);
       const stored = "memories" in r ? r.memories : r.messages_stored;
       const skipped = "messages_skipped" in r ? r.messages_skipped : 0;
       const c = r.clusters;

@@ -9,7 +9,7 @@ import { h, clear, fmtInt, toast } from "./dom";
 import { Graph } from "./graph/view";
 import { Space } from "./space/view";
 import { bus, parseLayout, parsePoints, select, state } from "./store";
-import type { ChangeEvent, LayoutSummary, ProgressPayload, Route, ScoreMode, Stats, Status } from "./types";
+import type { ProgressPayload, Route, ScoreMode, Stats, Status } from "./types";
 import { Xray, searchSummary } from "./xray";
 import { SleepPanel } from "./sleep";
 import { ClusterPanel } from "./clusters";
@@ -191,7 +191,7 @@ async function refreshPoints(animate: boolean, full: boolean): Promise<void> {
     }
     space.setStatus(`${method === "pca" ? "PCA" : "t-SNE"}: computing layout of ${fmtInt(state.points.n)} memories…`);
     const job = await api.computeLayout(method, 3, full);
-    const summary = await waitJob<LayoutSummary>(job);
+    const summary = await waitJob(job);
     if (token !== pointsToken) return;
     const layoutBuf = await api.layoutData(method, 3);
     const layout = timed("refresh.parseLayout", () => parseLayout(layoutBuf, method));
@@ -244,7 +244,7 @@ bus.on("clusters", () => space.recolor(), "main");
 // A liquid step moved memories between clusters or merged clusters: apply it to the point
 // data at once so the points glide to their new clusters (the refresh that follows from the
 // step's cluster change then finds nothing left to move).
-void onEvent<{ moved: { memory_id: number; to: number }[]; merged: { from_id: number; into_id: number }[] }>("somna://liquid-step", (step) => {
+void onEvent("somna://liquid-step", (step) => {
   if (step.moved.length || step.merged.length) space.moveClusters(step.moved, step.merged);
 });
 // Every change of the store arrives as one event (the engine's change stream, forwarded by
@@ -288,7 +288,7 @@ function flushChanges(): void {
     liveEl.title = `last external change at ${new Date().toLocaleTimeString()}`;
   }
 }
-void onEvent<ChangeEvent>("somna://changed", ({ origin, change }) => {
+void onEvent("somna://changed", ({ origin, change }) => {
   switch (change.kind) {
     case "memories_added":
     case "memories_updated":
@@ -372,7 +372,7 @@ async function showCachedLayout(): Promise<void> {
 
 async function start(): Promise<void> {
   showOpening("Opening the memory store…");
-  void onEvent<{ stage: string; done: number; total: number }>("somna://opening", (p) =>
+  void onEvent("somna://opening", (p) =>
     showOpening(`Opening the memory store… ${p.stage} ${fmtInt(p.done)}/${fmtInt(p.total)}`));
   const ready = new Promise<void>((resolve) => {
     void onEvent("somna://ready", () => resolve());

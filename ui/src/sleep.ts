@@ -5,7 +5,7 @@ import { api, onProgress, waitJob } from "./api";
 import { h, clear, fmtTime, toast } from "./dom";
 import { kvTable, settingsForm } from "./kv";
 import { bus, select } from "./store";
-import type { AutoSleepSettings, ProposedMemory, SleepConfig, SleepReport } from "./types";
+import type { AutoSleepSettings, JobId, ProposedMemory, SleepConfig, SleepReport } from "./types";
 
 export class SleepPanel {
   readonly el: HTMLElement;
@@ -14,7 +14,7 @@ export class SleepPanel {
   private historyEl: HTMLElement;
   private settingsEl: HTMLElement;
   private form: { el: HTMLElement; read: () => SleepConfig } | null = null;
-  private runningJob: number | null = null;
+  private runningJob: JobId<"sleep"> | null = null;
   private buttons: HTMLButtonElement[] = [];
   private backend: HTMLSelectElement;
 
@@ -107,7 +107,7 @@ export class SleepPanel {
     this.phasesEl.append(cancel);
     try {
       this.runningJob = await api.sleepRun(dryRun, this.form?.read() ?? null, this.backend.value);
-      const report = await waitJob<SleepReport>(this.runningJob);
+      const report = await waitJob(this.runningJob);
       this.showReport(report);
       if (!dryRun) {
         toast(`sleep cycle #${report.id} finished`);
@@ -127,7 +127,7 @@ export class SleepPanel {
     if (!confirm(`Undo sleep cycle #${id}? Everything it created is removed and everything it changed is restored.`)) return;
     try {
       const job = await api.sleepUndo(id);
-      const report = await waitJob<SleepReport>(job);
+      const report = await waitJob(job);
       toast(`sleep cycle #${id} undone`);
       this.showReport(report);
       bus.emit("data");

@@ -10,7 +10,7 @@ export type {
   Signals, SortKey, Source, Stats, Status, Timings, Weights, ClusterInfo, ClusterMerge, GraphNode, GraphEdge,
   Neighbourhood, AutoSleepSettings, ServerStatus, ChangeEvent, Similar, Filters, ListArgs, SearchArgs,
   UpdateFields, ImportFormat, ImportDone, LayoutSummary, ClusterReport, LiquidParams, LiquidStatus, SleepConfig,
-  SleepReport, PhaseReport, ProposedMemory, Rpc,
+  SleepReport, PhaseReport, ProposedMemory, Rpc, LiquidStep, Events, JobId, JobResults, ProjectionMethod,
 } from "./bindings";
 
 /** A memory's lifecycle state (the engine's `State`). */

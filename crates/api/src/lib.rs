@@ -10,6 +10,7 @@
 //! Errors are the engine's [`somna_engine::Error`]; a refused request is `invalid_input`
 //! with a message that names the field.
 
+mod golden;
 pub mod limits;
 pub mod llm;
 mod memories;

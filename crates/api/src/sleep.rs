@@ -4,7 +4,7 @@
 use crate::limits::SLEEP_HISTORY;
 use crate::Api;
 use serde::{Deserialize, Serialize};
-use somna_engine::sleep::auto::AutoSleepSettings;
+use somna_engine::sleep::auto::{AutoSleep, AutoSleepSettings};
 use somna_engine::sleep::chat::{ChatCompressor, ChatConfig};
 use somna_engine::{Error, Job, Result, SleepConfig, SleepOptions, SleepReport};
 
@@ -125,6 +125,23 @@ impl Api {
 
     pub fn auto_sleep_settings(&self) -> Result<AutoSleepSettings> {
         self.engine().auto_sleep_settings()
+    }
+
+    /// Starts auto-sleep in the background with the stored setting's poll interval: a cycle
+    /// (trigger "auto") once `every` new episodes wait (left out, the stored threshold).
+    /// It runs until the returned handle is stopped or dropped.
+    pub fn spawn_auto_sleep(&self, every: Option<usize>) -> Result<AutoSleep> {
+        let settings = self.auto_sleep_settings()?;
+        let opts = SleepOptions {
+            trigger: "auto".into(),
+            ..SleepOptions::default()
+        };
+        Ok(AutoSleep::spawn(
+            self.engine().clone(),
+            every.unwrap_or(settings.every),
+            settings.poll(),
+            opts,
+        ))
     }
 
     /// Saves the auto-sleep setting (the engine checks it).

@@ -8,7 +8,8 @@ use somna_engine::ingest::ExportDoc;
 use somna_engine::points::{MemorySleepEvent, Neighbourhood, PointAttributes};
 use somna_engine::store::Store;
 use somna_engine::{
-    ClusterInfo, ClusterMerge, ClusterReport, Error, Job, ProjectionMethod, Result, Stats,
+    ClusterInfo, ClusterMerge, ClusterReport, Error, Job, Layout, LiquidParams, LiquidStep,
+    ProjectionMethod, ProjectionParams, Result, Stats,
 };
 use std::path::Path;
 
@@ -137,6 +138,29 @@ impl Api {
 
     pub fn cluster_merges(&self) -> Result<Vec<ClusterMerge>> {
         self.engine().cluster_merges()
+    }
+
+    /// The ids of up to `limit` members of a cluster, the closest to its centroid first.
+    pub fn cluster_members(&self, cluster_id: i64, limit: usize) -> Result<Vec<i64>> {
+        self.engine().cluster_members(cluster_id, limit)
+    }
+
+    /// One step of liquid clustering with `params` (the app's loop runs them in the
+    /// [`crate::Workspace`]).
+    pub fn liquid_step(&self, params: &LiquidParams, job: &Job) -> Result<LiquidStep> {
+        self.engine().liquid_step_with(params, job)
+    }
+
+    /// Computes a layout from scratch with `params`, aligned to the previous one.
+    pub fn project(&self, params: &ProjectionParams, job: &Job) -> Result<Layout> {
+        check_dims(params.dims)?;
+        self.engine().project(params, job)
+    }
+
+    /// The cached layout of `key`, with memories added since placed incrementally.
+    pub fn cached_layout(&self, key: LayoutKey, job: &Job) -> Result<Layout> {
+        check_dims(key.dims)?;
+        self.engine().layout(key.method, key.dims, job)
     }
 
     /// The layout saved in the store for `key`, if any.

@@ -4,7 +4,8 @@
 use crate::output::print_json;
 use anyhow::Context;
 use clap::{Args, ValueEnum};
-use somna_engine::{Job, LiquidParams, ProjectionMethod, ProjectionParams, Somna};
+use somna_api::{Api, ClusterRequest, LayoutKey};
+use somna_engine::{Job, LiquidParams, ProjectionMethod, ProjectionParams};
 use std::io::BufWriter;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -71,16 +72,16 @@ fn short(text: &str, max: usize) -> String {
     }
 }
 
-pub fn cluster(engine: &Somna, args: ClusterArgs, job: &Job, json: bool) -> anyhow::Result<()> {
-    let report = engine.cluster(args.k, job)?;
-    let mut clusters = engine.clusters()?;
+pub fn cluster(api: &Api, args: ClusterArgs, job: &Job, json: bool) -> anyhow::Result<()> {
+    let report = api.cluster(&ClusterRequest { k: args.k }, job)?;
+    let mut clusters = api.clusters()?;
     clusters.truncate(args.top.unwrap_or(usize::MAX));
     let mut listed = Vec::with_capacity(clusters.len());
     for c in &clusters {
-        let ids = engine.cluster_members(c.id, args.show)?;
+        let ids = api.cluster_members(c.id, args.show)?;
         let texts: Vec<String> = ids
             .iter()
-            .map(|id| engine.get(*id).map(|d| d.memory.text))
+            .map(|id| api.get(*id).map(|d| d.memory.text))
             .collect::<Result<_, _>>()?;
         listed.push((c, texts));
     }
@@ -111,7 +112,7 @@ pub fn cluster(engine: &Somna, args: ClusterArgs, job: &Job, json: bool) -> anyh
     Ok(())
 }
 
-pub fn liquid(engine: &Somna, args: LiquidArgs, job: &Job, json: bool) -> anyhow::Result<()> {
+pub fn liquid(api: &Api, args: LiquidArgs, job: &Job, json: bool) -> anyhow::Result<()> {
     let defaults = LiquidParams::default();
     let params = LiquidParams {
         flow_rate: args.flow_rate.unwrap_or(defaults.flow_rate),
@@ -122,7 +123,7 @@ pub fn liquid(engine: &Somna, args: LiquidArgs, job: &Job, json: bool) -> anyhow
     let mut steps = Vec::with_capacity(args.steps);
     for _ in 0..args.steps {
         job.cancel.check()?;
-        let s = engine.liquid_step_with(&params, job)?;
+        let s = api.liquid_step(&params, job)?;
         if !json {
             out!(
                 "step {}: {} moved, {} merged, energy mean {:.3} max {:.3}, {} clusters, {} memories, {} ms{}",
@@ -163,7 +164,7 @@ pub fn liquid(engine: &Somna, args: LiquidArgs, job: &Job, json: bool) -> anyhow
     Ok(())
 }
 
-pub fn project(engine: &Somna, args: ProjectArgs, job: &Job, json: bool) -> anyhow::Result<()> {
+pub fn project(api: &Api, args: ProjectArgs, job: &Job, json: bool) -> anyhow::Result<()> {
     let method = match args.method {
         Method::Pca => ProjectionMethod::Pca,
         Method::Tsne => ProjectionMethod::Tsne,
@@ -178,9 +179,15 @@ pub fn project(engine: &Somna, args: ProjectArgs, job: &Job, json: bool) -> anyh
     };
     let started = Instant::now();
     let layout = if args.cached {
-        engine.layout(method, args.dims, job)?
+        api.cached_layout(
+            LayoutKey {
+                method,
+                dims: args.dims,
+            },
+            job,
+        )?
     } else {
-        engine.project(&params, job)?
+        api.project(&params, job)?
     };
     let millis = started.elapsed().as_millis();
     match &args.out {

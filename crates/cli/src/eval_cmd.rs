@@ -4,6 +4,7 @@
 use crate::output::{print_json, StageBars};
 use anyhow::Context;
 use clap::Args;
+use somna_api::Api;
 use somna_engine::eval::golden::GoldenOptions;
 use somna_engine::eval::memory::{self, MemoryEvalOptions, Method};
 use somna_engine::ledger::LedgerGroup;
@@ -172,7 +173,7 @@ enum GoldenAction {
     },
 }
 
-pub fn golden(engine: &Somna, args: GoldenArgs, json: bool) -> anyhow::Result<()> {
+pub fn golden(api: &Api, args: GoldenArgs, json: bool) -> anyhow::Result<()> {
     match args.action {
         GoldenAction::Add {
             query,
@@ -187,7 +188,7 @@ pub fn golden(engine: &Somna, args: GoldenArgs, json: bool) -> anyhow::Result<()
                 },
                 ..Default::default()
             };
-            let g = engine.golden_add(&query, &expect, k, &opts)?;
+            let g = api.golden_add(&query, &expect, k, &opts)?;
             if json {
                 print_json(&g)?;
             } else {
@@ -201,7 +202,7 @@ pub fn golden(engine: &Somna, args: GoldenArgs, json: bool) -> anyhow::Result<()
             }
         }
         GoldenAction::List => {
-            let list = engine.golden_list()?;
+            let list = api.golden_list()?;
             if json {
                 print_json(&list)?;
             } else if list.is_empty() {
@@ -219,7 +220,7 @@ pub fn golden(engine: &Somna, args: GoldenArgs, json: bool) -> anyhow::Result<()
             }
         }
         GoldenAction::Remove { id } => {
-            engine.golden_remove(id)?;
+            api.golden_remove(id)?;
             if json {
                 print_json(&serde_json::json!({"removed": id}))?;
             } else {
@@ -228,7 +229,7 @@ pub fn golden(engine: &Somna, args: GoldenArgs, json: bool) -> anyhow::Result<()
         }
         GoldenAction::Run { fail_on_regression } => {
             let (job, bar) = crate::job_with_bar("golden", json);
-            let run = engine.golden_run("manual", None, &job)?;
+            let run = api.golden_run(&job)?;
             bar.finish();
             if json {
                 print_json(&run)?;
@@ -295,7 +296,7 @@ fn age_ms(s: &str) -> Option<i64> {
     Some(n * unit)
 }
 
-pub fn ledger(engine: &Somna, args: LedgerArgs, json: bool) -> anyhow::Result<()> {
+pub fn ledger(api: &Api, args: LedgerArgs, json: bool) -> anyhow::Result<()> {
     let by: LedgerGroup = args.by.parse()?;
     let since = match args.since.as_deref() {
         None => 0,
@@ -304,7 +305,7 @@ pub fn ledger(engine: &Somna, args: LedgerArgs, json: bool) -> anyhow::Result<()
             None => crate::parse_time(s, false)?,
         },
     };
-    let rows = engine.ledger_summary(since, by)?;
+    let rows = api.ledger_summary(since, by)?;
     if json {
         return print_json(&rows);
     }
@@ -339,4 +340,19 @@ pub fn ledger(engine: &Somna, args: LedgerArgs, json: bool) -> anyhow::Result<()
         );
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::age_ms;
+
+    #[test]
+    fn a_ledger_age_is_minutes_hours_or_days_and_nothing_else() {
+        assert_eq!(age_ms("30m"), Some(30 * 60_000));
+        assert_eq!(age_ms("24h"), Some(24 * 3_600_000));
+        assert_eq!(age_ms("7d"), Some(7 * 86_400_000));
+        for bad in ["", "d", "7w", "1.5h", "2024-03-01"] {
+            assert_eq!(age_ms(bad), None, "{bad:?}");
+        }
+    }
 }

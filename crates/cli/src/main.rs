@@ -385,8 +385,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Eval {
             what: EvalWhat::Locomo(args),
         } => locomo_cmd::run(args, &ctx.model_dir, json),
-        Command::Golden(args) => eval_cmd::golden(&ctx.open()?, args, json),
-        Command::Ledger(args) => eval_cmd::ledger(&ctx.open()?, args, json),
+        Command::Golden(args) => eval_cmd::golden(&ctx.api("user")?, args, json),
+        Command::Ledger(args) => eval_cmd::ledger(&ctx.api("user")?, args, json),
         Command::Eval {
             what: EvalWhat::Memory(args),
         } => eval_cmd::run_memory(args, &ctx.model_dir, json),
@@ -397,11 +397,57 @@ fn run(cli: Cli) -> anyhow::Result<()> {
 fn with_bar(
     ctx: &Ctx,
     label: &'static str,
-    f: impl FnOnce(&Somna, &Job) -> anyhow::Result<()>,
+    f: impl FnOnce(&Api, &Job) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
-    let engine = ctx.open()?;
+    let api = ctx.api("user")?;
     let (job, bar) = job_with_bar(label, ctx.json);
-    f(&engine, &job)?;
+    f(&api, &job)?;
     bar.finish();
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_time_is_rfc_3339_or_a_date_from_its_first_or_to_its_last_millisecond() {
+        assert_eq!(
+            parse_time("2024-03-01T12:00:00+01:00", false).unwrap(),
+            1_709_290_800_000
+        );
+        let start = parse_time("2024-03-01", false).unwrap();
+        let end = parse_time("2024-03-01", true).unwrap();
+        assert_eq!(start, 1_709_251_200_000);
+        assert_eq!(end - start, 86_400_000 - 1);
+        let err = parse_time("March 1st", false).unwrap_err();
+        assert!(
+            err.to_string().contains("neither RFC 3339 nor YYYY-MM-DD"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_filters_end_date_covers_that_whole_day_and_a_bad_kind_is_refused() {
+        let args = FilterArgs {
+            conversation: None,
+            kinds: vec!["fact".into()],
+            states: vec!["warm".into()],
+            who: None,
+            from: Some("2024-03-01".into()),
+            to: Some("2024-03-01".into()),
+            include_deleted: false,
+            cluster: None,
+        };
+        let f = args.to_filters().unwrap();
+        assert_eq!(f.kinds, vec![Kind::Fact]);
+        assert_eq!(f.states, vec![State::Warm]);
+        assert_eq!(f.from, Some(1_709_251_200_000));
+        assert_eq!(f.to, Some(1_709_251_200_000 + 86_400_000 - 1));
+        let bad = FilterArgs {
+            kinds: vec!["memo".into()],
+            ..args
+        };
+        assert!(bad.to_filters().is_err());
+    }
 }

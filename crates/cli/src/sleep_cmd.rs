@@ -87,10 +87,10 @@ fn job(json: bool) -> (Job, Arc<StageBars>) {
 
 pub fn run(ctx: &Ctx, args: SleepArgs) -> anyhow::Result<()> {
     let json = ctx.json;
-    if args.auto {
-        return run_auto(ctx.open()?, args.every, json);
-    }
     let api = ctx.api("user")?;
+    if args.auto {
+        return run_auto(&api, args.every, json);
+    }
     match args.action {
         Some(SleepAction::AutoSetting {
             enable,
@@ -209,22 +209,17 @@ fn cycle(api: &Api, args: SleepArgs, json: bool) -> anyhow::Result<()> {
 
 /// `somna sleep --auto`: runs auto-sleep in the foreground until Ctrl-C, printing each
 /// cycle as it ends.
-fn run_auto(engine: Somna, every: Option<usize>, json: bool) -> anyhow::Result<()> {
-    let settings = engine.auto_sleep_settings()?;
+fn run_auto(api: &Api, every: Option<usize>, json: bool) -> anyhow::Result<()> {
+    let settings = api.auto_sleep_settings()?;
     let every = every.unwrap_or(settings.every);
     let (job, _bar) = crate::job_with_bar("auto-sleep", true);
-    let engine = Arc::new(engine);
-    let opts = SleepOptions {
-        trigger: "auto".into(),
-        ..SleepOptions::default()
-    };
     if !json {
         eprintln!(
             "auto-sleep: a cycle after every {every} new episodes (checked every {} s); Ctrl-C stops",
             settings.poll_secs
         );
     }
-    let auto = somna_engine::sleep::auto::AutoSleep::spawn(engine, every, settings.poll(), opts);
+    let auto = api.spawn_auto_sleep(Some(every))?;
     let mut shown = 0;
     loop {
         let stop = job.cancel.is_cancelled();

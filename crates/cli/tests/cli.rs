@@ -146,6 +146,10 @@ fn a_killed_import_loses_nothing_committed_and_resumes() {
         .starts_with("Message 1496 "));
 }
 
+// Long on purpose (~135 lines): one memory's whole life through the JSON output (add, search,
+// get, similar, update, delete, history, restore, export and re-import), each step on the
+// state the previous ones left; every step is a `somna` process that loads the model, so
+// split tests would repeat the earlier steps' processes.
 #[test]
 fn json_output_has_the_documented_shape() {
     let dir = tempfile::tempdir().unwrap();

@@ -22,3 +22,12 @@ pub fn model_dir() -> PathBuf {
         None => data_dir().join("model"),
     }
 }
+
+/// The file a store's sleep cycle (or undo) holds an OS lock on while it runs, beside the
+/// store: other processes sharing the store find it locked, and the OS releases it when the
+/// holder exits, however it exits.
+pub fn sleep_lock(db: &std::path::Path) -> PathBuf {
+    let mut name = db.as_os_str().to_owned();
+    name.push(".sleep-lock");
+    PathBuf::from(name)
+}

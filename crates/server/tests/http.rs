@@ -117,13 +117,11 @@ async fn binding_a_non_loopback_address_is_refused() {
     assert!(err.to_string().contains("loopback"), "{err}");
 }
 
-#[tokio::test]
-async fn rest_routes_do_every_operation() {
-    let dir = tempfile::tempdir().unwrap();
-    let app = router(ops(&dir), "127.0.0.1:50000");
+/// Adds two memories in the conversation "rest" through the REST route; their ids.
+async fn add_two(app: &axum::Router) -> Vec<i64> {
     let t = Some(TOKEN);
     let (s, added) = send(
-        &app,
+        app,
         "POST",
         "/api/v1/memories",
         t,
@@ -144,6 +142,15 @@ async fn rest_routes_do_every_operation() {
         .map(|v| v.as_i64().unwrap())
         .collect();
     assert_eq!(ids.len(), 2);
+    ids
+}
+
+#[tokio::test]
+async fn rest_routes_add_search_get_update_and_show_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = router(ops(&dir), "127.0.0.1:50000");
+    let t = Some(TOKEN);
+    let ids = add_two(&app).await;
 
     let (s, found) = send(
         &app,
@@ -198,6 +205,14 @@ async fn rest_routes_do_every_operation() {
         .map(|h| h["event"].as_str().unwrap())
         .collect();
     assert_eq!(events, ["add", "update"]);
+}
+
+#[tokio::test]
+async fn rest_routes_find_a_memorys_neighbours_and_refuse_a_bad_k() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = router(ops(&dir), "127.0.0.1:50000");
+    let t = Some(TOKEN);
+    let ids = add_two(&app).await;
 
     // The other memory is the first one's only neighbour, with its text and a similarity.
     let (s, near) = send(
@@ -225,6 +240,14 @@ async fn rest_routes_do_every_operation() {
     )
     .await;
     assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{bad}");
+}
+
+#[tokio::test]
+async fn rest_routes_list_and_hard_delete_memories() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = router(ops(&dir), "127.0.0.1:50000");
+    let t = Some(TOKEN);
+    let ids = add_two(&app).await;
 
     let (s, page) = send(
         &app,
@@ -257,6 +280,13 @@ async fn rest_routes_do_every_operation() {
     .await;
     assert_eq!(s, StatusCode::NOT_FOUND);
     assert_eq!(err["error"]["code"], "not_found");
+}
+
+#[tokio::test]
+async fn rest_routes_run_a_dry_sleep_cycle() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = router(ops(&dir), "127.0.0.1:50000");
+    let t = Some(TOKEN);
 
     let (s, cycle) = send(
         &app,
@@ -268,8 +298,14 @@ async fn rest_routes_do_every_operation() {
     .await;
     assert_eq!(s, StatusCode::OK, "{cycle}");
     assert_eq!(cycle["status"], "dry_run");
+}
 
-    // Bad arguments: 422 with a message naming the problem.
+#[tokio::test]
+async fn rest_routes_refuse_bad_arguments_with_422_naming_the_problem() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = router(ops(&dir), "127.0.0.1:50000");
+    let t = Some(TOKEN);
+
     let (s, err) = send(
         &app,
         "POST",

@@ -1,10 +1,11 @@
 // The Space view's toolbar: projection method, colour mode, cluster pull, the nearest-memory
 // lines' toggle, reset view, and the status line.
 
+import type { ProjectionMethod } from "../bindings";
 import type { ColorBy } from "../colors";
 import { h } from "../dom";
 
-export type ProjectionMethod = "pca" | "tsne";
+export type { ProjectionMethod };
 
 const COLOR_MODES: ColorBy[] = ["cluster", "energy", "kind", "recency", "usage", "importance", "state"];
 

@@ -1,6 +1,7 @@
 //! The engine's layering, checked from its source: every `crate::<module>` path (and every
 //! name the crate root re-exports, such as `crate::Somna`) in a file under `src/` is an
-//! edge from the file's top-level module to that module. The module graph must have no
+//! edge from the file's top-level module to that module, and so is every `super::` chain
+//! that climbs to the crate root (`super::super::store` in `sleep/plan.rs`). The module graph must have no
 //! loop; only the layers above the façade (`eval`, `bench`) may reach the façade
 //! (`engine`); and every `impl Somna` is in `src/engine/`.
 
@@ -121,6 +122,54 @@ fn crate_refs(code: &str) -> Vec<String> {
     out
 }
 
+/// Every name a `super::` chain that climbs to the crate root names first, in the file at
+/// `path` (under `src/`): `sleep/plan.rs` is two levels deep, `sleep/mod.rs` and
+/// `golden.rs` one, and each inline `mod name { … }` around a chain adds a level.
+fn super_refs(path: &str, code: &str) -> Vec<String> {
+    let mut depth_of_file = path.split('/').count();
+    if path.ends_with("/mod.rs") {
+        depth_of_file -= 1;
+    }
+    // The spans of inline modules (`mod tests { … }`).
+    let mut inline = Vec::new();
+    for (at, _) in code.match_indices("mod ") {
+        let before = code[..at].chars().next_back();
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+            continue;
+        }
+        let rest = &code[at + "mod ".len()..];
+        let name = ident_at(rest);
+        let after = rest[name.len()..].trim_start();
+        if !name.is_empty() && after.starts_with('{') {
+            let open = code.len() - after.len();
+            inline.push(open..open + braced(after).len() + 2);
+        }
+    }
+    let mut out = Vec::new();
+    for (at, _) in code.match_indices("super::") {
+        let before = code[..at].chars().next_back();
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':') {
+            continue; // inside a longer name, or a later link of a chain
+        }
+        let mut rest = &code[at..];
+        let mut climbs = 0;
+        while let Some(r) = rest.strip_prefix("super::") {
+            climbs += 1;
+            rest = r;
+        }
+        let depth = depth_of_file + inline.iter().filter(|s| s.contains(&at)).count();
+        if climbs < depth {
+            continue; // stays inside the file's own top-level module
+        }
+        if rest.starts_with('{') {
+            out.extend(tree_heads(braced(rest)));
+        } else {
+            out.push(ident_at(rest).to_string());
+        }
+    }
+    out
+}
+
 /// The crate root's modules, and which module each name it re-exports comes from.
 fn root_names(lib: &str) -> (BTreeSet<String>, BTreeMap<String, String>) {
     let code = strip_comments(lib);
@@ -167,7 +216,8 @@ fn module_graph(files: &[(String, String)]) -> Graph {
         }
         let top = path.split('/').next().expect("a path");
         let top = top.trim_end_matches(".rs").to_string();
-        for name in crate_refs(&strip_comments(text)) {
+        let code = strip_comments(text);
+        for name in crate_refs(&code).into_iter().chain(super_refs(path, &code)) {
             let target = if modules.contains(&name) {
                 Some(name)
             } else {
@@ -309,4 +359,32 @@ fn the_checker_accepts_a_graph_that_only_calls_down() {
     let graph = module_graph(&files);
     assert_eq!(find_loop(&graph), None);
     assert_eq!(graph["engine"].len(), 2);
+}
+
+#[test]
+fn the_checker_follows_super_chains_that_climb_to_the_crate_root() {
+    let files = vec![
+        (
+            "lib.rs".to_string(),
+            "mod engine;\npub mod sleep;\npub mod store;\npub use engine::Somna;\n".to_string(),
+        ),
+        ("engine/mod.rs".into(), "use crate::sleep::plan;\n".into()),
+        (
+            "sleep/plan.rs".into(),
+            "use super::super::{store::Tx, Somna};\nuse super::Batch;\n".into(),
+        ),
+        (
+            "store/mod.rs".into(),
+            "mod tests {\n    use super::*;\n    use super::super::sleep;\n}\n".into(),
+        ),
+        ("store/history.rs".into(), "use super::Tx;\n".into()),
+    ];
+    let graph = module_graph(&files);
+    assert_eq!(graph["sleep"]["engine"].len(), 1, "super::super::Somna");
+    assert_eq!(graph["sleep"]["store"].len(), 1, "super::super::store");
+    assert_eq!(graph["store"]["sleep"].len(), 1, "from an inline module");
+    assert!(!graph["sleep"].contains_key("sleep"));
+    assert!(!graph["store"].contains_key("store"));
+    let cycle = find_loop(&graph).expect("engine -> sleep -> engine is a loop");
+    assert!(cycle.contains(&"sleep".to_string()) && cycle.contains(&"engine".to_string()));
 }

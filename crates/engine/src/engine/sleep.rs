@@ -20,6 +20,7 @@ use crate::sleep::{FieldChange, PhaseReport, ProposedMemory, SleepOptions, Sleep
 use crate::store::{now_ms, Tx};
 use crate::{Error, Result};
 use std::collections::{HashMap, HashSet};
+use std::fs::{File, OpenOptions, TryLockError};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -27,13 +28,25 @@ use std::time::Instant;
 static RUNNING: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
 /// Holds a store's place in [`RUNNING`] until dropped: a cycle holds it from start to end,
-/// and so does an undo, so neither starts while the other runs.
-struct Running(String);
+/// and so does an undo, so neither starts while the other runs. Across processes sharing
+/// a store file the same holds through an OS lock on [`crate::paths::sleep_lock`].
+///
+/// Why a lock file and not the `status = 'running'` rows of `sleep_cycles`: a process
+/// killed mid-cycle leaves its row `running` until the next cycle marks it interrupted, so
+/// a row cannot tell a live cycle from a dead one (refusing on it would refuse undo until
+/// the next cycle). The OS drops a dead process's lock, so the lock is only ever held by a
+/// live cycle or undo.
+struct Running {
+    key: String,
+    /// The locked file (none for an in-memory store, which no other process can open).
+    _lock: Option<File>,
+}
 
 impl Running {
     fn claim(engine: &Somna) -> Result<Self> {
         let path = engine.store().path().to_path_buf();
-        let key = if path == std::path::Path::new(":memory:") {
+        let in_memory = path == std::path::Path::new(":memory:");
+        let key = if in_memory {
             format!(":memory:{:p}", engine)
         } else {
             path.display().to_string()
@@ -42,8 +55,30 @@ impl Running {
         if running.contains(&key) {
             return Err(Error::CycleRunning);
         }
+        let lock = if in_memory {
+            None
+        } else {
+            Some(lock_across_processes(&path)?)
+        };
         running.push(key.clone());
-        Ok(Self(key))
+        Ok(Self { key, _lock: lock })
+    }
+}
+
+/// Takes the OS lock beside the store at `db`, refused with [`Error::CycleRunning`] while
+/// another process holds it.
+fn lock_across_processes(db: &std::path::Path) -> Result<File> {
+    let path = crate::paths::sleep_lock(db);
+    let file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| Error::io(&path, e))?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(TryLockError::WouldBlock) => Err(Error::CycleRunning),
+        Err(TryLockError::Error(e)) => Err(Error::io(&path, e)),
     }
 }
 
@@ -52,7 +87,7 @@ impl Drop for Running {
         RUNNING
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .retain(|k| *k != self.0);
+            .retain(|k| *k != self.key);
     }
 }
 

@@ -8,6 +8,11 @@
 //! already knows about them); when both happened, both are reported, so consumers treat
 //! the lists as upserts.
 //!
+//! Clusters, links, sleep cycles and settings changed elsewhere are found by the store too
+//! (cheap marks of those tables, compared when another connection committed); an undo
+//! elsewhere writes no history, so the memories of a cycle found undone are read from its
+//! row and caught up with like any other changed memory.
+//!
 //! What a catch-up finds is also published on the store's change stream as `External`
 //! changes; [`Somna::watch_external`] runs the catch-up on a background thread, so front
 //! ends subscribe to the stream instead of polling.
@@ -15,7 +20,7 @@
 use super::Somna;
 use crate::events::Job;
 use crate::memory::Memory;
-use crate::store::{Change, Origin};
+use crate::store::{Change, Origin, Tx};
 use crate::Result;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -50,8 +55,21 @@ impl Somna {
     pub fn sync_external_changes(&self) -> Result<Changes> {
         let mut cursor = self.sync.lock().unwrap_or_else(|p| p.into_inner());
         let store = self.store();
-        let seen = store.external_changes(&mut cursor)?;
+        let found = store.external_changes(&mut cursor)?;
+        let mut seen = found.memories;
+        // An undo writes no history: the memories of a cycle undone elsewhere are read
+        // from its row (fields set back; created summaries and schemas removed).
+        for change in &found.others {
+            if let Change::SleepCycles { ids } = change {
+                for id in ids {
+                    for m in undone_cycle_memories(&store.read(), *id)? {
+                        seen.entry(m).or_insert(false);
+                    }
+                }
+            }
+        }
         if seen.is_empty() {
+            self.changes.publish(Origin::External, found.others);
             return Ok(Changes::default());
         }
 
@@ -86,7 +104,7 @@ impl Somna {
         self.refresh_actors(&store)?;
         drop(store);
         let ids = |ms: &[Memory]| ms.iter().map(|m| m.id).collect::<Vec<_>>();
-        let found = [
+        let memories = [
             Change::MemoriesAdded {
                 ids: ids(&changes.added),
             },
@@ -99,7 +117,11 @@ impl Somna {
         ];
         self.changes.publish(
             Origin::External,
-            found.into_iter().filter(|c| !is_empty(c)).collect(),
+            memories
+                .into_iter()
+                .filter(|c| !is_empty(c))
+                .chain(found.others)
+                .collect(),
         );
         Ok(changes)
     }
@@ -132,6 +154,21 @@ impl Somna {
             last_error,
         }
     }
+}
+
+/// The memories cycle `id` changed or created, if it is undone.
+fn undone_cycle_memories(read: &Tx<'_>, id: i64) -> Result<Vec<i64>> {
+    let Some(row) = read.get_cycle(id)? else {
+        return Ok(Vec::new());
+    };
+    if row.status != "undone" {
+        return Ok(Vec::new());
+    }
+    let changed = row.changed.as_array().into_iter().flatten();
+    Ok(changed
+        .filter_map(|c| c.get("memory_id").and_then(|m| m.as_i64()))
+        .chain(row.created_ids.iter().copied())
+        .collect())
 }
 
 fn is_empty(c: &Change) -> bool {

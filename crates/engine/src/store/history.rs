@@ -1,6 +1,6 @@
 //! Queries on `history`: every change of a memory (as mem0's `history()`).
 
-use super::Tx;
+use super::{Change, Tx};
 use crate::Result;
 use rusqlite::params;
 use serde::{Deserialize, Serialize};
@@ -22,6 +22,9 @@ pub struct HistoryEntry {
 }
 
 impl Tx<'_> {
+    /// Records one change of memory `memory_id`. Its history is part of the memory as the
+    /// views show it, so this announces the memory as updated (merged away when the same
+    /// transaction added or removed it), as other processes' history rows are announced.
     #[allow(clippy::too_many_arguments)]
     pub fn record_history(
         &self,
@@ -33,7 +36,9 @@ impl Tx<'_> {
         cause: Option<&str>,
         now: i64,
     ) -> Result<()> {
-        self.writing()?;
+        self.note(Change::MemoriesUpdated {
+            ids: vec![memory_id],
+        })?;
         self.conn()
             .prepare_cached(
                 "INSERT INTO history (memory_id, event, old_value, new_value, actor, cause, created_at)
@@ -93,7 +98,9 @@ impl Tx<'_> {
 
     /// Inserts an exported history entry as it was.
     pub fn restore_history(&self, h: &HistoryEntry) -> Result<()> {
-        self.writing()?;
+        self.note(Change::MemoriesUpdated {
+            ids: vec![h.memory_id],
+        })?;
         self.conn().execute(
             "INSERT INTO history (id, memory_id, event, old_value, new_value, actor, cause, created_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
@@ -109,5 +116,87 @@ impl Tx<'_> {
             ],
         )?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Change, Message, Store};
+    use crate::memory::{Kind, NewMemory};
+
+    #[test]
+    fn writes_to_history_or_the_message_log_alone_are_announced() {
+        let mut store = Store::open_in_memory().unwrap();
+        let (id, message) = store
+            .transaction(|tx| {
+                let id = tx.insert_memory(&NewMemory::new(Kind::Episode, "kept"), 1.0, 0)?;
+                let m = Message {
+                    role: "user".into(),
+                    speaker: None,
+                    text: "kept".into(),
+                    session: None,
+                    occurred_at: None,
+                    external_id: None,
+                    metadata: serde_json::json!({}),
+                };
+                Ok((id, tx.insert_message("c", &m, 0)?.unwrap()))
+            })
+            .unwrap();
+        let rx = store.changes().subscribe();
+        let changes = |rx: &std::sync::mpsc::Receiver<_>| -> Vec<Change> {
+            rx.try_iter()
+                .map(|e: super::super::ChangeEvent| e.change)
+                .collect()
+        };
+
+        store
+            .transaction(|tx| tx.record_history(id, "state", None, None, "sleep:1", None, 0))
+            .unwrap();
+        assert_eq!(
+            changes(&rx),
+            vec![Change::MemoriesUpdated { ids: vec![id] }]
+        );
+
+        store
+            .transaction(|tx| tx.link_message(message, id))
+            .unwrap();
+        assert_eq!(
+            changes(&rx),
+            vec![Change::Messages {
+                conversations: vec!["c".into()]
+            }]
+        );
+
+        assert_eq!(
+            store
+                .transaction(|tx| tx.delete_history_by("sleep:1"))
+                .unwrap(),
+            1
+        );
+        assert_eq!(
+            changes(&rx),
+            vec![Change::MemoriesUpdated { ids: vec![id] }]
+        );
+        // Nothing deleted, nothing announced.
+        store
+            .transaction(|tx| tx.delete_history_by("sleep:1"))
+            .unwrap();
+        assert!(changes(&rx).is_empty());
+
+        let entry = super::HistoryEntry {
+            id: 99,
+            memory_id: id,
+            event: "update".into(),
+            old_value: None,
+            new_value: None,
+            actor: "import".into(),
+            cause: None,
+            created_at: 0,
+        };
+        store.transaction(|tx| tx.restore_history(&entry)).unwrap();
+        assert_eq!(
+            changes(&rx),
+            vec![Change::MemoriesUpdated { ids: vec![id] }]
+        );
     }
 }

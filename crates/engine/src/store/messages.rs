@@ -101,11 +101,20 @@ impl Tx<'_> {
             .exists(params![conversation, external_id])?)
     }
 
+    /// Records that message `message_id` became memory `memory_id`; announces the
+    /// message's conversation.
     pub fn link_message(&self, message_id: i64, memory_id: i64) -> Result<()> {
         self.writing()?;
-        self.conn()
-            .prepare_cached("UPDATE messages SET memory_id = ?2 WHERE id = ?1")?
-            .execute(params![message_id, memory_id])?;
+        let conversations: Vec<String> = self
+            .conn()
+            .prepare_cached(
+                "UPDATE messages SET memory_id = ?2 WHERE id = ?1 RETURNING conversation",
+            )?
+            .query_map(params![message_id, memory_id], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        if !conversations.is_empty() {
+            self.note(Change::Messages { conversations })?;
+        }
         Ok(())
     }
 

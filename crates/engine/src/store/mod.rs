@@ -32,7 +32,7 @@ mod sqlite;
 pub use changes::{coalesce, Change, ChangeBus, ChangeEvent, Origin};
 pub use clusters::{ClusterMerge, ClusterRow, EnergyRow};
 pub use co_access::CoAccess;
-pub use external::ExternalCursor;
+pub use external::{ExternalChanges, ExternalCursor};
 pub use fts::{fts_query, query_tokens};
 pub use golden::{GoldenQuery, GoldenResultRow, GoldenRunRow};
 pub use history::HistoryEntry;

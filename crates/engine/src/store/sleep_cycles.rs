@@ -189,12 +189,20 @@ impl Tx<'_> {
         Ok(n as usize)
     }
 
-    /// Removes the history entries written by `actor` (an undone cycle's).
+    /// Removes the history entries written by `actor` (an undone cycle's); announces their
+    /// memories as updated (see [`Tx::record_history`]).
     pub fn delete_history_by(&self, actor: &str) -> Result<usize> {
         self.writing()?;
-        Ok(self
+        let ids: Vec<i64> = self
             .conn()
-            .execute("DELETE FROM history WHERE actor = ?1", [actor])?)
+            .prepare_cached("DELETE FROM history WHERE actor = ?1 RETURNING memory_id")?
+            .query_map([actor], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        let removed = ids.len();
+        if removed > 0 {
+            self.note(Change::MemoriesUpdated { ids })?;
+        }
+        Ok(removed)
     }
 
     /// Ids of the latest `limit` cycles that changed, forgot or consolidated memory `id`,

@@ -3,6 +3,7 @@
 //! engine catches up with them (by a call or its own watcher thread).
 
 use crate::common::{config, msg, open_hash, tempdir, Fixture};
+use somna_engine::sleep::auto::AutoSleepSettings;
 use somna_engine::{
     AddOptions, Change, ChangeEvent, Job, MemoryUpdate, Origin, SearchQuery, Somna,
 };
@@ -192,4 +193,80 @@ fn the_engines_watcher_catches_up_by_itself_and_stops_with_its_handle() {
         )
         .unwrap();
     assert!(rx.recv_timeout(Duration::from_millis(200)).is_err());
+}
+
+#[test]
+fn another_processes_clusters_cycles_settings_and_undo_arrive_as_external_changes() {
+    let dir = tempdir();
+    let cfg = config(&dir);
+    let app = open_hash(&cfg);
+    let agent = open_hash(&cfg);
+    crate::sleep::conversation(&agent);
+    let rx = app.subscribe();
+    app.sync_external_changes().unwrap();
+    drain(&rx);
+    let external = |rx: &Receiver<ChangeEvent>| -> Vec<Change> {
+        app.sync_external_changes().unwrap();
+        drain(rx)
+            .into_iter()
+            .inspect(|e| assert_eq!(e.origin, Origin::External, "{e:?}"))
+            .map(|e| e.change)
+            .collect()
+    };
+
+    agent.cluster(Some(2), &Job::default()).unwrap();
+    let mut clusters: Vec<i64> = agent.clusters().unwrap().iter().map(|c| c.id).collect();
+    clusters.sort_unstable();
+    assert_eq!(external(&rx), vec![Change::Clusters { ids: clusters }]);
+
+    agent
+        .set_auto_sleep_settings(&AutoSleepSettings {
+            enabled: true,
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(
+        external(&rx),
+        vec![Change::Settings {
+            keys: vec!["auto_sleep".into()]
+        }]
+    );
+
+    let cycle = agent
+        .sleep(&crate::sleep::options(), &Job::default())
+        .unwrap();
+    let id = cycle.id.unwrap();
+    let found = external(&rx);
+    assert!(
+        found.contains(&Change::SleepCycles { ids: vec![id] }),
+        "{found:?}"
+    );
+    assert!(!cycle.created.is_empty());
+    // Its summaries arrive as added (with their links).
+    assert!(
+        found
+            .iter()
+            .any(|c| matches!(c, Change::MemoriesAdded { .. })),
+        "{found:?}"
+    );
+
+    // An undo writes no history; what it set back and removed arrives all the same.
+    agent.sleep_undo(id, &Job::default()).unwrap();
+    let found = external(&rx);
+    assert!(
+        found.contains(&Change::SleepCycles { ids: vec![id] }),
+        "{found:?}"
+    );
+    let removed = found
+        .iter()
+        .find_map(|c| match c {
+            Change::MemoriesRemoved { ids } => Some(ids.clone()),
+            _ => None,
+        })
+        .unwrap_or_default();
+    let created: Vec<i64> = cycle.created.iter().filter_map(|m| m.id).collect();
+    assert!(!created.is_empty());
+    assert!(created.iter().all(|m| removed.contains(m)), "{found:?}");
+    // Nothing more happened elsewhere: nothing more arrives.
+    assert!(external(&rx).is_empty());
 }

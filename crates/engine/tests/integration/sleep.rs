@@ -13,7 +13,7 @@ use std::sync::Arc;
 const NOW: i64 = 1_735_689_600_000; // 2025-01-01
 
 /// Six sessions of two friends, each about one of three hobbies, with short filler turns.
-fn conversation(engine: &Somna) {
+pub(crate) fn conversation(engine: &Somna) {
     conversation_in(engine, "ann-bob", |session| {
         ts(2023, 3 + session as u32, 10, 18, 0)
     })
@@ -621,6 +621,98 @@ fn undo_is_refused_for_the_whole_time_a_cycle_runs() {
         .sleep_undo_cascade(first.id.unwrap(), true, &Job::default())
         .unwrap();
     assert_eq!(undone.last().unwrap().id, first.id);
+    assert!(undone.iter().all(|r| r.status == "undone"));
+}
+
+/// A job that holds its cycle between the replay and compression phases until `released`
+/// sends (or hangs up), telling `entered` once it is held.
+fn held_at_compress(
+    entered: std::sync::mpsc::Sender<()>,
+    released: std::sync::mpsc::Receiver<()>,
+) -> Job {
+    let entered = std::sync::Mutex::new(Some(entered));
+    let released = std::sync::Mutex::new(released);
+    Job {
+        progress: Arc::new(move |e: ProgressEvent| {
+            if e.stage == "compress" {
+                if let Some(tx) = entered.lock().unwrap().take() {
+                    tx.send(()).unwrap();
+                    let _ = released.lock().unwrap().recv();
+                }
+            }
+        }),
+        cancel: somna_engine::CancelToken::new(),
+    }
+}
+
+#[test]
+fn another_processes_running_cycle_refuses_undo_and_a_dead_ones_row_does_not() {
+    let f = fixture();
+    let first = f.engine.sleep(&options(), &Job::default()).unwrap();
+    let id = first.id.unwrap();
+    let lock_path = somna_engine::paths::sleep_lock(&f.cfg.db_path);
+    let other_process = || {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .unwrap()
+    };
+
+    // A running cycle holds the store's lock file, so another process sharing the store
+    // cannot take it (an OS file lock conflicts between two open files even in one process,
+    // as it does between two processes).
+    let (entered_tx, entered) = std::sync::mpsc::channel();
+    let (release, released) = std::sync::mpsc::channel::<()>();
+    let job = held_at_compress(entered_tx, released);
+    std::thread::scope(|s| {
+        let release = release;
+        let cycle = s.spawn(|| f.engine.sleep(&options(), &job));
+        entered.recv().unwrap();
+        assert!(matches!(
+            other_process().try_lock(),
+            Err(std::fs::TryLockError::WouldBlock)
+        ));
+        release.send(()).unwrap();
+        assert_eq!(cycle.join().unwrap().unwrap().status, "completed");
+    });
+
+    // Another process's cycle (its lock, its `running` row): undo and a new cycle here are
+    // refused as long as it runs.
+    let held = other_process();
+    held.try_lock().unwrap();
+    let second = f.engine.sleep_history(1).unwrap()[0].id.unwrap();
+    rusqlite::Connection::open(&f.cfg.db_path)
+        .unwrap()
+        .execute(
+            "UPDATE sleep_cycles SET status = 'running' WHERE id = ?1",
+            [second],
+        )
+        .unwrap();
+    let err = f.engine.sleep_undo(id, &Job::default()).unwrap_err();
+    assert_eq!(err.code(), "cycle_running");
+    let err = f
+        .engine
+        .sleep_undo_cascade(id, true, &Job::default())
+        .unwrap_err();
+    assert_eq!(err.code(), "cycle_running");
+    assert_eq!(
+        f.engine
+            .sleep(&options(), &Job::default())
+            .unwrap_err()
+            .code(),
+        "cycle_running"
+    );
+
+    // That process died: the OS dropped its lock, and the `running` row it left behind
+    // does not refuse undo.
+    drop(held);
+    let undone = f
+        .engine
+        .sleep_undo_cascade(id, true, &Job::default())
+        .unwrap();
+    assert_eq!(undone.last().unwrap().id, Some(id));
     assert!(undone.iter().all(|r| r.status == "undone"));
 }
 
