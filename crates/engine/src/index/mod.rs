@@ -4,12 +4,15 @@
 //! * Every vector written gets a new *slot* in the graph; an updated memory's old slot stays
 //!   in the graph as a tombstone and is filtered out of searches, as are deleted memories.
 //! * Persisted beside the database (`<db>.index/`): the hnsw_rs dump, the slot → memory id
-//!   table and a manifest with the store's embedding change-log position and sha256 of each
-//!   file. On open the index is verified (manifest, hashes, point count, a self-search probe)
-//!   and caught up from the change log; anything wrong means a rebuild from SQLite.
+//!   table and a manifest with the store's embedding change-log position and the size and
+//!   sha256 of each file. On open the index is verified before hnsw_rs reads a byte (file
+//!   types, sizes, hashes, the dump's structure), then checked (point count, a self-search
+//!   probe) and caught up from the change log; anything wrong means a rebuild from SQLite.
+//!   Saves go through a temporary directory and a lock (see `persist`).
 //! * Searches over a small candidate set (a scoped or filtered search, a small store) are
 //!   exact; larger ones use HNSW with the candidate filter applied during the graph walk.
 
+mod dump_check;
 mod persist;
 
 use crate::embed::dot;
@@ -126,8 +129,14 @@ impl VectorIndex {
         };
         index.dir = dir;
         index.catch_up(store, job)?;
-        if rebuilt.is_some() {
-            index.save()?;
+        let mut rebuilt = rebuilt;
+        if let Some(reason) = &mut rebuilt {
+            // The rebuilt index works from memory; failing to save it (a read-only
+            // directory, a full disk) must not make the store unusable. It is retried on
+            // the next save.
+            if let Err(e) = index.save() {
+                reason.push_str(&format!("; the rebuilt index could not be saved: {e}"));
+            }
         }
         Ok((index, rebuilt))
     }
@@ -340,10 +349,13 @@ impl VectorIndex {
     }
 
     /// Writes the index beside the database (no-op for in-memory stores or when clean).
+    /// When another process keeps the index locked for long, nothing is written and the
+    /// index stays marked unsaved for the next call.
     pub fn save(&mut self) -> Result<()> {
         if let (Some(dir), true) = (&self.dir, self.dirty) {
-            persist::save(self, dir)?;
-            self.dirty = false;
+            if persist::save(self, dir)? {
+                self.dirty = false;
+            }
         }
         Ok(())
     }

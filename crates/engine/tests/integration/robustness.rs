@@ -377,7 +377,7 @@ fn an_invalid_message_in_an_import_batch_stores_nothing() {
 // ---------------------------------------------------------------- index recovery
 
 /// A distinct sentence per i (the word choices cycle with coprime periods).
-fn note(i: usize) -> String {
+pub(crate) fn note(i: usize) -> String {
     const NAMES: [&str; 7] = ["Ann", "Ben", "Chloe", "Dmitri", "Eve", "Farah", "Goran"];
     const ADJ: [&str; 11] = [
         "quickly",
@@ -437,7 +437,7 @@ fn note(i: usize) -> String {
 
 /// A saved store of `n` notes (hashing embedder); returns the fixture with the engine
 /// dropped, i.e. its directory and config, and the notes' ids.
-fn saved_store(n: usize) -> (tempfile::TempDir, somna_engine::Config, Vec<i64>) {
+pub(crate) fn saved_store(n: usize) -> (tempfile::TempDir, somna_engine::Config, Vec<i64>) {
     let f = Fixture::hash();
     let msgs: Vec<_> = (0..n).map(|i| msg("Scribe", &note(i))).collect();
     let rep = f.engine.add("notes", &msgs, &no_facts()).unwrap();
