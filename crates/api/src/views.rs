@@ -173,15 +173,12 @@ impl Api {
         self.engine().export()
     }
 
-    /// Writes the export to `path` (a leading `~/` is the home directory); returns how many
-    /// memories it holds.
+    /// Writes the export to `path` (a leading `~/` is the home directory), all or nothing
+    /// (see [`somna_engine::ingest::write_export`]); returns how many memories it holds.
     pub fn export_to(&self, path: &str) -> Result<usize> {
         let doc = self.export()?;
-        let n = doc.memories.len();
-        let text = serde_json::to_string_pretty(&doc)?;
-        let path = expand_home(path);
-        std::fs::write(&path, text).map_err(|source| Error::Io { path, source })?;
-        Ok(n)
+        somna_engine::ingest::write_export(&doc, &expand_home(path), true)?;
+        Ok(doc.memories.len())
     }
 }
 

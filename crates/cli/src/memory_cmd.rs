@@ -339,9 +339,8 @@ pub fn export(ctx: &Ctx, out: Option<PathBuf>) -> anyhow::Result<()> {
     let doc = ctx.api("user")?.export()?;
     match out {
         Some(path) => {
-            let f = std::fs::File::create(&path)
-                .with_context(|| format!("creating {}", path.display()))?;
-            serde_json::to_writer(BufWriter::new(f), &doc)?;
+            // All or nothing: a temporary file beside `path`, flushed, synced and renamed.
+            somna_engine::ingest::write_export(&doc, &path, false)?;
             eprintln!(
                 "exported {} memories to {}",
                 doc.memories.len(),
@@ -353,6 +352,8 @@ pub fn export(ctx: &Ctx, out: Option<PathBuf>) -> anyhow::Result<()> {
             let mut w = BufWriter::new(stdout.lock());
             serde_json::to_writer(&mut w, &doc)?;
             writeln!(w)?;
+            // Dropping the writer would flush too, but drop the error (`> /dev/full`).
+            w.flush().context("writing the export to standard output")?;
         }
     }
     Ok(())

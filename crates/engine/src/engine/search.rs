@@ -9,7 +9,8 @@ use crate::Result;
 
 impl Somna {
     /// Searches, then counts the access of every returned memory and the co-access of
-    /// every returned pair.
+    /// every pair among the best [`CO_ACCESS_TOP_HITS`](crate::store::CO_ACCESS_TOP_HITS)
+    /// hits (at most 45 pairs, whatever k is).
     pub fn search(&self, q: &SearchQuery) -> Result<SearchResponse> {
         let response = self.search_readonly(q)?;
         let ids: Vec<i64> = response.hits.iter().map(|h| h.memory.id).collect();

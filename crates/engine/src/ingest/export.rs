@@ -1,10 +1,15 @@
 //! Somna's own JSON export: every memory (with its embedding), link, message and history
-//! entry, with ids preserved, so an export imported into an empty store is the same store.
+//! entry, with ids preserved, so an export imported into an empty store is the same store;
+//! and [`write_export`], which writes one to a file all or nothing.
 
 use crate::memory::Memory;
 pub use crate::store::ExportedMessage;
 use crate::store::{CoAccess, HistoryEntry, Link};
+use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
+use std::fs::{File, OpenOptions};
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
 
 pub const EXPORT_FORMAT: &str = "somna-export";
 
@@ -27,4 +32,183 @@ pub struct ExportDoc {
     pub history: Vec<HistoryEntry>,
     #[serde(default)]
     pub co_access: Vec<CoAccess>,
+}
+
+/// Writes `doc` as JSON (`pretty`: indented) to `path`, or fails with [`Error::Io`] naming
+/// it. A failed export never leaves a partial file under `path`: the JSON goes to a
+/// temporary file in the same folder, which is flushed (a full disk is an error, not a
+/// short file), synced, and only then renamed over `path`; a file already there stays as
+/// it was until then. The temporary file is removed on any failure. A new file gets the
+/// usual permissions (0666 less the umask); a replaced one keeps its own.
+///
+/// An existing path that is not a regular file (`/dev/stdout`, a FIFO) is written in
+/// place and flushed: renaming over it would replace the device, not write to it.
+pub fn write_export(doc: &ExportDoc, path: &Path, pretty: bool) -> Result<()> {
+    write_file(path, |w| {
+        if pretty {
+            serde_json::to_writer_pretty(&mut *w, doc)?;
+        } else {
+            serde_json::to_writer(&mut *w, doc)?;
+        }
+        w.write_all(b"\n")
+    })
+}
+
+/// Writes what `body` writes to `path` as [`write_export`] describes.
+fn write_file(path: &Path, body: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> Result<()> {
+    let failed = |e: io::Error| Error::io(path, e);
+    let existing = match std::fs::metadata(path) {
+        Ok(m) => Some(m),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+        Err(e) => return Err(failed(e)),
+    };
+    if let Some(m) = existing.as_ref().filter(|m| !m.is_file()) {
+        if m.is_dir() {
+            return Err(failed(io::Error::other("is a directory, not a file")));
+        }
+        let file = OpenOptions::new().write(true).open(path).map_err(failed)?;
+        let mut w = BufWriter::new(file);
+        body(&mut w).map_err(failed)?;
+        return w.flush().map_err(failed);
+    }
+    // Through a symbolic link: the file it names is replaced, the link stays.
+    let resolved = match existing {
+        Some(_) => std::fs::canonicalize(path).map_err(failed)?,
+        None => path.to_path_buf(),
+    };
+    let path = resolved.as_path();
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let name = path
+        .file_name()
+        .ok_or_else(|| failed(io::Error::other("names no file")))?;
+    let prefix = format!(".{}.", name.to_string_lossy());
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix).suffix(".tmp");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        // Through open(2), so less the umask, as `File::create` would make it.
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    let mut tmp = builder.tempfile_in(dir).map_err(|e| Error::io(dir, e))?;
+    // From here on, an early return drops `tmp`, which deletes the temporary file.
+    if let Some(m) = &existing {
+        tmp.as_file()
+            .set_permissions(m.permissions())
+            .map_err(failed)?;
+    }
+    {
+        let mut w = BufWriter::new(tmp.as_file_mut());
+        body(&mut w).map_err(failed)?;
+        // `BufWriter`'s drop would flush too, but drop the error: a full disk here must fail.
+        w.flush().map_err(failed)?;
+    }
+    tmp.as_file().sync_all().map_err(failed)?;
+    tmp.persist(path).map_err(|e| failed(e.error))?;
+    // The rename is durable once the folder is synced (not possible everywhere: best effort).
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The files in `dir`, by name.
+    fn names(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// A body that writes part of its output, then fails as a full disk would.
+    fn fails_midway(w: &mut dyn Write) -> io::Result<()> {
+        w.write_all(&[b'x'; 100_000])?;
+        Err(io::Error::other("no space left (simulated)"))
+    }
+
+    #[test]
+    fn a_failed_write_leaves_no_file_and_no_temporary_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.json");
+        let err = write_file(&path, fails_midway).unwrap_err();
+        assert_eq!(err.code(), "io");
+        assert!(err.to_string().contains("out.json"), "{err}");
+        assert!(names(dir.path()).is_empty(), "{:?}", names(dir.path()));
+    }
+
+    #[test]
+    fn a_failed_write_over_a_file_leaves_the_old_file_as_it_was() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.json");
+        std::fs::write(&path, "the old export").unwrap();
+        assert_eq!(write_file(&path, fails_midway).unwrap_err().code(), "io");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "the old export");
+        assert_eq!(names(dir.path()), ["out.json"]);
+    }
+
+    #[test]
+    fn a_write_replaces_the_file_keeping_its_permissions_and_a_link_to_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.json");
+        write_file(&path, |w| w.write_all(b"first")).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "first");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+            // The umask decides, as for File::create; never the temporary file's 0600.
+            assert_ne!(mode(&path), 0o600);
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
+            let link = dir.path().join("link.json");
+            std::os::unix::fs::symlink(&path, &link).unwrap();
+            write_file(&link, |w| w.write_all(b"second")).unwrap();
+            assert_eq!(std::fs::read_to_string(&path).unwrap(), "second");
+            assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink());
+            assert_eq!(mode(&path), 0o640);
+            assert_eq!(names(dir.path()), ["link.json", "out.json"]);
+        }
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn an_export_to_a_full_device_is_an_error_and_the_device_stays() {
+        use std::os::unix::fs::FileTypeExt;
+        let path = Path::new("/dev/full");
+        if !std::fs::metadata(path).is_ok_and(|m| m.file_type().is_char_device()) {
+            eprintln!("no /dev/full here: skipped");
+            return;
+        }
+        let doc = ExportDoc {
+            format: EXPORT_FORMAT.into(),
+            version: 1,
+            exported_at: 0,
+            memories: Vec::new(),
+            links: Vec::new(),
+            messages: Vec::new(),
+            history: Vec::new(),
+            co_access: Vec::new(),
+        };
+        let err = write_export(&doc, path, true).unwrap_err();
+        assert_eq!(err.code(), "io");
+        match err {
+            Error::Io { source, .. } => assert_eq!(source.raw_os_error(), Some(28), "{source}"),
+            other => panic!("{other}"),
+        }
+        assert!(std::fs::metadata(path)
+            .unwrap()
+            .file_type()
+            .is_char_device());
+        assert!(!names(Path::new("/dev"))
+            .iter()
+            .any(|n| n.starts_with(".full.")));
+    }
 }

@@ -15,7 +15,7 @@ pub mod summary;
 
 pub use crate::text::find_location;
 pub use causal::{find_cue, CausalCue};
-pub use export::{ExportDoc, ExportedMemory, ExportedMessage, EXPORT_FORMAT};
+pub use export::{write_export, ExportDoc, ExportedMemory, ExportedMessage, EXPORT_FORMAT};
 pub use extract::{extract_facts, human_time, importance, w5h1_for_turn};
 pub use import::{
     parse_chat_jsonl, parse_chat_jsonl_text, parse_locomo, parse_locomo_text, parse_locomo_time,

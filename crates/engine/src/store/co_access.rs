@@ -14,9 +14,26 @@ pub struct CoAccess {
     pub last_at: i64,
 }
 
+/// How many of a search's hits, best first, form co-access pairs: at most 45 pairs per
+/// search, whatever its k (every pair of k hits would be k(k−1)/2: 19,900 upserts at
+/// k = 200, half a million at k = 1000).
+///
+/// Why the top 10: co-access is read by the liquid loop only (`cluster/liquid.rs`,
+/// `add_co_access`), as one term of a memory's affinity to its neighbours, where a
+/// co-retrieved memory that is not already among the memory's k = 10 nearest neighbours
+/// is added to its neighbour list. Pairs among the top 10 hits are the ones a reader
+/// actually saw together; the tail of a wide search (rank 150 with rank 190) is weak
+/// evidence, and counting it would add up to k − 1 neighbours to each of k memories per
+/// search, drowning the 10 semantic neighbours the flow is computed over. Retrieval and
+/// sleep do not read co-access; access counts (and so liquid energies) still count every
+/// hit.
+pub const CO_ACCESS_TOP_HITS: usize = 10;
+
 impl Tx<'_> {
-    /// Counts one joint retrieval of every pair in `ids`.
+    /// Counts one joint retrieval of every pair among the first [`CO_ACCESS_TOP_HITS`]
+    /// of `ids` (a search's hits, best first); the rest form no pairs.
     pub fn record_co_access(&self, ids: &[i64], now: i64) -> Result<()> {
+        let ids = &ids[..ids.len().min(CO_ACCESS_TOP_HITS)];
         self.note(Change::MemoriesAccessed { ids: ids.to_vec() })?;
         let mut stmt = self.conn().prepare_cached(
             "INSERT INTO co_access (a, b, count, last_at) VALUES (?1, ?2, 1, ?3)

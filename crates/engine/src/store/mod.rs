@@ -31,7 +31,7 @@ mod sqlite;
 
 pub use changes::{coalesce, Change, ChangeBus, ChangeEvent, Origin};
 pub use clusters::{ClusterMerge, ClusterRow, EnergyRow};
-pub use co_access::CoAccess;
+pub use co_access::{CoAccess, CO_ACCESS_TOP_HITS};
 pub use external::{ExternalChanges, ExternalCursor};
 pub use fts::{fts_query, query_tokens};
 pub use golden::{GoldenQuery, GoldenResultRow, GoldenRunRow};
@@ -115,20 +115,24 @@ impl Store {
         &self.changes
     }
 
-    /// Runs `f` in one transaction: all of it is committed or none of it. Once committed,
-    /// what it changed is announced on [`Store::changes`]; a failed `f` announces nothing.
+    /// Runs `f` in one write transaction: all of it is committed or none of it. Once
+    /// committed, what it changed is announced on [`Store::changes`]; a failed `f`
+    /// announces nothing.
+    ///
+    /// The transaction holds the store's write lock from its start, so a write from
+    /// another process is waited for, not failed on (see `sqlite.rs`). `f` runs exactly
+    /// once: what SQLite asks to retry is only the begin and the commit, never `f`, so a
+    /// closure with effects outside the database (progress reports, the changes it notes,
+    /// values it moves out) need not be idempotent.
     pub fn transaction<T>(&mut self, f: impl FnOnce(&Tx<'_>) -> Result<T>) -> Result<T> {
         let pending = Pending::default();
         let out = match &mut self.backend {
-            Backend::Sqlite(conn) => {
-                let tx = conn.transaction()?;
-                let out = f(&Tx {
-                    db: Db::Sqlite(&tx),
+            Backend::Sqlite(conn) => sqlite::write(conn, |conn| {
+                f(&Tx {
+                    db: Db::Sqlite(conn),
                     pending: Some(&pending),
-                })?;
-                tx.commit()?;
-                out
-            }
+                })
+            })?,
         };
         self.changes.publish(Origin::Local, pending.take());
         Ok(out)
@@ -284,6 +288,63 @@ mod tests {
             }
         );
         assert_eq!(store.get_meta("k").unwrap().as_deref(), Some("v"));
+    }
+
+    #[test]
+    fn a_write_that_reads_first_waits_for_another_connections_write_instead_of_failing() {
+        // Two connections as two processes would have. A deferred transaction that read
+        // while the other held the write lock was refused with SQLITE_BUSY as soon as the
+        // other committed (its snapshot was stale; the busy timeout does not apply).
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.db");
+        let mut a = Store::open(&path).unwrap();
+        let mut b = Store::open(&path).unwrap();
+        let (holding, held) = std::sync::mpsc::channel();
+        let writer = std::thread::spawn(move || {
+            a.transaction(|tx| {
+                tx.set_meta("a", "1")?;
+                holding.send(()).unwrap();
+                std::thread::sleep(std::time::Duration::from_millis(300));
+                Ok(())
+            })
+            .unwrap();
+        });
+        held.recv().unwrap();
+        let seen = b
+            .transaction(|tx| {
+                let seen = tx.get_meta("a")?;
+                tx.set_meta("b", &format!("saw {seen:?}"))?;
+                Ok(seen)
+            })
+            .unwrap();
+        writer.join().unwrap();
+        assert_eq!(
+            seen.as_deref(),
+            Some("1"),
+            "b's transaction began after a's commit"
+        );
+        assert_eq!(b.get_meta("b").unwrap().as_deref(), Some("saw Some(\"1\")"));
+    }
+
+    #[test]
+    fn several_processes_may_create_and_migrate_one_store_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.db");
+        let openers: Vec<_> = (0..4)
+            .map(|_| {
+                let path = path.clone();
+                std::thread::spawn(move || Store::open(&path).map(|_| ()))
+            })
+            .collect();
+        for o in openers {
+            o.join().unwrap().unwrap();
+        }
+        let v: i64 = Store::open(&path)
+            .unwrap()
+            .conn()
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .unwrap();
+        assert_eq!(v, SCHEMA_VERSION);
     }
 
     #[test]

@@ -539,3 +539,43 @@ fn search_counts_access_and_co_access_but_search_readonly_does_not() {
     f.engine.search(&SearchQuery { k: 3, ..q }).unwrap();
     assert_eq!(co_access(ids[0], ids[1]), 2);
 }
+
+#[test]
+fn a_wide_search_counts_co_access_among_its_best_hits_only() {
+    // 250 memories that all match the query, with the fast hashing embedder.
+    let f = Fixture::hash();
+    let msgs: Vec<_> = (0..250)
+        .map(|i| {
+            msg(
+                "Ann",
+                &format!("lighthouse note number {i} about the harbour"),
+            )
+        })
+        .collect();
+    let opts = AddOptions {
+        extract_facts: false,
+        ..AddOptions::default()
+    };
+    f.engine.add("c1", &msgs, &opts).unwrap();
+    let r = f
+        .engine
+        .search(&SearchQuery {
+            k: 200,
+            ..query("lighthouse note about the harbour")
+        })
+        .unwrap();
+    assert_eq!(r.hits.len(), 200);
+    let ids: Vec<i64> = r.hits.iter().map(|h| h.memory.id).collect();
+    let pairs = f.engine.with_store(|s| s.read().all_co_access()).unwrap();
+    // k(k−1)/2 = 19,900 pairs before; now the pairs of the best 10 hits: 45.
+    let top = somna_engine::store::CO_ACCESS_TOP_HITS;
+    assert_eq!(pairs.len(), top * (top - 1) / 2);
+    let best: HashSet<i64> = ids[..top].iter().copied().collect();
+    assert!(pairs
+        .iter()
+        .all(|p| best.contains(&p.a) && best.contains(&p.b) && p.count == 1));
+    // Every hit still counts as accessed (liquid energies read access counts).
+    for id in ids {
+        assert_eq!(f.engine.get(id).unwrap().memory.access_count, 1, "{id}");
+    }
+}
