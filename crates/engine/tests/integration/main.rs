@@ -10,6 +10,7 @@ mod common;
 mod crud;
 mod eval_memory;
 mod golden;
+mod imports;
 mod parity;
 mod policies;
 mod reconcile;
