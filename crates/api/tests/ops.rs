@@ -177,6 +177,27 @@ fn an_import_detects_its_format_and_keeps_the_store_clustered() {
 }
 
 #[test]
+fn an_import_with_nothing_in_it_is_an_import_error_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let api = Api::new(engine(&dir), "test");
+    for (name, format) in [
+        ("empty.jsonl", None),
+        ("empty.txt", Some(ImportFormat::ChatJsonl)),
+        ("empty.json", None),
+    ] {
+        let req = ImportRequest {
+            name: name.into(),
+            format,
+            content: "\u{feff}\n".into(),
+        };
+        let e = api.import(&req, &Job::default()).unwrap_err();
+        assert_eq!(e.code(), "import", "{name}");
+        assert!(e.to_string().starts_with(&format!("{name}: ")), "{e}");
+    }
+    assert_eq!(api.stats().unwrap().memories, 0);
+}
+
+#[test]
 fn writes_are_recorded_with_the_front_ends_actor() {
     let dir = tempfile::tempdir().unwrap();
     let api = Api::new(engine(&dir), "mcp");

@@ -151,6 +151,68 @@ fn a_killed_import_loses_nothing_committed_and_resumes() {
 // state the previous ones left; every step is a `somna` process that loads the model, so
 // split tests would repeat the earlier steps' processes.
 #[test]
+fn files_with_the_same_name_each_import_whole_and_an_empty_file_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let file = |rel: &str, content: &str| {
+        let p = dir.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, content).unwrap();
+        p
+    };
+    let chat = |texts: &[&str]| -> String {
+        texts
+            .iter()
+            .map(|t| serde_json::json!({"role": "user", "content": t}).to_string() + "\n")
+            .collect()
+    };
+    let a = file("a/notes.jsonl", &chat(&["buy milk", "call Ann"]));
+    let b = file(
+        "b/notes.jsonl",
+        &chat(&["the boiler is fixed", "Ben moved to Oslo", "pay rent"]),
+    );
+    let import = |p: &Path| {
+        json(
+            somna(&db)
+                .args(["--json", "import"])
+                .arg(p)
+                .output()
+                .unwrap(),
+        )
+    };
+    let counts =
+        |r: serde_json::Value| (r["messages_stored"].clone(), r["messages_skipped"].clone());
+    assert_eq!(counts(import(&a)), (2.into(), 0.into()));
+    assert_eq!(counts(import(&b)), (3.into(), 0.into()));
+    assert_eq!(counts(import(&b)), (0.into(), 3.into()));
+    assert_eq!(count_messages(&db), 5);
+
+    // A byte-order mark is not an error.
+    let bom = file("bom.jsonl", &format!("\u{feff}{}", chat(&["from Notepad"])));
+    assert_eq!(counts(import(&bom)), (1.into(), 0.into()));
+
+    // An empty file: a typed error naming it, exit status 1, nothing stored.
+    let empty = file("empty.jsonl", "");
+    let out = somna(&db)
+        .args(["--json", "import"])
+        .arg(&empty)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err: serde_json::Value = serde_json::from_slice(&out.stderr).unwrap();
+    assert_eq!(err["error"]["code"], "import");
+    let message = err["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("empty.jsonl") && message.contains("nothing to import"),
+        "{message}"
+    );
+    let out = somna(&db).arg("import").arg(&empty).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).starts_with("error[import]: "));
+    assert_eq!(count_messages(&db), 6);
+}
+
+#[test]
 fn json_output_has_the_documented_shape() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("s.db");

@@ -5,7 +5,7 @@
 use super::{Somna, IMPORT_BATCH};
 use crate::events::Job;
 use crate::ingest::{
-    self, parse_chat_jsonl_text, parse_locomo_text, read_text, AddOptions, AddReport,
+    self, parse_chat_jsonl_lines, parse_locomo_text, read_text, strip_bom, AddOptions, AddReport,
     ConversationBatch, ExportDoc, ExportedMemory, ImportFormat, ImportOutcome,
 };
 use crate::ledger::Cost;
@@ -23,7 +23,9 @@ fn import_err(file: &Path, location: impl Into<String>, problem: impl Into<Strin
 
 impl Somna {
     /// Imports `text` in `format`; `name` (a file name or path) names it in errors and, for
-    /// chat JSONL, is the default conversation. A malformed input imports nothing.
+    /// chat JSONL, is the default conversation. A malformed input, or one that holds no
+    /// message, imports nothing and is a typed error naming the file (and the line or
+    /// record where there is one). A leading byte-order mark is ignored.
     pub fn import_text(
         &self,
         name: &str,
@@ -34,7 +36,7 @@ impl Somna {
         let file = Path::new(name);
         let batches = match format {
             ImportFormat::Json => {
-                let doc: crate::ingest::ExportDoc = serde_json::from_str(text).map_err(|e| {
+                let doc: ExportDoc = serde_json::from_str(strip_bom(text)).map_err(|e| {
                     import_err(
                         file,
                         format!("line {}, column {}", e.line(), e.column()),
@@ -45,7 +47,11 @@ impl Somna {
                 return Ok(ImportOutcome::Export { memories });
             }
             ImportFormat::Locomo => parse_locomo_text(file, text)?,
-            ImportFormat::ChatJsonl => parse_chat_jsonl_text(file, text)?,
+            ImportFormat::ChatJsonl => {
+                let mut parsed = parse_chat_jsonl_lines(file, text)?;
+                self.adopt_line_ids(&mut parsed)?;
+                parsed.batches
+            }
         };
         let opts = crate::ingest::AddOptions {
             actor: "import".into(),
@@ -54,6 +60,48 @@ impl Somna {
         Ok(ImportOutcome::Conversations(
             self.import(&batches, &opts, job)?,
         ))
+    }
+
+    /// Stores written before chat JSONL messages had content ids hold them under
+    /// `line:<n>`, their line in the file. So that re-importing such a file (or resuming its
+    /// import) into such a store does not store its messages a second time, a message
+    /// whose content id is not stored takes the old id `line:<n>` of its own line when the
+    /// message stored there is the same message (role, speaker, time, session and text),
+    /// and is then skipped as already present. A line whose content differs from what is
+    /// stored under its number (an edited file, or another file with the same name) is a
+    /// new message and is stored. This costs one indexed lookup per message, and only for
+    /// conversations that hold line ids at all; new stores never do.
+    fn adopt_line_ids(&self, parsed: &mut ingest::ChatLines) -> Result<()> {
+        const LINE: &str = "line:";
+        for (b, lines) in parsed.batches.iter_mut().zip(&parsed.lines) {
+            let store = self.store();
+            let read = store.read();
+            if !read.has_external_id_prefix(&b.conversation, LINE)? {
+                continue;
+            }
+            for (m, line) in b.messages.iter_mut().zip(lines) {
+                let Some(id) = m.external_id.as_deref() else {
+                    continue;
+                };
+                if read.message_exists(&b.conversation, id)? {
+                    continue;
+                }
+                let old = format!("{LINE}{line}");
+                if let Some(stored) = read.message_by_external_id(&b.conversation, &old)? {
+                    let same = (
+                        &stored.role,
+                        &stored.speaker,
+                        stored.occurred_at,
+                        &stored.session,
+                        &stored.text,
+                    ) == (&m.role, &m.speaker, m.occurred_at, &m.session, &m.text);
+                    if same {
+                        m.external_id = Some(old);
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     /// [`crate::Somna::import_text`] on a file's content.
@@ -110,12 +158,26 @@ impl Somna {
         job: &Job,
     ) -> Result<AddReport> {
         let total: usize = batches.iter().map(|b| b.messages.len()).sum();
+        // The parsers refuse such messages with the file and line; batches built by code
+        // have no file, so the error names the conversation and the message's place.
         for b in batches {
-            for m in &b.messages {
-                ingest::validate_message(m).map_err(|e| Error::Import {
-                    file: b.conversation.clone(),
-                    location: m.external_id.clone().unwrap_or_default(),
-                    problem: e.to_string(),
+            for (i, m) in b.messages.iter().enumerate() {
+                ingest::validate_message(m).map_err(|e| {
+                    let problem = match e {
+                        Error::InvalidInput(p) => p,
+                        other => other.to_string(),
+                    };
+                    let id = m
+                        .external_id
+                        .as_deref()
+                        .map(|x| format!(" (external id {x})"))
+                        .unwrap_or_default();
+                    Error::InvalidInput(format!(
+                        "conversation {:?}, message {} of {}{id}: {problem}",
+                        b.conversation,
+                        i + 1,
+                        b.messages.len()
+                    ))
                 })?;
             }
         }

@@ -8,7 +8,7 @@ use crate::events::Job;
 use crate::ingest::parse_locomo;
 use crate::retrieve::SearchQuery;
 use crate::store::MemoryFilter;
-use crate::{AddOptions, Error, Result, Somna};
+use crate::{AddOptions, Result, Somna};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
@@ -77,7 +77,7 @@ pub fn normalize_dia_ids(raw: &str) -> Vec<String> {
 
 /// Reads questions and gold evidence from a LoCoMo file.
 pub fn load_questions(file: &Path) -> Result<Vec<(Question, Gold)>> {
-    let text = std::fs::read_to_string(file).map_err(|e| Error::io(file, e))?;
+    let text = crate::ingest::read_text(file)?;
     let doc: serde_json::Value = serde_json::from_str(&text)?;
     let mut out = Vec::new();
     for sample in doc.as_array().into_iter().flatten() {

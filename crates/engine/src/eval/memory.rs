@@ -158,7 +158,7 @@ fn session_of(dia: &str) -> Option<u32> {
 
 /// Reads the questions, gold answers and evidence of a LoCoMo-format file.
 pub fn load(file: &Path, max_per_conversation: Option<usize>) -> Result<Vec<EvalQuestion>> {
-    let text = std::fs::read_to_string(file).map_err(|e| Error::io(file, e))?;
+    let text = crate::ingest::read_text(file)?;
     let doc: serde_json::Value = serde_json::from_str(&text)?;
     let samples = doc.as_array().ok_or_else(|| Error::Import {
         file: file.display().to_string(),

@@ -1,11 +1,20 @@
 //! Parsers for the conversation formats Somna imports. Each reads the whole file and
-//! validates every record before anything is written, so a malformed file imports nothing
-//! and the error names the file, the record and the problem.
+//! validates every record before anything is written, so a malformed file (or one that holds
+//! no message at all) imports nothing and the error names the file, the record and the
+//! problem. A leading UTF-8 byte-order mark is ignored by every parser.
+//!
+//! Each imported message carries an external id, its identity within its conversation: an
+//! import skips the messages whose id is already stored, so re-importing a file (or
+//! resuming a killed import) stores each message once. The id is the source's own where the
+//! format has a stable one (LoCoMo's `dia_id`), otherwise a hash of the message's content
+//! ([`content_id`]), never a position in the file.
 
 use crate::store::Message;
 use crate::{Error, Result};
 use chrono::{NaiveDate, NaiveTime};
 use serde_json::Value;
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
 use std::path::Path;
 
 /// The messages of one conversation, in order.
@@ -23,17 +32,71 @@ fn import_err(file: &Path, location: impl Into<String>, problem: impl Into<Strin
     }
 }
 
-/// A file's text, or a typed error: an I/O error naming it, or an import error at the first
-/// byte that is not UTF-8.
+/// An import error at `location` of `file` for a message that [`super::validate_message`]
+/// refuses (too long, a NUL character, empty), so the error names the file and the record.
+fn check_message(file: &Path, location: &str, m: &Message) -> Result<()> {
+    super::validate_message(m).map_err(|e| match e {
+        Error::InvalidInput(problem) => import_err(file, location, problem),
+        other => other,
+    })
+}
+
+/// The UTF-8 byte-order mark some tools (Windows editors, Excel) write at the start.
+const BOM: char = '\u{feff}';
+
+/// `text` without a leading byte-order mark.
+pub fn strip_bom(text: &str) -> &str {
+    text.strip_prefix(BOM).unwrap_or(text)
+}
+
+/// A file's text without a leading byte-order mark, or a typed error: an I/O error naming
+/// it, or an import error at the first byte that is not UTF-8 (a UTF-16 file is named so).
 pub fn read_text(file: &Path) -> Result<String> {
     let bytes = std::fs::read(file).map_err(|e| Error::io(file, e))?;
-    String::from_utf8(bytes).map_err(|e| {
+    if bytes.starts_with(&[0xff, 0xfe]) || bytes.starts_with(&[0xfe, 0xff]) {
+        return Err(import_err(
+            file,
+            "byte 0",
+            "the file is UTF-16 (it starts with a UTF-16 byte-order mark): save it as UTF-8",
+        ));
+    }
+    let mut text = String::from_utf8(bytes).map_err(|e| {
         import_err(
             file,
             format!("byte {}", e.utf8_error().valid_up_to()),
             "not valid UTF-8",
         )
-    })
+    })?;
+    if text.starts_with(BOM) {
+        text.drain(..BOM.len_utf8());
+    }
+    Ok(text)
+}
+
+/// The external id of an imported message whose source gives it none: `msg:` and the first
+/// 128 bits (hex) of the SHA-256 of its conversation, role, speaker, time, session and
+/// text. The same message imported again (the same file again, a copy of it elsewhere, an
+/// edited version, a resumed import) has the same id and is skipped; a different message
+/// never takes a stored one's place. `occurrence` counts identical messages within the
+/// conversation of one file from 1: the second "ok" of the same speaker at the same time is
+/// `msg:<hash>#2`, so repeats are kept, as many times as the file holds them.
+pub fn content_id(conversation: &str, m: &Message, occurrence: usize) -> String {
+    // A JSON array is an unambiguous encoding of the fields (no separator can be forged).
+    let key = serde_json::json!([
+        conversation,
+        m.role,
+        m.speaker,
+        m.occurred_at,
+        m.session,
+        m.text
+    ]);
+    let digest = Sha256::digest(key.to_string().as_bytes());
+    let hex: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
+    if occurrence <= 1 {
+        format!("msg:{hex}")
+    } else {
+        format!("msg:{hex}#{occurrence}")
+    }
 }
 
 /// Parses LoCoMo's "1:56 pm on 8 May, 2023" (UTC is assumed: the data has no zone).
@@ -54,9 +117,11 @@ pub fn parse_locomo(file: &Path) -> Result<Vec<ConversationBatch>> {
     parse_locomo_text(file, &read_text(file)?)
 }
 
-/// [`parse_locomo`] over text already read; `file` names it in errors.
+/// [`parse_locomo`] over text already read; `file` names it in errors. A `dia_id` used
+/// twice in one sample is an error (it is the turn's identity: the second would be taken
+/// for the first and skipped), and so is a file without any turn.
 pub fn parse_locomo_text(file: &Path, text: &str) -> Result<Vec<ConversationBatch>> {
-    let doc: Value = serde_json::from_str(text).map_err(|e| {
+    let doc: Value = serde_json::from_str(strip_bom(text)).map_err(|e| {
         import_err(
             file,
             format!("line {}, column {}", e.line(), e.column()),
@@ -92,6 +157,8 @@ pub fn parse_locomo_text(file: &Path, text: &str) -> Result<Vec<ConversationBatc
             .collect();
         sessions.sort_by_key(|(n, _)| *n);
         let mut messages = Vec::new();
+        // dia_id → where it was first seen.
+        let mut seen: HashMap<&str, String> = HashMap::new();
         for (n, turns) in sessions {
             let session = format!("session_{n}");
             let when_key = format!("session_{n}_date_time");
@@ -114,6 +181,13 @@ pub fn parse_locomo_text(file: &Path, text: &str) -> Result<Vec<ConversationBatc
                 };
                 let speaker = field("speaker")?;
                 let dia_id = field("dia_id")?;
+                if let Some(first) = seen.insert(dia_id, loc.clone()) {
+                    return Err(import_err(
+                        file,
+                        &loc,
+                        format!("`dia_id` {dia_id:?} is also the id of {first}"),
+                    ));
+                }
                 let mut text = field("text")?.to_string();
                 let mut metadata = serde_json::Map::new();
                 metadata.insert("dia_id".into(), Value::from(dia_id));
@@ -124,7 +198,7 @@ pub fn parse_locomo_text(file: &Path, text: &str) -> Result<Vec<ConversationBatc
                 if let Some(url) = turn.get("img_url") {
                     metadata.insert("img_url".into(), url.clone());
                 }
-                messages.push(Message {
+                let message = Message {
                     role: "user".into(),
                     speaker: Some(speaker.to_string()),
                     text,
@@ -132,7 +206,9 @@ pub fn parse_locomo_text(file: &Path, text: &str) -> Result<Vec<ConversationBatc
                     occurred_at,
                     external_id: Some(dia_id.to_string()),
                     metadata: Value::Object(metadata),
-                });
+                };
+                check_message(file, &loc, &message)?;
+                messages.push(message);
             }
         }
         out.push(ConversationBatch {
@@ -140,13 +216,27 @@ pub fn parse_locomo_text(file: &Path, text: &str) -> Result<Vec<ConversationBatc
             messages,
         });
     }
+    if out.iter().all(|b| b.messages.is_empty()) {
+        let what = if out.is_empty() {
+            "the list holds no samples"
+        } else {
+            "no sample has a turn"
+        };
+        return Err(import_err(
+            file,
+            "top level",
+            format!("nothing to import: {what}"),
+        ));
+    }
     Ok(out)
 }
 
 /// Chat JSONL: one OpenAI-style message per line, `{"role", "content", "name"?,
 /// "timestamp"?, "conversation"?}`. `content` may be a string or a list of text parts;
 /// `timestamp` RFC 3339 or Unix seconds/milliseconds. Lines without `conversation` belong
-/// to one named after the file. Blank lines are skipped.
+/// to one named after the file. Blank lines are skipped; a file without any message is an
+/// error. Conversations come in the order of their first line. The format has no message
+/// id, so each message's external id is its [`content_id`].
 pub fn parse_chat_jsonl(file: &Path) -> Result<Vec<ConversationBatch>> {
     parse_chat_jsonl_text(file, &read_text(file)?)
 }
@@ -154,12 +244,32 @@ pub fn parse_chat_jsonl(file: &Path) -> Result<Vec<ConversationBatch>> {
 /// [`parse_chat_jsonl`] over text already read; `file` names it in errors and is the
 /// default conversation.
 pub fn parse_chat_jsonl_text(file: &Path, text: &str) -> Result<Vec<ConversationBatch>> {
+    Ok(parse_chat_jsonl_lines(file, text)?.batches)
+}
+
+/// Parsed chat JSONL with the line each message came from.
+#[derive(Debug)]
+pub(crate) struct ChatLines {
+    pub batches: Vec<ConversationBatch>,
+    /// `lines[c][i]`: the 1-based line of message `i` of conversation `c`.
+    pub lines: Vec<Vec<usize>>,
+}
+
+/// [`parse_chat_jsonl_text`], keeping each message's line (for stores that hold the line
+/// ids of earlier versions; see `Somna::import_text`). Linear in the file's size: each
+/// line finds its conversation and counts its repeats in hash maps.
+pub(crate) fn parse_chat_jsonl_lines(file: &Path, text: &str) -> Result<ChatLines> {
     let default_conv = file
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "chat".into());
     let mut out: Vec<ConversationBatch> = Vec::new();
-    for (i, line) in text.lines().enumerate() {
+    let mut lines: Vec<Vec<usize>> = Vec::new();
+    // Conversation name → its index in `out` (first-appearance order is kept).
+    let mut slot: HashMap<String, usize> = HashMap::new();
+    // Content id → how many messages of the file had it so far.
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    for (i, line) in strip_bom(text).lines().enumerate() {
         let loc = format!("line {}", i + 1);
         if line.trim().is_empty() {
             continue;
@@ -233,24 +343,46 @@ pub fn parse_chat_jsonl_text(file: &Path, text: &str) -> Result<Vec<Conversation
             .and_then(Value::as_str)
             .unwrap_or(role)
             .to_string();
-        let message = Message {
+        let mut message = Message {
             role: role.to_string(),
             speaker: Some(speaker),
             text: content,
             session: None,
             occurred_at,
-            external_id: Some(format!("line:{}", i + 1)),
+            external_id: None,
             metadata: Value::Object(Default::default()),
         };
-        match out.iter_mut().find(|b| b.conversation == conversation) {
-            Some(b) => b.messages.push(message),
-            None => out.push(ConversationBatch {
-                conversation,
-                messages: vec![message],
-            }),
-        }
+        check_message(file, &loc, &message)?;
+        let id = content_id(&conversation, &message, 1);
+        let n = seen.entry(id.clone()).or_insert(0);
+        *n += 1;
+        message.external_id = Some(if *n == 1 { id } else { format!("{id}#{n}") });
+        let c = match slot.get(&conversation) {
+            Some(&c) => c,
+            None => {
+                slot.insert(conversation.clone(), out.len());
+                out.push(ConversationBatch {
+                    conversation,
+                    messages: Vec::new(),
+                });
+                lines.push(Vec::new());
+                out.len() - 1
+            }
+        };
+        out[c].messages.push(message);
+        lines[c].push(i + 1);
     }
-    Ok(out)
+    if out.is_empty() {
+        return Err(import_err(
+            file,
+            "start of file",
+            "nothing to import: the file holds no message (it is empty or only blank lines)",
+        ));
+    }
+    Ok(ChatLines {
+        batches: out,
+        lines,
+    })
 }
 
 #[cfg(test)]
@@ -382,7 +514,8 @@ mod tests {
         assert_eq!(c.len(), 2);
         assert_eq!(c[0].conversation, "chat");
         assert_eq!(c[1].messages[0].speaker.as_deref(), Some("bot"));
-        assert_eq!(c[1].messages[0].external_id.as_deref(), Some("line:3"));
+        let m = &c[1].messages[0];
+        assert_eq!(m.external_id, Some(content_id("x", m, 1)));
 
         let (_d, p) = write(
             "{\"role\":\"user\",\"content\":\"ok\"}\n{\"role\":\"user\"}\n",
@@ -397,6 +530,215 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("line 1"));
+    }
+
+    fn chat(role: &str, text: &str, at: Option<i64>) -> Message {
+        Message {
+            role: role.into(),
+            speaker: Some(role.into()),
+            text: text.into(),
+            session: None,
+            occurred_at: at,
+            external_id: None,
+            metadata: Value::Object(Default::default()),
+        }
+    }
+
+    #[test]
+    fn content_ids_depend_on_content_and_conversation_never_on_position() {
+        let m = chat("user", "hello", Some(5));
+        let id = content_id("c", &m, 1);
+        assert!(id.starts_with("msg:") && id.len() == 4 + 32, "{id}");
+        assert_eq!(content_id("c", &m.clone(), 1), id, "deterministic");
+        assert_eq!(content_id("c", &m, 2), format!("{id}#2"));
+        let others = [
+            content_id("d", &m, 1),
+            content_id("c", &chat("assistant", "hello", Some(5)), 1),
+            content_id("c", &chat("user", "hello!", Some(5)), 1),
+            content_id("c", &chat("user", "hello", Some(6)), 1),
+            content_id("c", &chat("user", "hello", None), 1),
+            content_id(
+                "c",
+                &Message {
+                    speaker: Some("Ann".into()),
+                    ..m.clone()
+                },
+                1,
+            ),
+        ];
+        for (i, o) in others.iter().enumerate() {
+            assert_ne!(o, &id, "variant {i}");
+        }
+        // Field boundaries cannot be forged by moving text between fields.
+        let a = chat("user", "a\",\"b", None);
+        let b = Message {
+            speaker: Some("user\",\"a".into()),
+            text: "b".into(),
+            ..chat("user", "", None)
+        };
+        assert_ne!(content_id("c", &a, 1), content_id("c", &b, 1));
+    }
+
+    #[test]
+    fn chat_jsonl_ids_follow_the_content_and_repeats_are_numbered() {
+        let line = |t: &str| format!("{{\"role\":\"user\",\"content\":\"{t}\"}}\n");
+        let (_d, p) = write(&[line("ok"), line("one"), line("ok")].concat(), "a.jsonl");
+        let first = parse_chat_jsonl(&p).unwrap();
+        let ids: Vec<String> = first[0]
+            .messages
+            .iter()
+            .map(|m| m.external_id.clone().unwrap())
+            .collect();
+        assert_eq!(ids[2], format!("{}#2", ids[0]));
+        assert_ne!(ids[0], ids[1]);
+        // The same lines elsewhere in another file with the same name: the same ids.
+        let (_d, p) = write(
+            &[
+                line("new"),
+                line("ok"),
+                line("one"),
+                "\n".into(),
+                line("ok"),
+            ]
+            .concat(),
+            "a.jsonl",
+        );
+        let moved = parse_chat_jsonl(&p).unwrap();
+        let moved_ids: Vec<&str> = moved[0]
+            .messages
+            .iter()
+            .filter_map(|m| m.external_id.as_deref())
+            .collect();
+        for id in &ids {
+            assert!(
+                moved_ids.contains(&id.as_str()),
+                "{id} not in {moved_ids:?}"
+            );
+        }
+        assert_eq!(moved_ids.len(), 4);
+    }
+
+    #[test]
+    fn grouping_many_conversations_keeps_first_appearance_order() {
+        // 80,000 conversations of one line each, then a second message for every tenth one:
+        // the grouping is linear (a quadratic one takes close to a minute here).
+        let n = 80_000;
+        let mut text = String::with_capacity(n * 70);
+        for i in 0..n {
+            text.push_str(&format!(
+                "{{\"role\":\"user\",\"content\":\"m{i}\",\"conversation\":\"c{i}\"}}\n"
+            ));
+        }
+        for i in (0..n).step_by(10).rev() {
+            text.push_str(&format!(
+                "{{\"role\":\"assistant\",\"content\":\"r{i}\",\"conversation\":\"c{i}\"}}\n"
+            ));
+        }
+        let parsed = parse_chat_jsonl_lines(Path::new("many.jsonl"), &text).unwrap();
+        let c = &parsed.batches;
+        assert_eq!(c.len(), n);
+        for (i, b) in c.iter().enumerate() {
+            assert_eq!(b.conversation, format!("c{i}"));
+            assert_eq!(b.messages[0].text, format!("m{i}"));
+            assert_eq!(parsed.lines[i][0], i + 1);
+            if i % 10 == 0 {
+                assert_eq!(b.messages.len(), 2);
+                assert_eq!(b.messages[1].text, format!("r{i}"));
+                assert_eq!(parsed.lines[i][1], n + (n / 10 - i / 10));
+            } else {
+                assert_eq!(b.messages.len(), 1);
+            }
+        }
+    }
+
+    #[test]
+    fn a_file_with_nothing_to_import_is_an_error_naming_it() {
+        for (name, content) in [
+            ("empty.jsonl", ""),
+            ("blank.jsonl", "\n  \n\t\n"),
+            ("bom.jsonl", "\u{feff}"),
+        ] {
+            let (_d, p) = write(content, name);
+            let e = parse_chat_jsonl(&p).unwrap_err();
+            assert_eq!(e.code(), "import");
+            let text = e.to_string();
+            assert!(
+                text.contains(name) && text.contains("nothing to import"),
+                "{text}"
+            );
+        }
+        for (content, why) in [
+            ("[]", "no samples"),
+            (
+                r#"[{"sample_id":"c","conversation":{"session_1":[]}}]"#,
+                "no sample has a turn",
+            ),
+        ] {
+            let (_d, p) = write(content, "l.json");
+            let e = parse_locomo(&p).unwrap_err().to_string();
+            assert!(e.contains("l.json") && e.contains(why), "{e}");
+        }
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_accepted_by_every_parser() {
+        let jsonl = "\u{feff}{\"role\":\"user\",\"content\":\"hi\"}\n";
+        let (_d, p) = write(jsonl, "bom.jsonl");
+        assert_eq!(read_text(&p).unwrap(), &jsonl[3..], "read_text drops it");
+        let c = parse_chat_jsonl(&p).unwrap();
+        assert_eq!(c[0].messages[0].text, "hi");
+        // Text handed over directly (the API, the app) may still carry it.
+        let c = parse_chat_jsonl_text(&p, jsonl).unwrap();
+        assert_eq!(c[0].messages[0].text, "hi");
+        let locomo = "\u{feff}[{\"sample_id\":\"c\",\"conversation\":{\"session_1\":[{\"speaker\":\"A\",\"dia_id\":\"D1:1\",\"text\":\"x\"}]}}]";
+        let (_d, p) = write(locomo, "bom.json");
+        assert_eq!(parse_locomo(&p).unwrap()[0].messages.len(), 1);
+        assert_eq!(parse_locomo_text(&p, locomo).unwrap()[0].messages.len(), 1);
+        // UTF-16 is named as such rather than as a bad byte.
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("u16.jsonl");
+        std::fs::write(&p, [0xff, 0xfe, b'{', 0]).unwrap();
+        let e = read_text(&p).unwrap_err().to_string();
+        assert!(e.contains("u16.jsonl") && e.contains("UTF-16"), "{e}");
+    }
+
+    #[test]
+    fn a_repeated_dia_id_is_an_error_naming_both_turns() {
+        let (_d, p) = write(
+            r#"[{"sample_id":"c1","conversation":{"session_1":[
+                {"speaker":"A","dia_id":"D1:1","text":"x"},
+                {"speaker":"B","dia_id":"D1:1","text":"y"}]}}]"#,
+            "dup.json",
+        );
+        let e = parse_locomo(&p).unwrap_err().to_string();
+        assert!(
+            e.contains("dup.json") && e.contains("c1 session_1 turn 1") && e.contains("turn 0"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_message_the_engine_refuses_is_an_error_naming_the_file_and_line() {
+        let (_d, p) = write(
+            "{\"role\":\"user\",\"content\":\"ok\"}\n{\"role\":\"user\",\"content\":\"a\\u0000b\"}\n",
+            "nul.jsonl",
+        );
+        let e = parse_chat_jsonl(&p).unwrap_err();
+        assert_eq!(e.code(), "import");
+        let text = e.to_string();
+        assert!(
+            text.contains("nul.jsonl") && text.contains("line 2") && text.contains("NUL"),
+            "{text}"
+        );
+        let (_d, p) = write(
+            r#"[{"sample_id":"c1","conversation":{"session_1":[{"speaker":"A","dia_id":"D1:1","text":" "}]}}]"#,
+            "blank.json",
+        );
+        let text = parse_locomo(&p).unwrap_err().to_string();
+        assert!(
+            text.contains("blank.json") && text.contains("c1 session_1 turn 0"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -18,9 +18,10 @@ pub use causal::{find_cue, CausalCue};
 pub use export::{write_export, ExportDoc, ExportedMemory, ExportedMessage, EXPORT_FORMAT};
 pub use extract::{extract_facts, human_time, importance, w5h1_for_turn};
 pub use import::{
-    parse_chat_jsonl, parse_chat_jsonl_text, parse_locomo, parse_locomo_text, parse_locomo_time,
-    read_text, ConversationBatch, ImportFormat, ImportOutcome,
+    content_id, parse_chat_jsonl, parse_chat_jsonl_text, parse_locomo, parse_locomo_text,
+    parse_locomo_time, read_text, strip_bom, ConversationBatch, ImportFormat, ImportOutcome,
 };
+pub(crate) use import::{parse_chat_jsonl_lines, ChatLines};
 pub use policy::{Decision, Policies, Rule, Style, Update, POLICIES_FILE};
 pub use reconcile::{reconcile, FactAction};
 

@@ -15,8 +15,9 @@ pub struct Message {
     pub text: String,
     pub session: Option<String>,
     pub occurred_at: Option<i64>,
-    /// The message's id in its source (a LoCoMo `dia_id`, a line number): re-importing the
-    /// same source skips messages already stored.
+    /// The message's identity in its source (a LoCoMo `dia_id`, a content hash for chat
+    /// JSONL; stores written before content hashes hold `line:<n>` for chat JSONL):
+    /// re-importing the same source skips messages already stored.
     pub external_id: Option<String>,
     #[serde(default)]
     pub metadata: serde_json::Value,
@@ -99,6 +100,47 @@ impl Tx<'_> {
             .conn()
             .prepare_cached("SELECT 1 FROM messages WHERE conversation = ?1 AND external_id = ?2")?
             .exists(params![conversation, external_id])?)
+    }
+
+    /// Whether `conversation` holds a message whose external id starts with `prefix`
+    /// (one range step on the `(conversation, external_id)` index).
+    pub fn has_external_id_prefix(&self, conversation: &str, prefix: &str) -> Result<bool> {
+        // Every id starting with `prefix` sorts in [prefix, prefix + U+10FFFF).
+        let end = format!("{prefix}\u{10ffff}");
+        Ok(self
+            .conn()
+            .prepare_cached(
+                "SELECT 1 FROM messages
+                 WHERE conversation = ?1 AND external_id >= ?2 AND external_id < ?3 LIMIT 1",
+            )?
+            .exists(params![conversation, prefix, end])?)
+    }
+
+    /// The message of `conversation` with this external id.
+    pub fn message_by_external_id(
+        &self,
+        conversation: &str,
+        external_id: &str,
+    ) -> Result<Option<Message>> {
+        Ok(self
+            .conn()
+            .prepare_cached(
+                "SELECT role, speaker, text, session, occurred_at, external_id, metadata
+                 FROM messages WHERE conversation = ?1 AND external_id = ?2",
+            )?
+            .query_row(params![conversation, external_id], |r| {
+                let md: String = r.get(6)?;
+                Ok(Message {
+                    role: r.get(0)?,
+                    speaker: r.get(1)?,
+                    text: r.get(2)?,
+                    session: r.get(3)?,
+                    occurred_at: r.get(4)?,
+                    external_id: r.get(5)?,
+                    metadata: serde_json::from_str(&md).unwrap_or_default(),
+                })
+            })
+            .optional()?)
     }
 
     /// Records that message `message_id` became memory `memory_id`; announces the

@@ -10,6 +10,7 @@ mod common;
 mod crud;
 mod eval_memory;
 mod golden;
+mod imports;
 mod index_tamper;
 mod parity;
 mod policies;
