@@ -128,18 +128,7 @@ impl Tx<'_> {
                 "SELECT role, speaker, text, session, occurred_at, external_id, metadata
                  FROM messages WHERE conversation = ?1 AND external_id = ?2",
             )?
-            .query_row(params![conversation, external_id], |r| {
-                let md: String = r.get(6)?;
-                Ok(Message {
-                    role: r.get(0)?,
-                    speaker: r.get(1)?,
-                    text: r.get(2)?,
-                    session: r.get(3)?,
-                    occurred_at: r.get(4)?,
-                    external_id: r.get(5)?,
-                    metadata: serde_json::from_str(&md).unwrap_or_default(),
-                })
-            })
+            .query_row(params![conversation, external_id], message_row)
             .optional()?)
     }
 
@@ -174,18 +163,7 @@ impl Tx<'_> {
             "SELECT role, speaker, text, session, occurred_at, external_id, metadata FROM messages
              WHERE conversation = ?1 ORDER BY id DESC LIMIT ?2",
         )?;
-        let rows = stmt.query_map(params![conversation, n as i64], |r| {
-            let md: String = r.get(6)?;
-            Ok(Message {
-                role: r.get(0)?,
-                speaker: r.get(1)?,
-                text: r.get(2)?,
-                session: r.get(3)?,
-                occurred_at: r.get(4)?,
-                external_id: r.get(5)?,
-                metadata: serde_json::from_str(&md).unwrap_or_default(),
-            })
-        })?;
+        let rows = stmt.query_map(params![conversation, n as i64], message_row)?;
         let mut out: Vec<Message> = rows.collect::<rusqlite::Result<_>>()?;
         out.reverse();
         Ok(out)
@@ -255,4 +233,19 @@ impl Tx<'_> {
         )?;
         Ok(())
     }
+}
+
+/// A `messages` row selected as `role, speaker, text, session, occurred_at, external_id,
+/// metadata`.
+fn message_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Message> {
+    let md: String = r.get(6)?;
+    Ok(Message {
+        role: r.get(0)?,
+        speaker: r.get(1)?,
+        text: r.get(2)?,
+        session: r.get(3)?,
+        occurred_at: r.get(4)?,
+        external_id: r.get(5)?,
+        metadata: serde_json::from_str(&md).unwrap_or_default(),
+    })
 }
