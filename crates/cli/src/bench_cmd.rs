@@ -34,6 +34,11 @@ pub struct BenchArgs {
     /// Queries per search measurement.
     #[arg(long, default_value_t = 200)]
     queries: usize,
+    /// Result counts (k) for search latency; each is measured on every route, and once
+    /// more recorded (access counts and co-access pairs written, as the app and servers do)
+    /// on a copy of the store.
+    #[arg(long, value_delimiter = ',', default_value = "10")]
+    search_k: Vec<usize>,
     /// Vector counts for the ANN benchmark.
     #[arg(long, value_delimiter = ',', default_value = "100000")]
     ann_sizes: Vec<usize>,
@@ -92,7 +97,10 @@ struct IngestResult {
 #[derive(Serialize)]
 struct SearchResult {
     memories: u64,
+    k: usize,
     route: String,
+    /// Whether each search also wrote its access bookkeeping (`Somna::search`).
+    recorded: bool,
     queries: usize,
     p50_ms: f64,
     p99_ms: f64,
@@ -316,15 +324,41 @@ fn search_step(env: &Env<'_>, size: usize) -> anyhow::Result<Vec<SearchResult>> 
     let memories = engine.stats()?.memories;
     let queries = bench::synthetic_queries(args.queries, args.seed + 3);
     let mut out = Vec::new();
-    for route in [Some(Route::Direct), None] {
-        let result = search_route(&engine, &queries, route, memories)?;
-        eprintln!(
-            "search {} @ {}: p50 {:.2} ms, p99 {:.2} ms",
-            result.route, memories, result.p50_ms, result.p99_ms
-        );
+    for &k in &args.search_k {
+        for route in [Some(Route::Direct), None] {
+            let result = search_route(&engine, &queries, route, k, false, memories)?;
+            report_search(&result);
+            out.push(result);
+        }
+    }
+    drop(engine);
+    // Recorded searches write to the store: they run on a copy, so the cached store stays
+    // as it was built.
+    let copy = env.tmp.join(format!("search-{size}-recorded.db"));
+    std::fs::copy(&db, &copy).with_context(|| format!("copying {}", db.display()))?;
+    let engine = Somna::open_with(
+        &Config::new(&copy, env.model_dir),
+        env.embedder(),
+        &Job::default(),
+    )?;
+    for &k in &args.search_k {
+        let result = search_route(&engine, &queries, None, k, true, memories)?;
+        report_search(&result);
         out.push(result);
     }
     Ok(out)
+}
+
+fn report_search(r: &SearchResult) {
+    eprintln!(
+        "search {}{} k={} @ {}: p50 {:.2} ms, p99 {:.2} ms",
+        r.route,
+        if r.recorded { ", recorded" } else { "" },
+        r.k,
+        r.memories,
+        r.p50_ms,
+        r.p99_ms
+    );
 }
 
 /// Latency of `queries` on one route (the router's when `None`), in total and per phase.
@@ -332,6 +366,8 @@ fn search_route(
     engine: &Somna,
     queries: &[String],
     route: Option<Route>,
+    k: usize,
+    recorded: bool,
     memories: u64,
 ) -> anyhow::Result<SearchResult> {
     let mut total = Vec::new();
@@ -340,8 +376,13 @@ fn search_route(
     for q in queries {
         let mut sq = SearchQuery::new(q);
         sq.route = route;
+        sq.k = k;
         let t = Instant::now();
-        let r = engine.search_readonly(&sq)?;
+        let r = if recorded {
+            engine.search(&sq)?
+        } else {
+            engine.search_readonly(&sq)?
+        };
         let ms = t.elapsed().as_secs_f64() * 1000.0;
         total.push(ms);
         no_embed.push(ms - r.timings.embed_ms);
@@ -365,6 +406,8 @@ fn search_route(
         .collect();
     Ok(SearchResult {
         memories,
+        k,
+        recorded,
         route: route.map_or("auto (hybrid/pattern)".into(), |r| {
             format!("{r:?}").to_lowercase()
         }),
@@ -559,11 +602,12 @@ fn print_report(r: &Report) {
         out!("\ningest: {} messages in {:.1} s = {:.1} messages/s (embedding, extraction, links, one transaction per batch)", i.messages, i.seconds, i.messages_per_sec);
     }
     if !r.search.is_empty() {
-        out!("\nsearch latency (ms)       memories  queries     p50     p99  p50 w/o embed  p99 w/o embed");
+        out!("\nsearch latency (ms)                 k  memories  queries     p50     p99  p50 w/o embed  p99 w/o embed");
         for s in &r.search {
             out!(
-                "  {:<22} {:>9} {:>8} {:>7.2} {:>7.2} {:>14.2} {:>14.2}",
-                s.route,
+                "  {:<32} {:>3} {:>9} {:>8} {:>7.2} {:>7.2} {:>14.2} {:>14.2}",
+                format!("{}{}", s.route, if s.recorded { ", recorded" } else { "" }),
+                s.k,
                 s.memories,
                 s.queries,
                 s.p50_ms,
