@@ -254,7 +254,7 @@ impl Tx<'_> {
     pub fn accessed_since(&self, since: i64) -> Result<Vec<(i64, i64)>> {
         let mut stmt = self
             .conn()
-            .prepare_cached("SELECT id, access_count FROM memories WHERE last_accessed >= ?1")?;
+            .prepare_cached("SELECT memory_id, count FROM memory_access WHERE last_at >= ?1")?;
         let rows = stmt.query_map([since], |r| Ok((r.get(0)?, r.get(1)?)))?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
@@ -271,8 +271,9 @@ impl Tx<'_> {
     /// (id, text, access_count) of every visible memory.
     pub fn texts_and_accesses(&self) -> Result<Vec<(i64, String, i64)>> {
         let mut stmt = self.conn().prepare(
-            "SELECT id, text, access_count FROM memories
-             WHERE deleted_at IS NULL AND state != 'forgotten'",
+            "SELECT m.id, m.text, IFNULL(a.count, 0)
+             FROM memories m LEFT JOIN memory_access a ON a.memory_id = m.id
+             WHERE m.deleted_at IS NULL AND m.state != 'forgotten'",
         )?;
         let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
@@ -295,8 +296,9 @@ impl Tx<'_> {
     /// (id, occurred_at or else created_at, access_count) of every visible memory.
     pub fn memory_times(&self) -> Result<Vec<(i64, i64, i64)>> {
         let mut stmt = self.conn().prepare(
-            "SELECT id, IFNULL(occurred_at, created_at), access_count FROM memories
-             WHERE deleted_at IS NULL AND state != 'forgotten'",
+            "SELECT m.id, IFNULL(m.occurred_at, m.created_at), IFNULL(a.count, 0)
+             FROM memories m LEFT JOIN memory_access a ON a.memory_id = m.id
+             WHERE m.deleted_at IS NULL AND m.state != 'forgotten'",
         )?;
         let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)

@@ -6,11 +6,17 @@ use crate::{Error, Result};
 use rusqlite::types::Value;
 use rusqlite::{params, OptionalExtension, Row};
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
 
 const COLUMNS: &str =
-    "id, kind, text, who, what, \"when\", \"where\", why, how, conversation, session, \
-     occurred_at, created_at, updated_at, importance, novelty, access_count, last_accessed, state, \
-     tags, source, l_score, metadata, details, deleted_at, tokens";
+    "m.id, m.kind, m.text, m.who, m.what, m.\"when\", m.\"where\", m.why, m.how, m.conversation, \
+     m.session, m.occurred_at, m.created_at, m.updated_at, m.importance, m.novelty, \
+     IFNULL(a.count, 0), a.last_at, m.state, m.tags, m.source, m.l_score, m.metadata, m.details, \
+     m.deleted_at, m.tokens";
+
+/// What [`COLUMNS`] are read from: a memory (`m`) with its access counts (`a`, kept in a
+/// narrow table of their own: see migration 0006).
+const FROM: &str = "memories m LEFT JOIN memory_access a ON a.memory_id = m.id";
 
 /// What a point of a visualisation needs of one visible memory (see `points`).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -164,8 +170,8 @@ impl SortKey {
             SortKey::UpdatedAt => "m.updated_at",
             SortKey::OccurredAt => "m.occurred_at",
             SortKey::Importance => "m.importance",
-            SortKey::AccessCount => "m.access_count",
-            SortKey::LastAccessed => "m.last_accessed",
+            SortKey::AccessCount => "IFNULL(a.count, 0)",
+            SortKey::LastAccessed => "a.last_at",
         }
     }
 }
@@ -378,7 +384,7 @@ impl Tx<'_> {
         Ok(self
             .conn()
             .query_row(
-                &format!("SELECT {COLUMNS} FROM memories WHERE id = ?1"),
+                &format!("SELECT {COLUMNS} FROM {FROM} WHERE m.id = ?1"),
                 [id],
                 row_to_memory,
             )
@@ -397,7 +403,7 @@ impl Tx<'_> {
         // statement, prepared afresh, for every different count).
         let list = serde_json::to_string(ids)?;
         let mut stmt = self.conn().prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM memories WHERE id IN (SELECT value FROM json_each(?1))"
+            "SELECT {COLUMNS} FROM {FROM} WHERE m.id IN (SELECT value FROM json_each(?1))"
         ))?;
         for m in stmt.query_map([list], row_to_memory)? {
             let m = m?;
@@ -411,7 +417,7 @@ impl Tx<'_> {
         let limit = if q.limit == 0 { 100 } else { q.limit };
         let dir = if q.descending { "DESC" } else { "ASC" };
         let sql = format!(
-            "SELECT {COLUMNS} FROM memories m WHERE {cond} ORDER BY {} {dir} NULLS LAST, m.id {dir} LIMIT ? OFFSET ?",
+            "SELECT {COLUMNS} FROM {FROM} WHERE {cond} ORDER BY {} {dir} NULLS LAST, m.id {dir} LIMIT ? OFFSET ?",
             q.sort.column()
         );
         params.push(Value::Integer(limit as i64));
@@ -444,23 +450,23 @@ impl Tx<'_> {
             .optional()?)
     }
 
-    /// The previous and next live episode of `m`'s conversation and session (by id).
-    pub fn adjacent_episodes(&self, m: &Memory) -> Result<[Option<i64>; 2]> {
-        let mut prev = self.conn().prepare_cached(
-            "SELECT id FROM memories WHERE conversation IS ?1 AND session IS ?2 AND kind = 'episode'
-               AND id < ?3 AND deleted_at IS NULL ORDER BY id DESC LIMIT 1",
+    /// The live episodes said just before and just after each of the memories `ids` in
+    /// its conversation and session, by id; memories that are not found are left out.
+    /// One statement for all of them (ids as one JSON array, as in `get_memories`).
+    pub fn adjacent_episodes(&self, ids: &[i64]) -> Result<HashMap<i64, [Option<i64>; 2]>> {
+        let list = serde_json::to_string(ids)?;
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT m.id,
+               (SELECT p.id FROM memories p WHERE p.conversation IS m.conversation
+                  AND p.session IS m.session AND p.kind = 'episode' AND p.id < m.id
+                  AND p.deleted_at IS NULL ORDER BY p.id DESC LIMIT 1),
+               (SELECT n.id FROM memories n WHERE n.conversation IS m.conversation
+                  AND n.session IS m.session AND n.kind = 'episode' AND n.id > m.id
+                  AND n.deleted_at IS NULL ORDER BY n.id ASC LIMIT 1)
+             FROM memories m WHERE m.id IN (SELECT value FROM json_each(?1))",
         )?;
-        let p: Option<i64> = prev
-            .query_row(params![m.conversation, m.session, m.id], |r| r.get(0))
-            .optional()?;
-        let mut next = self.conn().prepare_cached(
-            "SELECT id FROM memories WHERE conversation IS ?1 AND session IS ?2 AND kind = 'episode'
-               AND id > ?3 AND deleted_at IS NULL ORDER BY id ASC LIMIT 1",
-        )?;
-        let n: Option<i64> = next
-            .query_row(params![m.conversation, m.session, m.id], |r| r.get(0))
-            .optional()?;
-        Ok([p, n])
+        let rows = stmt.query_map([list], |r| Ok((r.get(0)?, [r.get(1)?, r.get(2)?])))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
     /// Every episode id of `conversation`, deleted ones included, in the order stored.
@@ -577,14 +583,35 @@ impl Tx<'_> {
         Ok(())
     }
 
-    /// Counts one access of each memory.
+    /// Counts one access of each memory (an id listed twice counts once).
     pub fn touch(&self, ids: &[i64], now: i64) -> Result<()> {
         self.note(Change::MemoriesAccessed { ids: ids.to_vec() })?;
-        let mut stmt = self.conn().prepare_cached(
-            "UPDATE memories SET access_count = access_count + 1, last_accessed = ?2 WHERE id = ?1",
-        )?;
-        for id in ids {
-            stmt.execute(params![id, now])?;
+        // One statement for every id (as one JSON array): a search at k = 200 touched its
+        // hits with 200 statements.
+        let list = serde_json::to_string(ids)?;
+        self.conn()
+            .prepare_cached(
+                "INSERT INTO memory_access (memory_id, count, last_at)
+                 SELECT DISTINCT value, 1, ?2 FROM json_each(?1)
+                 WHERE value IN (SELECT id FROM memories)
+                 ON CONFLICT (memory_id) DO UPDATE SET count = count + 1, last_at = excluded.last_at",
+            )?
+            .execute(params![list, now])?;
+        Ok(())
+    }
+
+    /// Sets a memory's access count and last access (restoring a memory as it was).
+    pub(crate) fn set_access(&self, id: i64, count: i64, last_at: Option<i64>) -> Result<()> {
+        self.writing()?;
+        if count == 0 && last_at.is_none() {
+            self.conn()
+                .execute("DELETE FROM memory_access WHERE memory_id = ?1", [id])?;
+        } else {
+            self.conn().execute(
+                "INSERT INTO memory_access (memory_id, count, last_at) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (memory_id) DO UPDATE SET count = excluded.count, last_at = excluded.last_at",
+                params![id, count, last_at],
+            )?;
         }
         Ok(())
     }
@@ -660,18 +687,10 @@ impl Tx<'_> {
         };
         self.insert_memory_with_id(Some(m.id), &new, m.l_score, m.created_at, m.updated_at)?;
         self.conn().execute(
-            "UPDATE memories SET access_count = ?2, last_accessed = ?3, state = ?4, deleted_at = ?5,
-                tokens = ?6
-             WHERE id = ?1",
-            params![
-                m.id,
-                m.access_count,
-                m.last_accessed,
-                m.state.as_str(),
-                m.deleted_at,
-                m.tokens
-            ],
+            "UPDATE memories SET state = ?2, deleted_at = ?3, tokens = ?4 WHERE id = ?1",
+            params![m.id, m.state.as_str(), m.deleted_at, m.tokens],
         )?;
+        self.set_access(m.id, m.access_count, m.last_accessed)?;
         if let Some(v) = embedding {
             self.set_embedding(m.id, v)?;
         }
@@ -682,7 +701,7 @@ impl Tx<'_> {
     pub fn all_memories(&self) -> Result<Vec<Memory>> {
         let mut stmt = self
             .conn()
-            .prepare(&format!("SELECT {COLUMNS} FROM memories ORDER BY id"))?;
+            .prepare(&format!("SELECT {COLUMNS} FROM {FROM} ORDER BY m.id"))?;
         let rows = stmt.query_map([], row_to_memory)?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
@@ -692,9 +711,10 @@ impl Tx<'_> {
     pub fn point_rows(&self, each: &mut dyn FnMut(PointRow)) -> Result<()> {
         let mut stmt = self.conn().prepare_cached(
             "SELECT m.id, m.kind, m.state, COALESCE(c.cluster_id, -1),
-                    COALESCE(m.occurred_at, m.created_at), m.access_count, m.importance,
+                    COALESCE(m.occurred_at, m.created_at), IFNULL(a.count, 0), m.importance,
                     COALESCE(e.energy, 0), COALESCE(e.at_step, 0)
              FROM memories m
+             LEFT JOIN memory_access a ON a.memory_id = m.id
              LEFT JOIN cluster_members c ON c.memory_id = m.id
              LEFT JOIN memory_energy e ON e.memory_id = m.id
              WHERE m.deleted_at IS NULL AND m.state != 'forgotten'

@@ -138,6 +138,22 @@ impl Store {
         Ok(out)
     }
 
+    /// Runs `f` over one consistent snapshot of the store: a read transaction, so a
+    /// search's many queries see one state and share one lock instead of taking and
+    /// releasing it once a query. Writes through it are refused, as with [`Store::read`].
+    /// Inside a transaction already open on this connection, `f` simply runs in it.
+    pub fn snapshot<T>(&self, f: impl FnOnce(&Tx<'_>) -> Result<T>) -> Result<T> {
+        let conn = self.sqlite();
+        if !conn.is_autocommit() {
+            return f(&self.read());
+        }
+        let tx = conn.unchecked_transaction()?;
+        let out = f(&self.read());
+        // Read-only: nothing to keep, so the end is the same either way.
+        tx.rollback()?;
+        out
+    }
+
     /// Read access with the same query API as a transaction. Writes through it are
     /// refused: they belong in [`Store::transaction`], where they are announced.
     pub fn read(&self) -> Tx<'_> {

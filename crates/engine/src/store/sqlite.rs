@@ -33,6 +33,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0003_tokens.sql"),
     include_str!("migrations/0004_cluster_layouts.sql"),
     include_str!("migrations/0005_golden_ledger.sql"),
+    include_str!("migrations/0006_memory_access.sql"),
 ];
 
 /// The store's schema version after all migrations.
@@ -189,5 +190,52 @@ mod tests {
             .query_row("SELECT COUNT(*) FROM meta", [], |r| r.get(0))
             .unwrap();
         assert_eq!(n, 0);
+    }
+
+    #[test]
+    fn access_counts_move_to_their_own_table_and_nothing_is_lost() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v5.db");
+        {
+            // A store as schema version 5 left it, with access counts in `memories`.
+            let conn = Connection::open(&path).unwrap();
+            for sql in &MIGRATIONS[..5] {
+                conn.execute_batch(sql).unwrap();
+            }
+            conn.pragma_update(None, "user_version", 5).unwrap();
+            for (id, count, last) in [(1, 3, Some(700)), (2, 0, None), (3, 0, Some(9))] {
+                conn.execute(
+                    "INSERT INTO memories (id, kind, text, created_at, updated_at, importance,
+                        novelty, source, l_score, access_count, last_accessed)
+                     VALUES (?1, 'episode', 'x', 0, 0, 0.5, 0.5, 'user_input', 1.0, ?2, ?3)",
+                    rusqlite::params![id, count, last],
+                )
+                .unwrap();
+            }
+        }
+        let conn = open(&path).unwrap();
+        let rows: Vec<(i64, i64, Option<i64>)> = conn
+            .prepare("SELECT memory_id, count, last_at FROM memory_access ORDER BY memory_id")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        assert_eq!(rows, vec![(1, 3, Some(700)), (3, 0, Some(9))]);
+        let columns: i64 = conn
+            .query_row(
+                "SELECT COUNT(*) FROM pragma_table_info('memories')
+                 WHERE name IN ('access_count', 'last_accessed')",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(columns, 0);
+        conn.execute("DELETE FROM memories WHERE id = 1", [])
+            .unwrap();
+        let left: i64 = conn
+            .query_row("SELECT COUNT(*) FROM memory_access", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(left, 1, "a deleted memory's counts go with it");
     }
 }

@@ -119,6 +119,7 @@ fn dump(engine: &Somna) -> Vec<String> {
                 "SELECT * FROM history ORDER BY id",
                 "SELECT * FROM messages ORDER BY id",
                 "SELECT * FROM co_access ORDER BY a, b",
+                "SELECT * FROM memory_access ORDER BY memory_id",
             ] {
                 let mut stmt = s.conn().prepare(sql)?;
                 let n = stmt.column_count();
@@ -372,7 +373,8 @@ fn rows_in(engine: &Somna, lo: i64, hi: i64) -> [Vec<Vec<String>>; 3] {
         .with_store(|s| {
             let mut out: [Vec<Vec<String>>; 3] = Default::default();
             for (t, sql) in [
-                "SELECT * FROM memories WHERE id BETWEEN ?1 AND ?2 ORDER BY id",
+                "SELECT m.*, a.* FROM memories m LEFT JOIN memory_access a ON a.memory_id = m.id
+                 WHERE m.id BETWEEN ?1 AND ?2 ORDER BY m.id",
                 "SELECT * FROM links WHERE src BETWEEN ?1 AND ?2 OR dst BETWEEN ?1 AND ?2
                  ORDER BY src, dst, kind",
                 "SELECT * FROM history WHERE memory_id BETWEEN ?1 AND ?2 ORDER BY id",
