@@ -109,8 +109,11 @@ impl Sources for MapSources {
         Ok(self.similar.get(&id).cloned().unwrap_or_default())
     }
 
-    fn adjacent(&self, m: &Memory) -> Result<[Option<i64>; 2]> {
-        Ok(self.adjacent.get(&m.id).copied().unwrap_or_default())
+    fn adjacent(&self, ids: &[i64]) -> Result<HashMap<i64, [Option<i64>; 2]>> {
+        Ok(ids
+            .iter()
+            .map(|&id| (id, self.adjacent.get(&id).copied().unwrap_or_default()))
+            .collect())
     }
 
     fn memories(&self, ids: &[i64]) -> Result<Vec<Memory>> {

@@ -269,14 +269,20 @@ fn add_adjacent(
     allowed: &Allowed,
     out: &mut Candidates,
 ) -> Result<()> {
-    for &(id, _) in strongest {
-        let Some(m) = out.memories.get(&id) else {
+    let episodes: Vec<i64> = strongest
+        .iter()
+        .map(|&(id, _)| id)
+        .filter(|id| {
+            out.memories
+                .get(id)
+                .is_some_and(|m| m.kind == Kind::Episode)
+        })
+        .collect();
+    let mut adjacent = sources.adjacent(&episodes)?;
+    for id in episodes {
+        let Some(adj) = adjacent.remove(&id) else {
             continue;
         };
-        if m.kind != Kind::Episode {
-            continue;
-        }
-        let adj = sources.adjacent(m)?;
         for &n in adj.iter().flatten() {
             if allowed.allows(n) && !out.cands.contains_key(&n) {
                 let c = Cand::new(Origin::Adjacent, semantic(sources, &out.qvec, n));

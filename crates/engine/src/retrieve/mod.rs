@@ -333,44 +333,46 @@ pub fn search(ctx: &SearchCtx<'_>, q: &SearchQuery) -> Result<SearchResponse> {
         ctx.known_actors,
         crate::store::now_ms(),
     )?;
-    let read = ctx.store.read();
-    let sources = StoreSources {
-        read: &read,
-        index: ctx.index,
-    };
-    let candidates = gather::gather(&sources, ctx.embedder, &plan, q)?;
-    let t = Instant::now();
-    let ranked = score::score(&candidates, &plan, q, ctx.known_actors);
-    let score_ms = candidates.timings.graph_ms + ms(t);
-    let t = Instant::now();
-    let mut assembled = assemble::assemble(&sources, ctx.embedder, &candidates, &ranked, q)?;
-    let budget = q.budget.available();
-    let packed = pack::pack(&mut assembled, &candidates.qvec, budget);
-    let pack_ms = ms(t);
-    let g = candidates.timings;
-    Ok(SearchResponse {
-        query: plan.query,
-        route: plan.route,
-        route_reason: plan.route_reason.to_string(),
-        mode: q.mode,
-        weights: plan.weights,
-        vector_path: candidates.vector_path,
-        actors: plan.actors,
-        candidates_considered: ranked.len(),
-        hits: assembled.hits,
-        connected: assembled.connected,
-        near_misses: assembled.near_misses,
-        context: packed.context,
-        budget_tokens: budget,
-        used_tokens: packed.used_tokens,
-        timings: Timings {
-            embed_ms: g.embed_ms,
-            vector_ms: g.vector_ms,
-            lexical_ms: g.lexical_ms,
-            score_ms,
-            pack_ms,
-            total_ms: ms(t0),
-        },
+    // Every read of one search sees one snapshot of the store (and takes its lock once).
+    ctx.store.snapshot(|read| {
+        let sources = StoreSources {
+            read,
+            index: ctx.index,
+        };
+        let candidates = gather::gather(&sources, ctx.embedder, &plan, q)?;
+        let t = Instant::now();
+        let ranked = score::score(&candidates, &plan, q, ctx.known_actors);
+        let score_ms = candidates.timings.graph_ms + ms(t);
+        let t = Instant::now();
+        let mut assembled = assemble::assemble(&sources, ctx.embedder, &candidates, &ranked, q)?;
+        let budget = q.budget.available();
+        let packed = pack::pack(&mut assembled, &candidates.qvec, budget);
+        let pack_ms = ms(t);
+        let g = candidates.timings;
+        Ok(SearchResponse {
+            query: plan.query,
+            route: plan.route,
+            route_reason: plan.route_reason.to_string(),
+            mode: q.mode,
+            weights: plan.weights,
+            vector_path: candidates.vector_path,
+            actors: plan.actors,
+            candidates_considered: ranked.len(),
+            hits: assembled.hits,
+            connected: assembled.connected,
+            near_misses: assembled.near_misses,
+            context: packed.context,
+            budget_tokens: budget,
+            used_tokens: packed.used_tokens,
+            timings: Timings {
+                embed_ms: g.embed_ms,
+                vector_ms: g.vector_ms,
+                lexical_ms: g.lexical_ms,
+                score_ms,
+                pack_ms,
+                total_ms: ms(t0),
+            },
+        })
     })
 }
 

@@ -79,12 +79,26 @@ pub(crate) fn plan(
         weights: q.weights.for_route(route),
         tuning,
         now: q.as_of.unwrap_or(now),
-        pool: q.k.max(10) * 5,
+        pool: pool(q.k),
         analysis,
         to_embed,
         query,
     })
 }
+
+/// Candidates each source brings: five per result up to [`POOL_FULL`], then k plus
+/// [`POOL_MARGIN`]. Fusion re-ranks the pool, so it must reach past the vector top k; at
+/// k = 200 five per result (1,000) cost 2.5× the time of k = 10 in loading memories and
+/// adjacent turns, for candidates ranked far below the cut.
+fn pool(k: usize) -> usize {
+    (k.max(10) * 5).min(POOL_FULL.max(k + POOL_MARGIN))
+}
+
+/// The pool below which five candidates per result are gathered (k ≤ 60, the depth the
+/// LoCoMo evaluation ranks to).
+const POOL_FULL: usize = 300;
+/// Candidates beyond k gathered once k is over 60.
+const POOL_MARGIN: usize = 150;
 
 /// Actors the query is about: the caller's, else known speaker names found in the query.
 fn query_actors(query: &str, actor: Option<&str>, known: &[String]) -> Vec<String> {
@@ -181,6 +195,7 @@ mod tests {
         q.actor = Some("Ada".into());
         let p = plan(&q, false, &known(), 1_000).unwrap();
         assert_eq!((p.pool, p.now), (50, 5));
+        assert_eq!((pool(60), pool(100), pool(200)), (300, 300, 350));
         assert_eq!(p.actors, vec!["Ada"]);
     }
 

@@ -7,7 +7,7 @@ use crate::index::{SearchPath, VectorIndex};
 use crate::memory::{LinkKind, Memory, State};
 use crate::store::{MemoryFilter, Tx};
 use crate::Result;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// Which memories a search may return.
 #[derive(Debug, Clone)]
@@ -55,8 +55,9 @@ pub trait Sources {
     fn causal(&self, seeds: &[i64], depth: usize) -> Result<Vec<(i64, usize)>>;
     /// Memories linked to `id` by similarity, with the link's score.
     fn similar(&self, id: i64) -> Result<Vec<(i64, f64)>>;
-    /// The episodes said just before and just after `m` in its conversation.
-    fn adjacent(&self, m: &Memory) -> Result<[Option<i64>; 2]>;
+    /// The episodes said just before and just after each of `ids` in its conversation,
+    /// by id.
+    fn adjacent(&self, ids: &[i64]) -> Result<HashMap<i64, [Option<i64>; 2]>>;
     /// The memories with these ids (missing ones left out).
     fn memories(&self, ids: &[i64]) -> Result<Vec<Memory>>;
 }
@@ -126,8 +127,8 @@ impl Sources for StoreSources<'_> {
         self.read.neighbours(id, &[LinkKind::Similar])
     }
 
-    fn adjacent(&self, m: &Memory) -> Result<[Option<i64>; 2]> {
-        self.read.adjacent_episodes(m)
+    fn adjacent(&self, ids: &[i64]) -> Result<HashMap<i64, [Option<i64>; 2]>> {
+        self.read.adjacent_episodes(ids)
     }
 
     fn memories(&self, ids: &[i64]) -> Result<Vec<Memory>> {
