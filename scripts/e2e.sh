@@ -34,6 +34,13 @@ export SOMNA_DB="$work/store/somna.db"
 export SOMNA_MODEL_DIR="${SOMNA_MODEL_DIR:-$(somna_model_dir)}"
 # The data directory (the app's server token) is fresh too.
 export SOMNA_HOME="$work/store"
+# Without a GPU the app turns WebKit's accelerated compositing off (src-tauri/src/
+# webview_env.rs). WebKitWebDriver's screenshot command then never answers (the first one
+# timed out after 300 s), so a run that takes screenshots keeps WebKit's default; the
+# tests themselves run the way a user's app does.
+if [[ -n "${SOMNA_E2E_SHOTS:-}" ]]; then
+  export SOMNA_WEBKIT_COMPOSITING=1
+fi
 tauri-driver --port "$port" --native-port $((port + 1)) --native-driver /usr/bin/WebKitWebDriver \
   >"$work/driver.log" 2>&1 &
 driver_pid=$!

@@ -15,12 +15,20 @@ mod points;
 mod priority;
 mod state;
 mod views;
+mod webview_env;
 
 use state::{AppState, Engine};
 use std::sync::Arc;
 use tauri::Manager;
 
 fn main() {
+    if webview_env::cpu_compositing_without_gpu() {
+        eprintln!(
+            "somna: no GPU render node in /dev/dri: the webview composites on the CPU \
+             (WEBKIT_DISABLE_COMPOSITING_MODE=1; {}=1 keeps WebKit's default)",
+            webview_env::KEEP
+        );
+    }
     somna_engine::embed::pin_thread_count();
     priority::background_global_pool();
     let db_path = std::env::var_os("SOMNA_DB")
