@@ -106,6 +106,10 @@ try {
   // Raster time: a forced synchronous frame (software GL under Xvfb).
   out.raster_ms = await s.exec(`
     const sp = globalThis.__somnaSpace; const t = performance.now(); sp.renderNow(); return performance.now() - t;`);
+  out.software_renderer = await s.exec(`return globalThis.__somnaPerf.software_renderer;`);
+  out.gl_renderer = await s.exec(`const gl = document.createElement("canvas").getContext("webgl2"); const x = gl && gl.getExtension("WEBGL_debug_renderer_info");
+    return gl ? { renderer: gl.getParameter(gl.RENDERER), vendor: gl.getParameter(gl.VENDOR), unmasked: x ? gl.getParameter(x.UNMASKED_RENDERER_WEBGL) : null } : null;`);
+  out.canvas = await s.exec(`const c = document.querySelector('[data-testid="space-canvas"]'); return c ? { css: [c.clientWidth, c.clientHeight], drawn: [c.width, c.height] } : null;`);
   // Synthetic scale: N points (typed arrays built in the page) through the same code paths.
   const synthN = Number(process.env.SOMNA_PERF_SYNTH ?? 0);
   if (synthN > 0) {
