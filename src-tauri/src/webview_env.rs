@@ -54,7 +54,10 @@ mod tests {
         assert!(!has_render_node(&dri), "no DRM folder at all");
         std::fs::create_dir(&dri).unwrap();
         std::fs::write(dri.join("card0"), "").unwrap();
-        assert!(!has_render_node(&dri), "a display card without a render node");
+        assert!(
+            !has_render_node(&dri),
+            "a display card without a render node"
+        );
         std::fs::write(dri.join("renderD128"), "").unwrap();
         assert!(has_render_node(&dri));
     }
