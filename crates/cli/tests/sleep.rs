@@ -174,6 +174,10 @@ fn a_cycle_killed_during_compression_loses_nothing_and_the_next_one_finishes() {
             .unwrap(),
     );
     assert_eq!(undone["status"], "undone");
+    // The undo's report counts what it removed (it used to say 0).
+    let made = r["created"].as_array().unwrap().len();
+    assert!(made > 0);
+    assert_eq!(undone["created"].as_array().unwrap().len(), made);
     assert_eq!(
         query(
             &db,

@@ -706,6 +706,9 @@ impl Somna {
             return Err(Error::UndoBlocked { cycle: id, later });
         }
         let changes: Vec<FieldChange> = serde_json::from_value(row.changed.clone())?;
+        // Read before the undo: it removes what the cycle created, and the report says
+        // what the undo did (the memories it removed, the changes it reverted).
+        let mut report = report_from_row(&store.read(), &row)?;
         job.report("undo", 0, (changes.len() + row.created_ids.len()) as u64);
         let mut undone = row.clone();
         undone.status = "undone".into();
@@ -743,7 +746,9 @@ impl Somna {
             (changes.len() + row.created_ids.len()) as u64,
             (changes.len() + row.created_ids.len()) as u64,
         );
-        report_from_row(&store.read(), &undone)
+        let after = report_from_row(&store.read(), &undone)?;
+        (report.status, report.notes) = (after.status, after.notes);
+        Ok(report)
     }
 }
 

@@ -345,6 +345,16 @@ fn undo_restores_every_touched_row_exactly() {
 
     let undone = f.engine.sleep_undo(r.id.unwrap(), &Job::default()).unwrap();
     assert_eq!(undone.status, "undone");
+    // The undo's report counts what it removed and reverted (it said "0 removed").
+    let ids = |rep: &somna_engine::SleepReport| -> Vec<Option<i64>> {
+        rep.created.iter().map(|m| m.id).collect()
+    };
+    assert_eq!(ids(&undone), ids(&r));
+    assert_eq!(
+        (undone.changed.len(), undone.forgotten.len()),
+        (r.changed.len(), r.forgotten.len())
+    );
+    assert!(undone.notes.iter().any(|n| n.starts_with("undone at")));
     assert_eq!(dump(&f.engine), before);
     assert_eq!(f.engine.stats().unwrap().indexed, indexed_before);
     let mut q = SearchQuery::new("pottery class kiln bowl");
