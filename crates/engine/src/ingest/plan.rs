@@ -182,6 +182,9 @@ fn plan_message(
         f.w5h1.who = Some(speaker.clone());
         f.w5h1.what = Some(fact.clone());
         f.conversation = Some(conversation.to_string());
+        // A fact is as old as the message that stated it, not its extraction.
+        f.session = m.session.clone();
+        f.occurred_at = m.occurred_at;
         f.importance = FACT_IMPORTANCE;
         f.source = opts.source;
         f.metadata = metadata_of(m);
@@ -293,6 +296,11 @@ mod tests {
         let fact = &plan.planned[1];
         assert_eq!((fact.message, fact.memory.importance), (0, FACT_IMPORTANCE));
         assert_eq!(fact.embed_text, fact.memory.text);
+        assert_eq!(
+            (fact.memory.occurred_at, fact.memory.session.as_deref()),
+            (Some(1_000), Some("s1")),
+            "a fact keeps the time and session of the message that stated it"
+        );
         assert_eq!(plan.base_score, l_score(Source::UserInput, &[]));
     }
 
