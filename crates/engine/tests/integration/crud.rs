@@ -330,7 +330,11 @@ fn list_filters_by_kind_speaker_conversation_and_time() {
             ..Default::default()
         },
     );
-    assert_eq!(ids(&got), episodes[2..6]);
+    // A fact is dated by the message that stated it ("harbour office": day 4).
+    let mut want = episodes[2..6].to_vec();
+    want.push(facts[1]);
+    want.sort();
+    assert_eq!(ids(&got), want);
     let (_, got) = list(
         &f.engine,
         MemoryFilter {
@@ -346,7 +350,11 @@ fn list_filters_by_kind_speaker_conversation_and_time() {
             ..Default::default()
         },
     );
-    assert_eq!(ids(&got), episodes[..1]);
+    assert_eq!(
+        ids(&got),
+        [episodes[0], facts[0]],
+        "green tea was said on day 1"
+    );
 
     let (_, got) = list(
         &f.engine,
@@ -375,14 +383,20 @@ fn list_sorts_and_pages_with_a_correct_total() {
             .memories
     };
     let by_time = sorted(SortKey::OccurredAt, true);
-    let times: Vec<Option<i64>> = by_time.iter().map(|m| m.occurred_at).collect();
+    // Every memory has a time (a fact has its message's); ties go by id, newest first.
+    let mut want: Vec<(i64, i64)> = by_time
+        .iter()
+        .map(|m| (m.occurred_at.expect("every memory is dated"), m.id))
+        .collect();
+    want.sort_by(|a, b| b.cmp(a));
+    assert_eq!(ids(&by_time), want.iter().map(|w| w.1).collect::<Vec<_>>());
     assert_eq!(
-        ids(&by_time[..10]),
+        ids(&by_time)
+            .iter()
+            .filter(|id| episodes.contains(id))
+            .copied()
+            .collect::<Vec<_>>(),
         episodes.iter().rev().copied().collect::<Vec<_>>()
-    );
-    assert!(
-        times[10..].iter().all(Option::is_none),
-        "memories without a time sort last"
     );
     let by_importance = sorted(SortKey::Importance, true);
     assert!(by_importance
@@ -449,6 +463,25 @@ fn list_sorts_and_pages_with_a_correct_total() {
         },
     );
     assert_eq!(ids(&got), [episodes[1]]);
+
+    // A memory without a time sorts last, in either direction.
+    let rep = f
+        .engine
+        .add(
+            "c3",
+            &[msg("Dee", "No clock on this one.")],
+            &AddOptions::default(),
+        )
+        .unwrap();
+    let undated = rep.episodes[0];
+    for descending in [true, false] {
+        let all = sorted(SortKey::OccurredAt, descending);
+        assert_eq!(
+            all.last().map(|m| m.id),
+            Some(undated),
+            "descending {descending}"
+        );
+    }
 }
 
 // ---------------------------------------------------------------- export / import
