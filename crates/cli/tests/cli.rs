@@ -1,29 +1,12 @@
 //! End-to-end tests of the `somna` binary with the real model.
 
+mod common;
+
+use common::*;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-fn somna(db: &Path) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_somna"));
-    c.arg("--db").arg(db);
-    c
-}
-
-fn ok(out: Output) -> String {
-    assert!(
-        out.status.success(),
-        "somna failed: {}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("utf-8 output")
-}
-
-fn json(out: Output) -> serde_json::Value {
-    serde_json::from_str(&ok(out)).expect("JSON output")
-}
 
 /// A chat JSONL file of `n` varied messages in one conversation.
 fn chat_file(dir: &Path, n: usize) -> PathBuf {

@@ -1,28 +1,10 @@
 //! End-to-end tests of `somna eval memory`, `somna golden` and `somna ledger` with the real
 //! model.
 
+mod common;
+
+use common::*;
 use std::path::Path;
-use std::process::{Command, Output};
-
-fn somna(db: &Path) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_somna"));
-    c.arg("--db").arg(db);
-    c
-}
-
-fn ok(out: Output) -> String {
-    assert!(
-        out.status.success(),
-        "somna failed: {}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("utf-8 output")
-}
-
-fn json(out: Output) -> serde_json::Value {
-    serde_json::from_str(&ok(out)).expect("JSON output")
-}
 
 fn tiny() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../engine/tests/data/locomo-tiny.json")

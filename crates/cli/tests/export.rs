@@ -2,24 +2,12 @@
 //! partial file under the final name, no temporary file left behind, and an export that
 //! fails over an existing file leaves that file as it was. With the real model.
 
+mod common;
+
+use common::*;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-
-fn somna(db: &Path) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_somna"));
-    c.arg("--db").arg(db);
-    c
-}
-
-fn ok(out: Output) -> String {
-    assert!(
-        out.status.success(),
-        "somna failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
 
 /// The JSON error `somna --json` printed, after checking that it failed.
 fn error_code(out: &Output) -> String {
