@@ -600,7 +600,18 @@ impl Tx<'_> {
         Ok(())
     }
 
-    /// Sets a memory's access count and last access (restoring a memory as it was).
+    /// Sets a memory's last access and keeps its count (a sleep cycle's replay, its undo).
+    pub(crate) fn set_last_access(&self, id: i64, last_at: Option<i64>) -> Result<()> {
+        let count: Option<i64> = self
+            .conn()
+            .prepare_cached("SELECT count FROM memory_access WHERE memory_id = ?1")?
+            .query_row([id], |r| r.get(0))
+            .optional()?;
+        self.set_access(id, count.unwrap_or(0), last_at)
+    }
+
+    /// Sets a memory's access count and last access (restoring a memory as it was). A
+    /// memory never accessed has no row.
     pub(crate) fn set_access(&self, id: i64, count: i64, last_at: Option<i64>) -> Result<()> {
         self.writing()?;
         if count == 0 && last_at.is_none() {

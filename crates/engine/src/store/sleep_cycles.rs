@@ -170,19 +170,16 @@ impl Tx<'_> {
         };
         if field == "last_accessed" {
             // Kept beside the access count in `memory_access` (migration 0006).
-            self.conn()
-                .prepare_cached(
-                    "INSERT INTO memory_access (memory_id, count, last_at)
-                     SELECT id, 0, ?2 FROM memories WHERE id = ?1
-                     ON CONFLICT (memory_id) DO UPDATE SET last_at = excluded.last_at",
-                )?
-                .execute(params![id, v])?;
-            // A memory never retrieved has no row (an undo puts that back exactly).
-            self.conn().execute(
-                "DELETE FROM memory_access WHERE memory_id = ?1 AND count = 0 AND last_at IS NULL",
-                [id],
-            )?;
-            return Ok(());
+            let last_at = match v {
+                rusqlite::types::Value::Null => None,
+                rusqlite::types::Value::Integer(t) => Some(t),
+                _ => {
+                    return Err(Error::InvalidInput(format!(
+                        "last_accessed is a time in Unix ms or null, not {value}"
+                    )))
+                }
+            };
+            return self.set_last_access(id, last_at);
         }
         self.conn()
             .prepare_cached(&format!("UPDATE memories SET {field} = ?2 WHERE id = ?1"))?
