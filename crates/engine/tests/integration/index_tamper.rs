@@ -60,6 +60,18 @@ impl Case {
         self.index().join(name)
     }
 
+    /// Cuts index file `name` to the length `to` gives for its current length.
+    fn truncate(&self, name: &str, to: impl FnOnce(u64) -> u64) {
+        let path = self.file(name);
+        let len = std::fs::metadata(&path).unwrap().len();
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_len(to(len))
+            .unwrap();
+    }
+
     fn manifest(&self) -> serde_json::Value {
         serde_json::from_slice(&std::fs::read(self.file("manifest.json")).unwrap()).unwrap()
     }
@@ -183,14 +195,7 @@ fn a_manifest_listing_no_files_is_rebuilt() {
 #[test]
 fn a_truncated_data_file_is_rebuilt() {
     let case = Case::new();
-    let data = case.file("graph.hnsw.data");
-    let len = std::fs::metadata(&data).unwrap().len();
-    std::fs::OpenOptions::new()
-        .write(true)
-        .open(&data)
-        .unwrap()
-        .set_len(len - 1000)
-        .unwrap();
+    case.truncate("graph.hnsw.data", |len| len - 1000);
     case.assert_rebuilt("graph.hnsw.data is");
 }
 
@@ -198,14 +203,7 @@ fn a_truncated_data_file_is_rebuilt() {
 fn a_truncated_data_file_with_a_matching_manifest_is_rebuilt() {
     // The case where hnsw_rs' loader calls process::exit(1): the checksum matches.
     let case = Case::new();
-    let data = case.file("graph.hnsw.data");
-    let len = std::fs::metadata(&data).unwrap().len();
-    std::fs::OpenOptions::new()
-        .write(true)
-        .open(&data)
-        .unwrap()
-        .set_len(len / 2)
-        .unwrap();
+    case.truncate("graph.hnsw.data", |len| len / 2);
     case.reseal("graph.hnsw.data");
     case.assert_rebuilt("disagrees with the slot count");
 }
