@@ -12,8 +12,13 @@ use somna_api::{
     ClusterRequest, LayoutKey, LayoutRequest, LiquidStatus, LlmSettings, SetLlmSettings,
     SleepRunRequest, UndoRequest,
 };
+use somna_api::{CurateRequest, CurateUndoArgs, DuplicatesArgs};
+use somna_engine::curate::duplicates::DuplicateGroup;
+use somna_engine::curate::CurationReport;
 use somna_engine::sleep::auto::AutoSleepSettings;
-use somna_engine::{ClusterInfo, ClusterMerge, LiquidParams, SleepConfig, SleepReport};
+use somna_engine::{
+    ClusterInfo, ClusterMerge, LiquidParams, SleepConfig, SleepOptions, SleepReport,
+};
 use tauri::{AppHandle, Manager};
 
 /// Computes the layout of a method in 2 or 3 dimensions as a job: the cached one with new
@@ -137,9 +142,40 @@ pub async fn sleep_run(app: AppHandle, req: SleepRunRequest) -> ApiResult<JobId<
     let llm = &app.state::<AppState>().llm;
     let backend = Backend::choose(req.backend.as_deref(), || Ok(llm.get()))?;
     job(&app, move |ws, job| {
-        let config = req.config.unwrap_or_default();
-        ws.api().sleep(req.dry_run, config, &backend, "app", job)
+        let opts = SleepOptions {
+            dry_run: req.dry_run,
+            trigger: "app".into(),
+            config: req.config.unwrap_or_default(),
+            force: req.force,
+        };
+        ws.api().sleep(&opts, &backend, job)
     })
+}
+
+/// Runs (or previews) a curation of the selection; a merge without text keeps the source
+/// that says the most (the person edits it in the preview).
+#[tauri::command]
+pub async fn curate(app: AppHandle, req: CurateRequest) -> ApiResult<CurationReport> {
+    on_engine(&app, move |ws| ws.api().curate(&req, &Backend::Extractive)).await
+}
+
+#[tauri::command]
+pub async fn curate_undo(app: AppHandle, req: CurateUndoArgs) -> ApiResult<CurationReport> {
+    on_engine(&app, move |ws| {
+        ws.api().curate_undo(&req, &somna_engine::Job::default())
+    })
+    .await
+}
+
+/// The latest curations, newest first.
+#[tauri::command]
+pub async fn curations(app: AppHandle, req: usize) -> ApiResult<Vec<CurationReport>> {
+    on_engine(&app, move |ws| ws.api().curations(Some(req))).await
+}
+
+#[tauri::command]
+pub async fn duplicates(app: AppHandle, req: DuplicatesArgs) -> ApiResult<Vec<DuplicateGroup>> {
+    on_engine(&app, move |ws| ws.api().duplicates(&req)).await
 }
 
 #[tauri::command]

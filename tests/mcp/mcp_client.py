@@ -26,6 +26,9 @@ TOOLS = {
     "run_sleep_cycle",
     "memory_history",
     "similar_memories",
+    "merge_memories",
+    "pin_memory",
+    "find_duplicates",
 }
 
 
@@ -113,6 +116,36 @@ async def exercise(client, tag):
     check(deleted == {"id": episodes[1], "hard": False}, f"delete_memory: {deleted}")
     page = await call(client, "list_memories", {"filters": {"conversation": conv}, "limit": 50})
     check(all(m["id"] != episodes[1] for m in page["memories"]), "deleted memory still listed")
+
+    # Curation: the same sentence said twice is one near-duplicate group; merge it (after a
+    # preview) and pin the result.
+    twice = await call(
+        client,
+        "add_memory",
+        {
+            "conversation": conv,
+            "messages": [
+                {"speaker": "Ada", "text": f"The ferry to Cacilhas leaves at noon every Sunday ({tag})."},
+                {"speaker": "Ada", "text": f"The ferry to Cacilhas leaves at noon every Sunday ({tag})."},
+            ],
+        },
+    )
+    pair = twice["episodes"]
+    dups = await call(client, "find_duplicates", {"threshold": 0.95, "conversation": conv})
+    check(any(sorted(g["ids"]) == sorted(pair) for g in dups["groups"]), f"find_duplicates: {dups}")
+    preview = await call(client, "merge_memories", {"ids": pair, "preview": True})
+    check(preview["status"] == "preview" and preview["id"] is None, f"merge preview: {preview}")
+    merged = await call(client, "merge_memories", {"ids": pair})
+    new_id = merged["merged"]["id"]
+    check(merged["status"] == "done" and isinstance(new_id, int), f"merge_memories: {merged}")
+    src = await call(client, "get_memory", {"id": pair[0]})
+    check(src["memory"]["state"] == "archived", f"merged source not archived: {src}")
+    pinned = await call(client, "pin_memory", {"ids": [new_id]})
+    check(pinned["op"] == "pin" and len(pinned["changed"]) == 1, f"pin_memory: {pinned}")
+    got = await call(client, "get_memory", {"id": new_id})
+    check(got["memory"]["pinned"] is True, f"not pinned: {got}")
+    await refused(client, "merge_memories", {"ids": [first]}, "at least two")
+    await refused(client, "find_duplicates", {"threshold": 3}, "threshold")
 
     cycle = await call(client, "run_sleep_cycle", {"dry_run": True})
     check(cycle["dry_run"] is True and cycle["status"] == "dry_run", f"run_sleep_cycle: {cycle}")

@@ -23,7 +23,11 @@ deleted_at: number | null,
 /**
  * Tokens of `text` in the model's tokenizer (counted when the text was written).
  */
-tokens: number | null, who: string | null, what: string | null, when: string | null, where: string | null, why: string | null, how: string | null, };
+tokens: number | null, 
+/**
+ * Pinned by a person: a sleep cycle never compresses, decays, archives or forgets it.
+ */
+pinned: boolean, who: string | null, what: string | null, when: string | null, where: string | null, why: string | null, how: string | null, };
 
 export type Link = { src: number, dst: number, kind: LinkKind, score: number, created_at: number, };
 
@@ -616,6 +620,12 @@ warm_after_days: number, cold_after_days: number, archive_after_days: number,
  */
 forget_importance: number, forget_max_words: number, 
 /**
+ * Loss guard: a cycle that would archive or forget more than this share of the live
+ * (not yet archived or forgotten) memories is refused before it writes anything,
+ * unless forced ([`SleepOptions::force`]).
+ */
+max_loss_share: number, 
+/**
  * "Now" for the cycle (Unix ms); `None`: the clock. Tests and replays set it.
  */
 now_ms: number | null, };
@@ -652,7 +662,8 @@ backend: string, };
 
 export type FieldChange = { memory_id: number, 
 /**
- * `last_accessed`, `importance` or `state`.
+ * Sleep cycles: `last_accessed`, `importance` or `state`; curation also `pinned`,
+ * `tags` and `deleted_at`.
  */
 field: string, old: JsonValue, new: JsonValue, };
 
@@ -674,6 +685,16 @@ export type GoldenRun = { id: number, run_at: number,
  */
 stage: string, cycle_id: number | null, outcomes: Array<GoldenOutcome>, mean_recall: number, mean_ndcg: number, regressions: number, };
 
+export type LossBudget = { live: number, lost: number, 
+/**
+ * `max_loss_share` of the cycle's config.
+ */
+limit_share: number, 
+/**
+ * Run with `force`: the limit did not apply.
+ */
+forced: boolean, };
+
 export type SleepReport = { 
 /**
  * `None` for a dry run.
@@ -681,7 +702,7 @@ export type SleepReport = {
 id: number | null, trigger: string, 
 /**
  * running, completed, cancelled, failed, interrupted (killed; a later cycle found it),
- * undone, or dry_run.
+ * refused (the loss guard stopped it before it wrote anything), undone, or dry_run.
  */
 status: string, started_at: number, ended_at: number | null, dry_run: boolean, backend: string, phases: Array<PhaseReport>, created: Array<ProposedMemory>, changed: Array<FieldChange>, forgotten: Array<number>, 
 /**
@@ -691,7 +712,75 @@ notes: Array<string>, config: SleepConfig,
 /**
  * The golden-query runs before and after the cycle (when golden queries exist).
  */
-golden: Array<GoldenRun>, };
+golden: Array<GoldenRun>, 
+/**
+ * The loss guard's figures (absent in reports of cycles from before the guard).
+ */
+loss: LossBudget | null, };
+
+export type CurateAction = { "op": "merge", ids: Array<number>, text: string | null, } | { "op": "delete", ids: Array<number>, } | { "op": "restore", ids: Array<number>, } | { "op": "pin", ids: Array<number>, } | { "op": "unpin", ids: Array<number>, } | { "op": "tag", ids: Array<number>, add: Array<string>, remove: Array<string>, } | { "op": "set_importance", ids: Array<number>, importance: number, };
+
+export type MergedMemory = { 
+/**
+ * `None` in a preview, and once the merge is undone.
+ */
+id: number | null, kind: Kind, text: string, who: string | null, sources: Array<number>, 
+/**
+ * Where the text came from: "person", "extractive" (the richest source) or the chat
+ * backend's name.
+ */
+drafted_by: string, };
+
+export type CurationReport = { 
+/**
+ * The operation log's id; `None` for a preview.
+ */
+id: number | null, op: string, 
+/**
+ * preview, done or undone.
+ */
+status: string, at: number, 
+/**
+ * Who asked: "user", "app", "cli", "agent", …
+ */
+by: string, changed: Array<FieldChange>, merged: MergedMemory | null, 
+/**
+ * Named memories left alone, and why (already pinned, already deleted, …).
+ */
+notes: Array<string>, };
+
+export type DuplicateGroup = { 
+/**
+ * Oldest first.
+ */
+ids: Array<number>, kind: Kind, who: string | null, 
+/**
+ * The lowest similarity of the pairs that joined the group.
+ */
+min_similarity: number, texts: Array<string>, };
+
+export type CurateRequest = { action: CurateAction, 
+/**
+ * Compute what it would change without writing anything.
+ */
+preview: boolean, };
+
+export type CurateUndoArgs = { id: number, };
+
+export type DuplicatesArgs = { 
+/**
+ * Cosine similarity at or above which two memories are near-duplicates (0.5 to 1,
+ * default 0.92).
+ */
+threshold?: number | null, 
+/**
+ * Only within this conversation.
+ */
+conversation?: string | null, 
+/**
+ * Groups returned, largest first (1 to 10,000, default 500).
+ */
+limit?: number | null, };
 
 export type SetLlmSettings = { base_url: string, model: string, api_key?: string | null, 
 /**
@@ -707,7 +796,11 @@ config?: SleepConfig | null,
 /**
  * "extractive" (default) or "chat".
  */
-backend?: string | null, };
+backend?: string | null, 
+/**
+ * Run even when the loss guard would refuse it.
+ */
+force: boolean, };
 
 export type UndoRequest = { id: number, 
 /**
@@ -751,6 +844,10 @@ export type Rpc = {
   sleep_run: { req: SleepRunRequest; res: JobId<"sleep"> };
   sleep_history: { req: number; res: Array<SleepReport> };
   sleep_undo: { req: UndoRequest; res: JobId<"sleep-undo"> };
+  curate: { req: CurateRequest; res: CurationReport };
+  curate_undo: { req: CurateUndoArgs; res: CurationReport };
+  curations: { req: number; res: Array<CurationReport> };
+  duplicates: { req: DuplicatesArgs; res: Array<DuplicateGroup> };
   auto_sleep_settings: { req: null; res: AutoSleepSettings };
   set_auto_sleep: { req: AutoSleepSettings; res: null };
   server_status: { req: null; res: ServerStatus };

@@ -10,6 +10,7 @@
 //! Errors are the engine's [`somna_engine::Error`]; a refused request is `invalid_input`
 //! with a message that names the field.
 
+mod curate;
 mod golden;
 pub mod limits;
 pub mod llm;
@@ -19,6 +20,7 @@ pub mod sleep;
 mod views;
 pub mod workspace;
 
+pub use curate::{CurateRequest, CurateUndoArgs, DuplicatesArgs, MergeArgs, PinArgs};
 pub use llm::{LlmEndpoint, LlmSettings, SetLlmSettings};
 pub use memories::{
     AddMemoryArgs, DeleteArgs, DeleteResult, Filters, IdArgs, ImportDone, ImportRequest, ListArgs,

@@ -49,6 +49,10 @@ pub struct SleepArgs {
     /// Compute the cycle and report it without writing anything.
     #[serde(default)]
     pub dry_run: bool,
+    /// Run even when the loss guard would refuse it (the cycle would archive or forget
+    /// more than its limit of the live memories).
+    #[serde(default)]
+    pub force: bool,
 }
 
 /// A cycle as the app and the CLI ask for it: every knob and the backend.
@@ -62,6 +66,9 @@ pub struct SleepRunRequest {
     pub config: Option<SleepConfig>,
     /// "extractive" (default) or "chat".
     pub backend: Option<String>,
+    /// Run even when the loss guard would refuse it.
+    #[serde(default)]
+    pub force: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -75,38 +82,26 @@ pub struct UndoRequest {
 }
 
 impl Api {
-    /// Runs one cycle (or a dry run) with `backend`; `trigger` is recorded as what started it.
-    pub fn sleep(
-        &self,
-        dry_run: bool,
-        config: SleepConfig,
-        backend: &Backend,
-        trigger: &str,
-        job: &Job,
-    ) -> Result<SleepReport> {
-        let opts = SleepOptions {
-            dry_run,
-            trigger: trigger.into(),
-            config,
-        };
+    /// Runs one cycle (or a dry run) as `opts` say, with `backend`.
+    pub fn sleep(&self, opts: &SleepOptions, backend: &Backend, job: &Job) -> Result<SleepReport> {
         match backend {
-            Backend::Extractive => self.engine().sleep(&opts, job),
+            Backend::Extractive => self.engine().sleep(opts, job),
             Backend::Chat(c) => {
                 self.engine()
-                    .sleep_with(&opts, &ChatCompressor::new(c.clone()), job)
+                    .sleep_with(opts, &ChatCompressor::new(c.clone()), job)
             }
         }
     }
 
     /// An agent's cycle: the extractive backend and default knobs.
     pub fn sleep_for_agent(&self, args: &SleepArgs, job: &Job) -> Result<SleepReport> {
-        self.sleep(
-            args.dry_run,
-            SleepConfig::default(),
-            &Backend::Extractive,
-            "agent",
-            job,
-        )
+        let opts = SleepOptions {
+            dry_run: args.dry_run,
+            trigger: "agent".into(),
+            config: SleepConfig::default(),
+            force: args.force,
+        };
+        self.sleep(&opts, &Backend::Extractive, job)
     }
 
     /// Undoes a committed cycle, or (cascade) the later cycles that block it first. Returns

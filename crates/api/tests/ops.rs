@@ -12,7 +12,7 @@ use somna_api::{
 use somna_engine::cluster::ClusterUpkeep;
 use somna_engine::embed::HashEmbedder;
 use somna_engine::ingest::ImportFormat;
-use somna_engine::{Config, Job, ProjectionMethod, SleepConfig, Somna};
+use somna_engine::{Config, Job, ProjectionMethod, SleepConfig, SleepOptions, Somna};
 use std::sync::Arc;
 
 fn engine(dir: &tempfile::TempDir) -> Arc<Somna> {
@@ -232,20 +232,26 @@ fn sleep_runs_with_the_chosen_backend_and_undo_reports_the_cycle() {
     assert_eq!(e.code(), "invalid_input");
     let dry = api
         .sleep(
-            true,
-            SleepConfig::default(),
+            &SleepOptions {
+                dry_run: true,
+                trigger: "test".into(),
+                config: SleepConfig::default(),
+                force: false,
+            },
             &Backend::Extractive,
-            "test",
             &Job::default(),
         )
         .unwrap();
     assert_eq!(dry.status, "dry_run");
     let done = api
         .sleep(
-            false,
-            SleepConfig::default(),
+            &SleepOptions {
+                dry_run: false,
+                trigger: "test".into(),
+                config: SleepConfig::default(),
+                force: false,
+            },
             &Backend::Extractive,
-            "test",
             &Job::default(),
         )
         .unwrap();

@@ -5,6 +5,7 @@ mod output;
 mod bench_cluster;
 mod bench_cmd;
 mod cluster_cmd;
+mod curate_cmd;
 mod eval_cmd;
 mod locomo_cmd;
 mod memory_cmd;
@@ -97,6 +98,11 @@ enum Command {
     Bench(bench_cmd::BenchArgs),
     /// Run a sleep cycle (replay, summaries, schemas, forgetting); `undo`, `history`, `show`.
     Sleep(sleep_cmd::SleepArgs),
+    /// Act on memories by id: merge, delete, restore, pin, unpin, tag, importance (each
+    /// with --preview, each undoable: `curate undo <id>`), and the curation history.
+    Curate(curate_cmd::CurateArgs),
+    /// Groups of near-duplicate memories (same kind and speaker, cosine >= --threshold).
+    Duplicates(curate_cmd::DuplicatesInput),
     /// List facts, newest first.
     Facts {
         #[arg(long)]
@@ -363,6 +369,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Stats => memory_cmd::stats(&ctx),
         Command::Bench(args) => bench_cmd::run(args, &ctx.model_dir, json),
         Command::Sleep(args) => sleep_cmd::run(&ctx, args),
+        Command::Curate(args) => curate_cmd::run(&ctx, args),
+        Command::Duplicates(input) => curate_cmd::duplicates(&ctx, input),
         Command::Mcp => serve_cmd::mcp(ctx.open()?),
         Command::Serve(args) => serve_cmd::serve(ctx.open()?, args, json),
         Command::Facts {

@@ -88,6 +88,20 @@ pub fn fmt_time(ms: i64) -> String {
         .unwrap_or_else(|| "?".into())
 }
 
+/// At most `n` characters of an (untrusted) text, control characters escaped.
+pub fn clip(text: &str, n: usize) -> String {
+    let mut s: String = text
+        .chars()
+        .take(n)
+        .collect::<String>()
+        .escape_debug()
+        .to_string();
+    if text.chars().count() > n {
+        s.push('…');
+    }
+    s
+}
+
 /// One line per memory: id, kind, state, who, text (control characters escaped).
 pub fn memory_line(m: &Memory) -> String {
     let text: String = m

@@ -21,6 +21,10 @@ pub struct SleepArgs {
     /// Compute the cycle and show what it would change, writing nothing.
     #[arg(long)]
     dry_run: bool,
+    /// Run even when the loss guard refuses the cycle (it would archive or forget more
+    /// than `max_loss_share` of the live memories; see --config).
+    #[arg(long)]
+    force: bool,
     /// Recorded as what started the cycle.
     #[arg(long, default_value = "cli")]
     trigger: String,
@@ -192,7 +196,13 @@ fn cycle(api: &Api, args: SleepArgs, json: bool) -> anyhow::Result<()> {
         somna_api::llm::configured(&paths::data_dir())
     })?;
     let (job, bars) = job(json);
-    let result = api.sleep(args.dry_run, config, &backend, &args.trigger, &job);
+    let opts = SleepOptions {
+        dry_run: args.dry_run,
+        trigger: args.trigger.clone(),
+        config,
+        force: args.force,
+    };
+    let result = api.sleep(&opts, &backend, &job);
     bars.finish();
     let r = match result {
         Err(somna_engine::Error::Cancelled) => anyhow::bail!(
@@ -281,6 +291,16 @@ fn print_report(r: &SleepReport) {
     for p in &r.phases {
         let counts: Vec<String> = p.counts.iter().map(|(k, v)| format!("{k} {v}")).collect();
         out!("  {:<9} {:>7} ms  {}", p.name, p.millis, counts.join(", "));
+    }
+    if let Some(l) = &r.loss {
+        out!(
+            "  loss guard: archives or forgets {} of {} live memories ({:.1}%; limit {:.0}%{})",
+            l.lost,
+            l.live,
+            l.share() * 100.0,
+            l.limit_share * 100.0,
+            if l.forced { ", forced" } else { "" }
+        );
     }
     for p in &r.created {
         let id = p.id.map_or("new".to_string(), |i| format!("#{i}"));

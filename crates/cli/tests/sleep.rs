@@ -106,8 +106,10 @@ fn a_cycle_killed_during_compression_loses_nothing_and_the_next_one_finishes() {
     assert_eq!(std::fs::read(&db).unwrap(), before);
 
     // Kill the cycle once replay has committed and compression is under way.
+    // The chat is from 2020: a cycle archives nearly all of it, which the loss guard
+    // refuses without --force.
     let mut child = somna(&db)
-        .arg("sleep")
+        .args(["sleep", "--force"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -149,7 +151,12 @@ fn a_cycle_killed_during_compression_loses_nothing_and_the_next_one_finishes() {
     );
 
     // The next cycle finishes the work and records the killed one as interrupted.
-    let r = json(somna(&db).args(["--json", "sleep"]).output().unwrap());
+    let r = json(
+        somna(&db)
+            .args(["--json", "sleep", "--force"])
+            .output()
+            .unwrap(),
+    );
     assert_eq!(r["status"], "completed");
     assert!(r["notes"][0].as_str().unwrap().contains("interrupted"));
     assert_eq!(query(&db, EPISODES_WITHOUT_ONE_SUMMARY), 0);

@@ -81,8 +81,18 @@ pub enum Error {
         problem: String,
     },
 
-    #[error("sleep cycle {cycle} cannot be undone before the later cycles {later:?} that touched the same memories: undo those first, or cascade")]
+    #[error("operation {cycle} cannot be undone before the later operations {later:?} (sleep cycles or curations) that touched the same memories: undo those first, or cascade")]
     UndoBlocked { cycle: i64, later: Vec<i64> },
+
+    #[error("there is no curation {id}")]
+    CurationNotFound { id: i64 },
+
+    #[error("loss guard: the cycle would archive or forget {lost} of {live} live memories, more than the {}% limit; nothing was written (look with a dry run, allow it with force)", limit_share * 100.0)]
+    LossGuard {
+        lost: u64,
+        live: u64,
+        limit_share: f64,
+    },
 
     #[error("cancelled")]
     Cancelled,
@@ -148,6 +158,8 @@ impl Error {
             Error::SchemaTooNew { .. } => "schema_too_new",
             Error::Policy { .. } => "policy",
             Error::UndoBlocked { .. } => "undo_blocked",
+            Error::CurationNotFound { .. } => "curation_not_found",
+            Error::LossGuard { .. } => "loss_guard",
             Error::Cancelled => "cancelled",
             Error::Json(_) => "json",
             Error::Internal(_) => "internal",
@@ -171,13 +183,17 @@ impl Error {
             | Error::ModelCorrupt { .. }
             | Error::ModelInstall(_)
             | Error::SchemaTooNew { .. } => ErrorKind::Unavailable,
-            Error::NotFound { .. } | Error::CycleNotFound { .. } => ErrorKind::NotFound,
+            Error::NotFound { .. }
+            | Error::CycleNotFound { .. }
+            | Error::CurationNotFound { .. } => ErrorKind::NotFound,
             Error::InvalidInput(_)
             | Error::ProvenanceBelowThreshold { .. }
             | Error::Import { .. }
             | Error::Policy { .. }
             | Error::Json(_) => ErrorKind::Invalid,
-            Error::UndoBlocked { .. } | Error::CycleRunning => ErrorKind::Conflict,
+            Error::UndoBlocked { .. } | Error::CycleRunning | Error::LossGuard { .. } => {
+                ErrorKind::Conflict
+            }
             Error::Cancelled => ErrorKind::Cancelled,
             Error::Internal(_) => ErrorKind::Internal,
         }
@@ -211,6 +227,20 @@ mod tests {
                 ErrorKind::NotFound,
             ),
             (Error::CycleRunning, "cycle_running", ErrorKind::Conflict),
+            (
+                Error::LossGuard {
+                    lost: 5,
+                    live: 10,
+                    limit_share: 0.25,
+                },
+                "loss_guard",
+                ErrorKind::Conflict,
+            ),
+            (
+                Error::CurationNotFound { id: 3 },
+                "curation_not_found",
+                ErrorKind::NotFound,
+            ),
             (
                 Error::UndoBlocked {
                     cycle: 1,

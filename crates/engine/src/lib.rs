@@ -5,6 +5,7 @@
 pub mod bench;
 pub mod cluster;
 pub mod compress;
+pub mod curate;
 pub mod embed;
 mod engine;
 mod error;
@@ -41,7 +42,8 @@ pub use memory::{Kind, Memory, NewMemory, Source, State};
 pub use project::{Layout, ProjectionMethod, ProjectionParams};
 pub use retrieve::{Route, ScoreMode, SearchQuery, SearchResponse};
 pub use sleep::{
-    FieldChange, PhaseReport, ProposedMemory, ReplayWeights, SleepConfig, SleepOptions, SleepReport,
+    FieldChange, LossBudget, PhaseReport, ProposedMemory, ReplayWeights, SleepConfig, SleepOptions,
+    SleepReport,
 };
 pub use store::{Change, ChangeEvent, Origin};
 pub use store::{ListQuery, MemoryFilter, MemoryUpdate, Message};

@@ -158,6 +158,9 @@ pub struct Memory {
     pub deleted_at: Option<i64>,
     /// Tokens of `text` in the model's tokenizer (counted when the text was written).
     pub tokens: Option<i64>,
+    /// Pinned by a person: a sleep cycle never compresses, decays, archives or forgets it.
+    #[serde(default)]
+    pub pinned: bool,
 }
 
 /// What a caller provides to create a memory; the engine fills in the rest.

@@ -27,8 +27,8 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use serde::Deserialize;
 use somna_api::{
-    AddMemoryArgs, DeleteArgs, DeleteResult, ListArgs, SearchArgs, SearchResult, SimilarArgs,
-    SleepArgs, UpdateFields,
+    AddMemoryArgs, CurateUndoArgs, DeleteArgs, DeleteResult, DuplicatesArgs, ListArgs, MergeArgs,
+    PinArgs, SearchArgs, SearchResult, SimilarArgs, SleepArgs, UpdateFields,
 };
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -201,6 +201,54 @@ async fn run_sleep_cycle(
     Ok(Json(ops.sleep(body(args)?).await?))
 }
 
+/// Merge memories into one: the sources are archived (never deleted) and linked from the
+/// merged memory; `preview` reports without writing. Returns the curation's report.
+#[utoipa::path(post, path = "/api/v1/curate/merge", request_body = MergeArgs,
+    responses((status = 200, body = EngineJson), (status = 404, description = "a named memory does not exist"),
+        (status = 409, description = "a sleep cycle is running")))]
+async fn merge_memories(
+    State(ops): State<Ops>,
+    args: JsonArg<MergeArgs>,
+) -> Result<Json<EngineJson>, OpError> {
+    Ok(Json(ops.merge(body(args)?).await?))
+}
+
+/// Pin (or unpin) memories: a pinned memory is never compressed, decayed, archived or
+/// forgotten by a sleep cycle. Returns the curation's report.
+#[utoipa::path(post, path = "/api/v1/curate/pin", request_body = PinArgs,
+    responses((status = 200, body = EngineJson), (status = 404, description = "a named memory does not exist")))]
+async fn pin_memory(
+    State(ops): State<Ops>,
+    args: JsonArg<PinArgs>,
+) -> Result<Json<EngineJson>, OpError> {
+    Ok(Json(ops.pin(body(args)?).await?))
+}
+
+/// Undo a curation exactly; refused (409, `undo_blocked`) while a later operation that
+/// touched the same memories stands.
+#[utoipa::path(post, path = "/api/v1/curate/{id}/undo", params(("id" = i64, Path, description = "curation id")),
+    responses((status = 200, body = EngineJson), (status = 404, description = "no such curation"),
+        (status = 409, description = "a later operation is in the way, or a cycle is running")))]
+async fn undo_curation(
+    State(ops): State<Ops>,
+    id: PathArg<i64>,
+) -> Result<Json<EngineJson>, OpError> {
+    Ok(Json(
+        ops.curate_undo(CurateUndoArgs { id: path(id)? }).await?,
+    ))
+}
+
+/// Groups of near-duplicate memories, largest first: `{groups: [{ids, kind, who,
+/// min_similarity, texts}]}`.
+#[utoipa::path(post, path = "/api/v1/duplicates", request_body = DuplicatesArgs,
+    responses((status = 200, body = EngineJson), (status = 422, description = "threshold or limit out of range")))]
+async fn find_duplicates(
+    State(ops): State<Ops>,
+    args: JsonArg<DuplicatesArgs>,
+) -> Result<Json<EngineJson>, OpError> {
+    Ok(Json(ops.duplicates(body(args)?).await?))
+}
+
 /// The REST routes and the OpenAPI document generated from them.
 pub fn rest_routes(ops: Ops) -> (axum::Router, utoipa::openapi::OpenApi) {
     let (router, api) = OpenApiRouter::with_openapi(ApiDoc::openapi())
@@ -211,6 +259,10 @@ pub fn rest_routes(ops: Ops) -> (axum::Router, utoipa::openapi::OpenApi) {
         .routes(routes!(memory_history))
         .routes(routes!(similar_memories))
         .routes(routes!(run_sleep_cycle))
+        .routes(routes!(merge_memories))
+        .routes(routes!(pin_memory))
+        .routes(routes!(undo_curation))
+        .routes(routes!(find_duplicates))
         .with_state(ops)
         .split_for_parts();
     let router = router

@@ -12,7 +12,8 @@ use rmcp::model::{CallToolResult, Implementation, ServerCapabilities, ServerConf
 use rmcp::{tool, tool_handler, tool_router, ErrorData};
 use serde::Serialize;
 use somna_api::{
-    AddMemoryArgs, DeleteArgs, IdArgs, ListArgs, SearchArgs, SimilarArgs, SleepArgs, UpdateArgs,
+    AddMemoryArgs, DeleteArgs, DuplicatesArgs, IdArgs, ListArgs, MergeArgs, PinArgs, SearchArgs,
+    SimilarArgs, SleepArgs, UpdateArgs,
 };
 
 /// A tool's arguments, deserialised into the operations layer's type `P`. rmcp's own
@@ -142,6 +143,36 @@ impl SomnaMcp {
         Parameters(args): Parameters<SleepArgs>,
     ) -> Result<CallToolResult, ErrorData> {
         structured(self.ops.sleep(args).await?.0)
+    }
+
+    #[tool(
+        description = "Merge near-duplicate memories into one. The sources are archived (never deleted) and linked from the merged memory; text is the merged wording (default: the source that says the most). preview=true only reports. Returns the curation report; its id undoes it."
+    )]
+    async fn merge_memories(
+        &self,
+        Parameters(args): Parameters<MergeArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        structured(self.ops.merge(args).await?.0)
+    }
+
+    #[tool(
+        description = "Pin memories (unpin=true to release them): a pinned memory is never compressed, decayed, archived or forgotten by a sleep cycle."
+    )]
+    async fn pin_memory(
+        &self,
+        Parameters(args): Parameters<PinArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        structured(self.ops.pin(args).await?.0)
+    }
+
+    #[tool(
+        description = "Find groups of near-duplicate memories (same kind and speaker, cosine >= threshold, default 0.92). Returns {groups: [{ids, kind, who, min_similarity, texts}]}, largest first."
+    )]
+    async fn find_duplicates(
+        &self,
+        Parameters(args): Parameters<DuplicatesArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        structured(self.ops.duplicates(args).await?.0)
     }
 
     #[tool(description = "Every change of a memory, oldest first (also after a hard delete).")]

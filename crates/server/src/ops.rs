@@ -5,8 +5,9 @@
 use crate::error::OpError;
 use serde::Serialize;
 use somna_api::{
-    AddMemoryArgs, Api, DeleteArgs, DeleteResult, ListArgs, SearchArgs, SearchOptions,
-    SearchResult, SimilarArgs, SleepArgs, UpdateFields,
+    AddMemoryArgs, Api, CurateUndoArgs, DeleteArgs, DeleteResult, DuplicatesArgs, ListArgs,
+    MergeArgs, PinArgs, SearchArgs, SearchOptions, SearchResult, SimilarArgs, SleepArgs,
+    UpdateFields,
 };
 use somna_engine::{CancelToken, Somna};
 use std::sync::Arc;
@@ -118,5 +119,28 @@ impl Ops {
     pub async fn sleep(&self, args: SleepArgs) -> Result<EngineJson, OpError> {
         self.blocking(move |api, job| to_json(&api.sleep_for_agent(&args, job)?))
             .await
+    }
+
+    /// The curation's report: `{id, op, status, changed, merged, notes}`.
+    pub async fn merge(&self, args: MergeArgs) -> Result<EngineJson, OpError> {
+        self.blocking(move |api, _| to_json(&api.merge(&args)?))
+            .await
+    }
+
+    pub async fn pin(&self, args: PinArgs) -> Result<EngineJson, OpError> {
+        self.blocking(move |api, _| to_json(&api.pin(&args)?)).await
+    }
+
+    pub async fn curate_undo(&self, args: CurateUndoArgs) -> Result<EngineJson, OpError> {
+        self.blocking(move |api, job| to_json(&api.curate_undo(&args, job)?))
+            .await
+    }
+
+    /// `{groups: [{ids, kind, who, min_similarity, texts}]}`, largest first.
+    pub async fn duplicates(&self, args: DuplicatesArgs) -> Result<EngineJson, OpError> {
+        self.blocking(move |api, _| {
+            to_json(&serde_json::json!({ "groups": api.duplicates(&args)? }))
+        })
+        .await
     }
 }

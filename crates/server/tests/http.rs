@@ -338,6 +338,114 @@ async fn rest_routes_refuse_bad_arguments_with_422_naming_the_problem() {
 }
 
 #[tokio::test]
+async fn rest_routes_merge_pin_find_duplicates_and_undo_a_curation() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = router(ops(&dir), "127.0.0.1:50000");
+    let t = Some(TOKEN);
+    let ids = add_two(&app).await;
+
+    let (s, preview) = send(
+        &app,
+        "POST",
+        "/api/v1/curate/merge",
+        t,
+        Some(json!({"ids": ids, "text": "Ada and Bo: the tower and the ferry", "preview": true})),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{preview}");
+    assert_eq!(preview["status"], "preview");
+    assert!(preview["id"].is_null());
+    let (s, merged) = send(
+        &app,
+        "POST",
+        "/api/v1/curate/merge",
+        t,
+        Some(json!({"ids": ids, "text": "Ada and Bo: the tower and the ferry"})),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{merged}");
+    let new_id = merged["merged"]["id"].as_i64().unwrap();
+    let (_, source) = send(
+        &app,
+        "GET",
+        &format!("/api/v1/memories/{}", ids[0]),
+        t,
+        None,
+    )
+    .await;
+    assert_eq!(source["memory"]["state"], "archived");
+
+    // The merge's own result can be pinned; its undo then waits for the pin's.
+    let (s, pin) = send(
+        &app,
+        "POST",
+        "/api/v1/curate/pin",
+        t,
+        Some(json!({"ids": [new_id]})),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{pin}");
+    let (_, got) = send(&app, "GET", &format!("/api/v1/memories/{new_id}"), t, None).await;
+    assert_eq!(got["memory"]["pinned"], true);
+    let merge_id = merged["id"].as_i64().unwrap();
+    let (s, blocked) = send(
+        &app,
+        "POST",
+        &format!("/api/v1/curate/{merge_id}/undo"),
+        t,
+        None,
+    )
+    .await;
+    assert_eq!(s, StatusCode::CONFLICT, "{blocked}");
+    assert_eq!(blocked["error"]["code"], "undo_blocked");
+    let pin_id = pin["id"].as_i64().unwrap();
+    for id in [pin_id, merge_id] {
+        let (s, undone) = send(&app, "POST", &format!("/api/v1/curate/{id}/undo"), t, None).await;
+        assert_eq!(
+            (s, undone["status"].as_str()),
+            (StatusCode::OK, Some("undone")),
+            "{undone}"
+        );
+    }
+    let (s, _) = send(&app, "GET", &format!("/api/v1/memories/{new_id}"), t, None).await;
+    assert_eq!(s, StatusCode::NOT_FOUND);
+    let (s, _) = send(&app, "POST", "/api/v1/curate/999/undo", t, None).await;
+    assert_eq!(s, StatusCode::NOT_FOUND);
+
+    let (s, d) = send(
+        &app,
+        "POST",
+        "/api/v1/duplicates",
+        t,
+        Some(json!({"threshold": 0.9})),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{d}");
+    assert!(
+        d["groups"].as_array().unwrap().is_empty(),
+        "two different sentences"
+    );
+    let (s, bad) = send(
+        &app,
+        "POST",
+        "/api/v1/duplicates",
+        t,
+        Some(json!({"threshold": 2.0})),
+    )
+    .await;
+    assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{bad}");
+    let (s, one) = send(
+        &app,
+        "POST",
+        "/api/v1/curate/merge",
+        t,
+        Some(json!({"ids": [ids[0]]})),
+    )
+    .await;
+    assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{one}");
+}
+
+#[tokio::test]
 async fn the_openapi_document_lists_every_route_with_its_schemas() {
     let dir = tempfile::tempdir().unwrap();
     let app = router(ops(&dir), "127.0.0.1:50000");
@@ -355,6 +463,10 @@ async fn the_openapi_document_lists_every_route_with_its_schemas() {
         ("/api/v1/memories/{id}/history", "get"),
         ("/api/v1/memories/{id}/similar", "get"),
         ("/api/v1/sleep", "post"),
+        ("/api/v1/curate/merge", "post"),
+        ("/api/v1/curate/pin", "post"),
+        ("/api/v1/curate/{id}/undo", "post"),
+        ("/api/v1/duplicates", "post"),
     ] {
         assert!(paths[path][method].is_object(), "{method} {path} missing");
     }

@@ -5,6 +5,7 @@
 //! and never import the façade (checked by `layers_test.rs`).
 
 mod cluster;
+mod curate;
 mod golden;
 mod ingest;
 #[cfg(test)]

@@ -16,8 +16,10 @@ use crate::sleep::commit::{
 };
 use crate::sleep::counting::Counting;
 use crate::sleep::plan::{self, MemberRef, SchemaPlan, Snapshot, SummaryPlan};
-use crate::sleep::{FieldChange, PhaseReport, ProposedMemory, SleepOptions, SleepReport, PHASES};
-use crate::store::{now_ms, Tx};
+use crate::sleep::{
+    FieldChange, LossBudget, PhaseReport, ProposedMemory, SleepOptions, SleepReport, PHASES,
+};
+use crate::store::{now_ms, CycleRow, Tx};
 use crate::{Error, Result};
 use std::collections::{HashMap, HashSet};
 use std::fs::{File, OpenOptions, TryLockError};
@@ -36,14 +38,14 @@ static RUNNING: Mutex<Vec<String>> = Mutex::new(Vec::new());
 /// a row cannot tell a live cycle from a dead one (refusing on it would refuse undo until
 /// the next cycle). The OS drops a dead process's lock, so the lock is only ever held by a
 /// live cycle or undo.
-struct Running {
+pub(super) struct Running {
     key: String,
     /// The locked file (none for an in-memory store, which no other process can open).
     _lock: Option<File>,
 }
 
 impl Running {
-    fn claim(engine: &Somna) -> Result<Self> {
+    pub(super) fn claim(engine: &Somna) -> Result<Self> {
         let path = engine.store().path().to_path_buf();
         let in_memory = path == std::path::Path::new(":memory:");
         let key = if in_memory {
@@ -138,6 +140,7 @@ impl Somna {
             notes: Vec::new(),
             config: cfg.clone(),
             golden: Vec::new(),
+            loss: None,
         };
         let snap = {
             let mut store = self.store();
@@ -172,7 +175,7 @@ impl Somna {
             self.golden_around_sleep("before_sleep", id, &mut rep.notes);
         }
         let counting = Counting::new(compressor);
-        let outcome = self.run_phases(&snap, &counting, &mut rep, job);
+        let outcome = self.run_phases(&snap, &counting, &mut rep, opts.force, job);
         rep.ended_at = Some(now_ms());
         match outcome {
             // A real run's completion was recorded by the forget phase's transaction.
@@ -188,6 +191,7 @@ impl Somna {
                 if rep.id.is_some() {
                     rep.status = match e {
                         Error::Cancelled => "cancelled",
+                        Error::LossGuard { .. } => "refused",
                         _ => "failed",
                     }
                     .into();
@@ -200,17 +204,43 @@ impl Somna {
         }
     }
 
-    /// The four phases in order, each committed in its own transaction.
+    /// The four phases in order, each committed in its own transaction. Before the first
+    /// commit, the loss guard checks what forgetting would do with every replayed batch
+    /// consolidated (an upper bound: a batch the compressor skips consolidates nothing),
+    /// so a refused cycle writes nothing.
     fn run_phases(
         &self,
         snap: &Snapshot,
         compressor: &dyn Compressor,
         rep: &mut SleepReport,
+        force: bool,
         job: &Job,
     ) -> Result<()> {
-        let selected = self.replay_phase(snap, rep, job)?;
-        let (summaries, summary_ids, corpus) =
-            self.compress_phase(snap, &selected, compressor, rep, job)?;
+        let t = Instant::now();
+        job.report(PHASES[0], 0, 1);
+        let replay = plan::replay(snap, &rep.config);
+        let (batches, waiting) = plan::batches(snap, &replay.selected, &rep.config);
+        let batched: HashSet<i64> = batches.iter().flatten().copied().collect();
+        self.guard_loss(&plan::forget(snap, &batched, &rep.config), force, rep)?;
+        job.cancel.check()?;
+        self.replay_phase(&replay, rep, t)?;
+        job.report(PHASES[0], 1, 1);
+        let t = Instant::now();
+        let corpus = snap.corpus();
+        let summaries = self.plan_summaries(snap, &batches, &corpus, compressor, rep, job)?;
+        let mut phase = PhaseReport {
+            name: PHASES[1].into(),
+            ..Default::default()
+        };
+        count(&mut phase, "batches", batches.len());
+        count(&mut phase, "episodes_waiting", waiting);
+        count(
+            &mut phase,
+            "episodes_consolidated",
+            summaries.iter().map(|s| s.sources.len()).sum(),
+        );
+        count(&mut phase, "summaries", summaries.len());
+        let summary_ids = self.create_summaries(rep, phase, t, &summaries, snap, job)?;
         self.schema_phase(
             snap,
             &summaries,
@@ -228,13 +258,47 @@ impl Somna {
         Ok(())
     }
 
-    /// Phase 1, prioritized replay: scores the unconsolidated episodes and strengthens the
-    /// selected ones. Returns the selection.
-    fn replay_phase(&self, snap: &Snapshot, rep: &mut SleepReport, job: &Job) -> Result<Vec<i64>> {
-        let t = Instant::now();
-        job.report(PHASES[0], 0, 1);
-        let replay = plan::replay(snap, &rep.config);
-        job.cancel.check()?;
+    /// The loss guard: records the cycle's loss budget in the report and refuses (before
+    /// anything is written) a cycle that would archive or forget more than the configured
+    /// share of the live memories, unless forced. A dry run reports, never refuses.
+    fn guard_loss(
+        &self,
+        forget: &plan::ForgetPlan,
+        force: bool,
+        rep: &mut SleepReport,
+    ) -> Result<()> {
+        let budget = LossBudget {
+            live: forget.live as u64,
+            lost: forget.lost as u64,
+            limit_share: rep.config.max_loss_share,
+            forced: force,
+        };
+        rep.loss = Some(budget.clone());
+        if rep.dry_run || !budget.exceeded() {
+            return Ok(());
+        }
+        rep.notes.push(format!(
+            "loss guard: this cycle would archive or forget {} of {} live memories ({:.0}%), more \
+             than the {:.0}% limit; nothing was written (see it with a dry run, allow it with force)",
+            budget.lost,
+            budget.live,
+            budget.share() * 100.0,
+            budget.limit_share * 100.0
+        ));
+        Err(Error::LossGuard {
+            lost: budget.lost,
+            live: budget.live,
+            limit_share: budget.limit_share,
+        })
+    }
+
+    /// Phase 1, prioritized replay: strengthens the selected unconsolidated episodes.
+    fn replay_phase(
+        &self,
+        replay: &plan::ReplayPlan,
+        rep: &mut SleepReport,
+        t: Instant,
+    ) -> Result<()> {
         let mut phase = PhaseReport {
             name: PHASES[0].into(),
             ..Default::default()
@@ -244,27 +308,22 @@ impl Somna {
         rep.changed.extend(replay.changes.iter().cloned());
         self.commit_phase(rep, phase, t, false, |tx, _| {
             for c in &replay.changes {
-                tx.set_sleep_field(c.memory_id, &c.field, &c.new)?;
+                tx.set_logged_field(c.memory_id, &c.field, &c.new)?;
             }
             Ok(())
-        })?;
-        job.report(PHASES[0], 1, 1);
-        Ok(replay.selected)
+        })
     }
 
-    /// Phase 2, compression: batches the selected episodes and summarises each batch.
-    /// Returns the summaries, their ids once stored, and the corpus the phase built.
-    fn compress_phase(
+    /// Phase 2's plan: summarises each batch of replayed episodes.
+    fn plan_summaries(
         &self,
         snap: &Snapshot,
-        selected: &[i64],
+        batches: &[Vec<i64>],
+        corpus: &Corpus,
         compressor: &dyn Compressor,
         rep: &mut SleepReport,
         job: &Job,
-    ) -> Result<(Vec<SummaryPlan>, Vec<Option<i64>>, Corpus)> {
-        let t = Instant::now();
-        let corpus = snap.corpus();
-        let (batches, waiting) = plan::batches(snap, selected, &rep.config);
+    ) -> Result<Vec<SummaryPlan>> {
         job.report(PHASES[1], 0, batches.len() as u64);
         let vectors: HashMap<i64, Vec<f32>> = {
             let index = self.index_read();
@@ -274,29 +333,15 @@ impl Somna {
                 .filter_map(|&id| index.vector(id).map(|v| (id, v.to_vec())))
                 .collect()
         };
-        let summaries = plan::compress(
+        plan::compress(
             snap,
-            &batches,
+            batches,
             &vectors,
-            &corpus,
+            corpus,
             compressor,
             job,
             &mut rep.notes,
-        )?;
-        let mut phase = PhaseReport {
-            name: PHASES[1].into(),
-            ..Default::default()
-        };
-        count(&mut phase, "batches", batches.len());
-        count(&mut phase, "episodes_waiting", waiting);
-        count(
-            &mut phase,
-            "episodes_consolidated",
-            summaries.iter().map(|s| s.sources.len()).sum(),
-        );
-        count(&mut phase, "summaries", summaries.len());
-        let summary_ids = self.create_summaries(rep, phase, t, &summaries, snap, job)?;
-        Ok((summaries, summary_ids, corpus))
+        )
     }
 
     /// Phase 3, schema formation over this cycle's summaries.
@@ -331,7 +376,8 @@ impl Somna {
         self.create_schemas(rep, phase, t, &schemas, summary_ids, job)
     }
 
-    /// Phase 4, forgetting and decay; its transaction also marks the cycle completed.
+    /// Phase 4, forgetting and decay; its transaction also marks the cycle completed. The
+    /// report's loss budget takes this plan's figures (what the cycle really loses).
     fn forget_phase(
         &self,
         snap: &Snapshot,
@@ -344,6 +390,9 @@ impl Somna {
         let newly: HashSet<i64> = summaries.iter().flat_map(|s| s.sources.clone()).collect();
         let forget = plan::forget(snap, &newly, &rep.config);
         job.cancel.check()?;
+        if let Some(loss) = &mut rep.loss {
+            (loss.live, loss.lost) = (forget.live as u64, forget.lost as u64);
+        }
         let mut phase = PhaseReport {
             name: PHASES[3].into(),
             ..Default::default()
@@ -362,7 +411,7 @@ impl Somna {
             let who = actor(id);
             let now = now_ms();
             for c in &forget.changes {
-                tx.set_sleep_field(c.memory_id, &c.field, &c.new)?;
+                tx.set_logged_field(c.memory_id, &c.field, &c.new)?;
                 if c.field == "state" && forgotten.contains(&c.memory_id) {
                     tx.record_history(
                         c.memory_id,
@@ -632,7 +681,10 @@ impl Somna {
     pub fn sleep_report(&self, id: i64) -> Result<SleepReport> {
         let store = self.store();
         let read = store.read();
-        let row = read.get_cycle(id)?.ok_or(Error::CycleNotFound { id })?;
+        let row = read
+            .get_cycle(id)?
+            .filter(|r| r.op == "sleep")
+            .ok_or(Error::CycleNotFound { id })?;
         report_from_row(&read, &row)
     }
 
@@ -668,13 +720,22 @@ impl Somna {
         }
         let mut order: Vec<i64> = closure.into_iter().collect();
         order.sort_unstable_by(|a, b| b.cmp(a));
-        order
-            .into_iter()
-            .map(|c| {
-                job.cancel.check()?;
-                self.undo_claimed(c, job)
-            })
-            .collect()
+        let mut reports = Vec::new();
+        for c in order {
+            job.cancel.check()?;
+            let is_sleep = self
+                .store()
+                .read()
+                .get_cycle(c)?
+                .is_some_and(|r| r.op == "sleep");
+            // A later curation that touched the same memories is undone in the same order.
+            if is_sleep {
+                reports.push(self.undo_claimed(c, job)?);
+            } else {
+                self.curate_undo_claimed(c, job)?;
+            }
+        }
+        Ok(reports)
     }
 
     /// Reverts a cycle exactly, in one transaction: every changed field gets its old value
@@ -691,10 +752,11 @@ impl Somna {
 
     /// [`Self::sleep_undo`] once this store's cycle slot is held.
     fn undo_claimed(&self, id: i64, job: &Job) -> Result<SleepReport> {
-        let mut store = self.store();
+        let store = self.store();
         let row = store
             .read()
             .get_cycle(id)?
+            .filter(|r| r.op == "sleep")
             .ok_or(Error::CycleNotFound { id })?;
         if row.status == "undone" {
             return Err(Error::InvalidInput(format!(
@@ -705,11 +767,28 @@ impl Somna {
         if !later.is_empty() {
             return Err(Error::UndoBlocked { cycle: id, later });
         }
-        let changes: Vec<FieldChange> = serde_json::from_value(row.changed.clone())?;
         // Read before the undo: it removes what the cycle created, and the report says
         // what the undo did (the memories it removed, the changes it reverted).
-        let mut report = report_from_row(&store.read(), &row)?;
-        job.report("undo", 0, (changes.len() + row.created_ids.len()) as u64);
+        let report = report_from_row(&store.read(), &row)?;
+        drop(store);
+        let undone = self.revert(&row, &actor(id), job)?;
+        let store = self.store();
+        let after = report_from_row(&store.read(), &undone)?;
+        let mut report = report;
+        (report.status, report.notes) = (after.status, after.notes);
+        Ok(report)
+    }
+
+    /// Reverts one row of the operation log (a cycle or a curation) in one transaction:
+    /// every changed field gets its old value back (last change first), the history its
+    /// writer (`actor`) recorded is dropped, what it created is removed, and the row is
+    /// marked undone. The index follows: created memories leave it, memories whose soft
+    /// delete is reverted return to it, and those whose restore is reverted leave it.
+    /// Returns the row as saved. The caller checks blockers and holds the cycle slot.
+    pub(super) fn revert(&self, row: &CycleRow, actor: &str, job: &Job) -> Result<CycleRow> {
+        let changes: Vec<FieldChange> = serde_json::from_value(row.changed.clone())?;
+        let total = (changes.len() + row.created_ids.len()) as u64;
+        job.report("undo", 0, total);
         let mut undone = row.clone();
         undone.status = "undone".into();
         if let Some(notes) = undone
@@ -719,13 +798,25 @@ impl Somna {
         {
             notes.push(format!("undone at {}", now_ms()).into());
         }
+        let deleted_again: Vec<i64> = changes
+            .iter()
+            .filter(|c| c.field == "deleted_at" && !c.old.is_null())
+            .map(|c| c.memory_id)
+            .collect();
+        let mut store = self.store();
         store.transaction(|tx| {
             for c in changes.iter().rev() {
                 if tx.get_memory(c.memory_id)?.is_some() {
-                    tx.set_sleep_field(c.memory_id, &c.field, &c.old)?;
+                    tx.set_logged_field(c.memory_id, &c.field, &c.old)?;
+                    if c.field == "deleted_at" && c.old.is_null() {
+                        // A new change-log position puts the vector back into the index.
+                        if let Some(v) = tx.embedding_of(c.memory_id)? {
+                            tx.set_embedding(c.memory_id, &v)?;
+                        }
+                    }
                 }
             }
-            tx.delete_history_by(&actor(id))?;
+            tx.delete_history_by(actor)?;
             for m in row.created_ids.iter().rev() {
                 if tx.get_memory(*m)?.is_some() {
                     tx.hard_delete(*m)?;
@@ -735,20 +826,15 @@ impl Somna {
         })?;
         {
             let mut index = self.index_write();
-            for m in &row.created_ids {
+            for m in row.created_ids.iter().chain(&deleted_again) {
                 index.remove(*m);
             }
+            index.catch_up(&store, job)?;
             index.save()?;
         }
         self.refresh_actors(&store)?;
-        job.report(
-            "undo",
-            (changes.len() + row.created_ids.len()) as u64,
-            (changes.len() + row.created_ids.len()) as u64,
-        );
-        let after = report_from_row(&store.read(), &undone)?;
-        (report.status, report.notes) = (after.status, after.notes);
-        Ok(report)
+        job.report("undo", total, total);
+        Ok(undone)
     }
 }
 

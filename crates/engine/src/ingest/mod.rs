@@ -127,16 +127,21 @@ impl AddReport {
 
 /// Checks a message before anything is written.
 pub fn validate_message(m: &Message) -> Result<()> {
-    if m.text.trim().is_empty() {
+    validate_text(&m.text)
+}
+
+/// The rules every memory text meets: not blank, at most [`MAX_TEXT_BYTES`], no NUL.
+pub fn validate_text(text: &str) -> Result<()> {
+    if text.trim().is_empty() {
         return Err(Error::InvalidInput("a message's text is empty".into()));
     }
-    if m.text.len() > MAX_TEXT_BYTES {
+    if text.len() > MAX_TEXT_BYTES {
         return Err(Error::InvalidInput(format!(
             "a message's text is {} bytes; the limit is {MAX_TEXT_BYTES}",
-            m.text.len()
+            text.len()
         )));
     }
-    if m.text.contains('\0') {
+    if text.contains('\0') {
         return Err(Error::InvalidInput(
             "a message's text contains a NUL character".into(),
         ));

@@ -193,6 +193,7 @@ mod tests {
             details: crate::memory::Details::None,
             deleted_at: None,
             tokens: None,
+            pinned: false,
         }
     }
 

@@ -36,6 +36,7 @@ pub fn memory(id: i64, text: &str, who: &str) -> Memory {
         details: Details::None,
         deleted_at: None,
         tokens: Some(10),
+        pinned: false,
     }
 }
 

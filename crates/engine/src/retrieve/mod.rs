@@ -9,7 +9,7 @@ mod assemble;
 mod causal;
 pub mod evidence;
 #[cfg(test)]
-mod fixture;
+pub(crate) mod fixture;
 mod gather;
 mod pack;
 mod plan;

@@ -105,6 +105,7 @@ pub(crate) fn cycle_row(rep: &SleepReport, decayed: bool) -> CycleRow {
     let previously_decayed = rep.phase("forget").is_some_and(|p| p.committed);
     CycleRow {
         id: rep.id.unwrap_or_default(),
+        op: "sleep".into(),
         started_at: rep.started_at,
         ended_at: rep.ended_at,
         trigger: rep.trigger.clone(),
@@ -115,6 +116,7 @@ pub(crate) fn cycle_row(rep: &SleepReport, decayed: bool) -> CycleRow {
             "backend": rep.backend,
             "config": rep.config,
             "decayed": decayed || previously_decayed,
+            "loss": rep.loss,
         }),
         created_ids: rep.created.iter().filter_map(|p| p.id).collect(),
         changed: serde_json::to_value(&rep.changed).unwrap_or_default(),
@@ -162,6 +164,7 @@ pub(crate) fn report_from_row(read: &Tx<'_>, row: &CycleRow) -> Result<SleepRepo
         notes: serde_json::from_value(get("notes")).unwrap_or_default(),
         config: serde_json::from_value(get("config")).unwrap_or_default(),
         golden: crate::golden::runs_for_cycle(read, row.id)?,
+        loss: serde_json::from_value(get("loss")).unwrap_or_default(),
     })
 }
 

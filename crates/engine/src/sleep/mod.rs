@@ -74,6 +74,10 @@ pub struct SleepConfig {
     /// below this importance and has at most `forget_max_words` content words.
     pub forget_importance: f64,
     pub forget_max_words: usize,
+    /// Loss guard: a cycle that would archive or forget more than this share of the live
+    /// (not yet archived or forgotten) memories is refused before it writes anything,
+    /// unless forced ([`SleepOptions::force`]).
+    pub max_loss_share: f64,
     /// "Now" for the cycle (Unix ms); `None`: the clock. Tests and replays set it.
     pub now_ms: Option<i64>,
 }
@@ -97,6 +101,7 @@ impl Default for SleepConfig {
             archive_after_days: 90.0,
             forget_importance: 0.4,
             forget_max_words: 4,
+            max_loss_share: 0.25,
             now_ms: None,
         }
     }
@@ -120,6 +125,9 @@ impl SleepConfig {
         {
             return bad("lifecycle ages must be warm ≤ cold ≤ archive");
         }
+        if !(0.0..=1.0).contains(&self.max_loss_share) {
+            return bad("max_loss_share is a share of the live memories, within 0..=1");
+        }
         if self.importance_half_life_days <= 0.0 || self.schema_min_support < 2 {
             return bad("half life must be positive and schema_min_support at least 2");
         }
@@ -134,6 +142,9 @@ pub struct SleepOptions {
     /// Who started it: "manual", "cli", "app", "auto", …
     pub trigger: String,
     pub config: SleepConfig,
+    /// Run even when the loss guard would refuse the cycle.
+    #[serde(default)]
+    pub force: bool,
 }
 
 impl Default for SleepOptions {
@@ -142,7 +153,36 @@ impl Default for SleepOptions {
             dry_run: false,
             trigger: "manual".into(),
             config: SleepConfig::default(),
+            force: false,
         }
+    }
+}
+
+/// How much of the loss guard a cycle used: the live memories (not archived, forgotten
+/// or deleted) when it started, how many it archived or forgot (or would), the limit.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct LossBudget {
+    pub live: u64,
+    pub lost: u64,
+    /// `max_loss_share` of the cycle's config.
+    pub limit_share: f64,
+    /// Run with `force`: the limit did not apply.
+    pub forced: bool,
+}
+
+impl LossBudget {
+    /// The share of the live memories lost (0 when there were none).
+    pub fn share(&self) -> f64 {
+        if self.live == 0 {
+            0.0
+        } else {
+            self.lost as f64 / self.live as f64
+        }
+    }
+
+    pub fn exceeded(&self) -> bool {
+        !self.forced && self.share() > self.limit_share
     }
 }
 
@@ -184,7 +224,8 @@ pub struct ProposedMemory {
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct FieldChange {
     pub memory_id: i64,
-    /// `last_accessed`, `importance` or `state`.
+    /// Sleep cycles: `last_accessed`, `importance` or `state`; curation also `pinned`,
+    /// `tags` and `deleted_at`.
     pub field: String,
     pub old: serde_json::Value,
     pub new: serde_json::Value,
@@ -198,7 +239,7 @@ pub struct SleepReport {
     pub id: Option<i64>,
     pub trigger: String,
     /// running, completed, cancelled, failed, interrupted (killed; a later cycle found it),
-    /// undone, or dry_run.
+    /// refused (the loss guard stopped it before it wrote anything), undone, or dry_run.
     pub status: String,
     pub started_at: i64,
     pub ended_at: Option<i64>,
@@ -214,6 +255,9 @@ pub struct SleepReport {
     /// The golden-query runs before and after the cycle (when golden queries exist).
     #[serde(default)]
     pub golden: Vec<crate::golden::GoldenRun>,
+    /// The loss guard's figures (absent in reports of cycles from before the guard).
+    #[serde(default)]
+    pub loss: Option<LossBudget>,
 }
 
 impl SleepReport {

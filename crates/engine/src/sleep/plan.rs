@@ -78,6 +78,7 @@ pub fn replay(snap: &Snapshot, cfg: &SleepConfig) -> ReplayPlan {
         .filter(|m| {
             m.kind == Kind::Episode
                 && m.state != State::Forgotten
+                && !m.pinned
                 && !snap.consolidated.contains(&m.id)
         })
         .map(|m| (priority(m, snap.now, cfg), m))
@@ -533,6 +534,10 @@ pub struct ForgetPlan {
     pub forgotten: Vec<i64>,
     pub decayed: usize,
     pub state_changes: usize,
+    /// Memories neither archived nor forgotten when the cycle started (pinned ones too).
+    pub live: usize,
+    /// Live memories this plan archives or forgets.
+    pub lost: usize,
 }
 
 /// The lifecycle state for an age in days.
@@ -556,9 +561,18 @@ pub fn forget(snap: &Snapshot, newly_consolidated: &HashSet<i64>, cfg: &SleepCon
         forgotten: Vec::new(),
         decayed: 0,
         state_changes: 0,
+        live: 0,
+        lost: 0,
     };
     for m in &snap.memories {
         if m.state == State::Forgotten {
+            continue;
+        }
+        let live = !matches!(m.state, State::Archived);
+        if live {
+            plan.live += 1;
+        }
+        if m.pinned {
             continue;
         }
         let mut importance = m.importance;
@@ -593,6 +607,9 @@ pub fn forget(snap: &Snapshot, newly_consolidated: &HashSet<i64>, cfg: &SleepCon
             plan.forgotten.push(m.id);
         }
         if state != m.state {
+            if live && matches!(state, State::Archived | State::Forgotten) {
+                plan.lost += 1;
+            }
             plan.changes.push(FieldChange {
                 memory_id: m.id,
                 field: "state".into(),
@@ -636,6 +653,7 @@ mod tests {
             details: Details::None,
             deleted_at: None,
             tokens: None,
+            pinned: false,
         }
     }
 

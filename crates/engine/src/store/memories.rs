@@ -12,7 +12,7 @@ const COLUMNS: &str =
     "m.id, m.kind, m.text, m.who, m.what, m.\"when\", m.\"where\", m.why, m.how, m.conversation, \
      m.session, m.occurred_at, m.created_at, m.updated_at, m.importance, m.novelty, \
      IFNULL(a.count, 0), a.last_at, m.state, m.tags, m.source, m.l_score, m.metadata, m.details, \
-     m.deleted_at, m.tokens";
+     m.deleted_at, m.tokens, m.pinned";
 
 /// What [`COLUMNS`] are read from: a memory (`m`) with its access counts (`a`, kept in a
 /// narrow table of their own: see migration 0006).
@@ -297,6 +297,7 @@ fn row_to_memory(row: &Row<'_>) -> rusqlite::Result<Memory> {
         details: json_col::<Details>(row, 23)?,
         deleted_at: row.get(24)?,
         tokens: row.get(25)?,
+        pinned: row.get(26)?,
     })
 }
 
@@ -698,8 +699,8 @@ impl Tx<'_> {
         };
         self.insert_memory_with_id(Some(m.id), &new, m.l_score, m.created_at, m.updated_at)?;
         self.conn().execute(
-            "UPDATE memories SET state = ?2, deleted_at = ?3, tokens = ?4 WHERE id = ?1",
-            params![m.id, m.state.as_str(), m.deleted_at, m.tokens],
+            "UPDATE memories SET state = ?2, deleted_at = ?3, tokens = ?4, pinned = ?5 WHERE id = ?1",
+            params![m.id, m.state.as_str(), m.deleted_at, m.tokens, m.pinned],
         )?;
         self.set_access(m.id, m.access_count, m.last_accessed)?;
         if let Some(v) = embedding {

@@ -6,10 +6,12 @@ use crate::{Error, Result};
 use rusqlite::{params, OptionalExtension};
 use std::collections::HashSet;
 
-/// One row of `sleep_cycles` as stored.
+/// One row of `sleep_cycles` as stored: a sleep cycle (`op` = "sleep") or a curation
+/// (`op` = "merge", "pin", …; see migration 0007).
 #[derive(Debug, Clone)]
 pub struct CycleRow {
     pub id: i64,
+    pub op: String,
     pub started_at: i64,
     pub ended_at: Option<i64>,
     pub trigger: String,
@@ -20,8 +22,15 @@ pub struct CycleRow {
     pub forgotten_ids: Vec<i64>,
 }
 
-/// Columns a cycle may change.
-const SLEEP_FIELDS: &[&str] = &["last_accessed", "importance", "state"];
+/// Columns a logged operation (a sleep cycle or a curation) may change, one at a time.
+const LOGGED_FIELDS: &[&str] = &[
+    "last_accessed",
+    "importance",
+    "state",
+    "pinned",
+    "tags",
+    "deleted_at",
+];
 
 fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<CycleRow> {
     let json = |i: usize| -> rusqlite::Result<serde_json::Value> {
@@ -35,6 +44,7 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<CycleRow> {
     };
     Ok(CycleRow {
         id: r.get(0)?,
+        op: r.get(9)?,
         started_at: r.get(1)?,
         ended_at: r.get(2)?,
         trigger: r.get(3)?,
@@ -47,13 +57,19 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<CycleRow> {
 }
 
 const CYCLE_COLUMNS: &str =
-    "id, started_at, ended_at, trigger, status, phase_stats, created_ids, changed, forgotten_ids";
+    "id, started_at, ended_at, trigger, status, phase_stats, created_ids, changed, forgotten_ids, op";
 
 impl Tx<'_> {
     pub fn insert_cycle(&self, started_at: i64, trigger: &str) -> Result<i64> {
+        self.insert_operation("sleep", started_at, trigger)
+    }
+
+    /// Starts a row of the operation log (`running`); `op` is "sleep" or a curation.
+    pub fn insert_operation(&self, op: &str, started_at: i64, trigger: &str) -> Result<i64> {
         self.conn().execute(
-            "INSERT INTO sleep_cycles (started_at, trigger, status) VALUES (?1, ?2, 'running')",
-            params![started_at, trigger],
+            "INSERT INTO sleep_cycles (op, started_at, trigger, status)
+             VALUES (?1, ?2, ?3, 'running')",
+            params![op, started_at, trigger],
         )?;
         let id = self.conn().last_insert_rowid();
         self.note(Change::SleepCycles { ids: vec![id] })?;
@@ -90,10 +106,19 @@ impl Tx<'_> {
             .optional()?)
     }
 
-    /// The latest cycles, newest first.
+    /// The latest sleep cycles, newest first.
     pub fn list_cycles(&self, limit: usize) -> Result<Vec<CycleRow>> {
         let mut stmt = self.conn().prepare(&format!(
-            "SELECT {CYCLE_COLUMNS} FROM sleep_cycles ORDER BY id DESC LIMIT ?1"
+            "SELECT {CYCLE_COLUMNS} FROM sleep_cycles WHERE op = 'sleep' ORDER BY id DESC LIMIT ?1"
+        ))?;
+        let rows = stmt.query_map([limit as i64], row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// The latest curations, newest first.
+    pub fn list_curations(&self, limit: usize) -> Result<Vec<CycleRow>> {
+        let mut stmt = self.conn().prepare(&format!(
+            "SELECT {CYCLE_COLUMNS} FROM sleep_cycles WHERE op != 'sleep' ORDER BY id DESC LIMIT ?1"
         ))?;
         let rows = stmt.query_map([limit as i64], row)?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
@@ -116,7 +141,8 @@ impl Tx<'_> {
         Ok(ids)
     }
 
-    /// The cycles after `id` that are not undone, oldest first.
+    /// The operations (sleep cycles and curations) after `id` that are not undone, oldest
+    /// first.
     pub fn later_live_cycles(&self, id: i64) -> Result<Vec<CycleRow>> {
         let mut stmt = self.conn().prepare(&format!(
             "SELECT {CYCLE_COLUMNS} FROM sleep_cycles WHERE id > ?1 AND status != 'undone' ORDER BY id"
@@ -129,7 +155,8 @@ impl Tx<'_> {
     pub fn last_decay_at(&self) -> Result<Option<i64>> {
         Ok(self.conn().query_row(
             "SELECT MAX(started_at) FROM sleep_cycles
-             WHERE status != 'undone' AND json_extract(phase_stats, '$.decayed') = 1",
+             WHERE op = 'sleep' AND status != 'undone'
+               AND json_extract(phase_stats, '$.decayed') = 1",
             [],
             |r| r.get(0),
         )?)
@@ -147,18 +174,31 @@ impl Tx<'_> {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
-    /// Sets one sleep-managed column of a memory to a JSON value (number, text or null),
-    /// leaving `updated_at` alone.
-    pub fn set_sleep_field(&self, id: i64, field: &str, value: &serde_json::Value) -> Result<()> {
-        self.note(Change::MemoriesUpdated { ids: vec![id] })?;
-        if !SLEEP_FIELDS.contains(&field) {
+    /// Sets one column of a memory that logged operations change (sleep cycles and
+    /// curations, see `LOGGED_FIELDS`) to a JSON value (number, text, bool, array for
+    /// `tags`, or null), leaving `updated_at` alone, so an undo puts back exactly what
+    /// was there.
+    pub fn set_logged_field(&self, id: i64, field: &str, value: &serde_json::Value) -> Result<()> {
+        if !LOGGED_FIELDS.contains(&field) {
             return Err(Error::InvalidInput(format!(
-                "a sleep cycle cannot change {field:?}"
+                "a logged operation cannot change {field:?}"
             )));
         }
+        self.note(match (field, value) {
+            ("deleted_at", serde_json::Value::Number(_)) => {
+                Change::MemoriesRemoved { ids: vec![id] }
+            }
+            _ => Change::MemoriesUpdated { ids: vec![id] },
+        })?;
         let v: rusqlite::types::Value = match value {
             serde_json::Value::Null => rusqlite::types::Value::Null,
             serde_json::Value::String(s) => rusqlite::types::Value::Text(s.clone()),
+            serde_json::Value::Bool(b) if field == "pinned" => {
+                rusqlite::types::Value::Integer(*b as i64)
+            }
+            serde_json::Value::Array(_) if field == "tags" => {
+                rusqlite::types::Value::Text(value.to_string())
+            }
             serde_json::Value::Number(n) if field == "importance" => {
                 rusqlite::types::Value::Real(n.as_f64().unwrap_or_default())
             }
@@ -166,7 +206,11 @@ impl Tx<'_> {
                 Some(i) => rusqlite::types::Value::Integer(i),
                 None => rusqlite::types::Value::Real(n.as_f64().unwrap_or_default()),
             },
-            other => return Err(Error::InvalidInput(format!("not a column value: {other}"))),
+            other => {
+                return Err(Error::InvalidInput(format!(
+                    "not a value of {field}: {other}"
+                )))
+            }
         };
         if field == "last_accessed" {
             // Kept beside the access count in `memory_access` (migration 0006).
@@ -224,7 +268,7 @@ impl Tx<'_> {
     pub fn cycles_touching(&self, id: i64, limit: usize) -> Result<Vec<i64>> {
         let mut stmt = self.conn().prepare_cached(
             "SELECT c.id FROM (SELECT id, changed, created_ids, forgotten_ids FROM sleep_cycles
-                                ORDER BY id DESC LIMIT ?2) c
+                                WHERE op = 'sleep' ORDER BY id DESC LIMIT ?2) c
              WHERE EXISTS (SELECT 1 FROM json_each(c.forgotten_ids) WHERE value = ?1)
                 OR EXISTS (SELECT 1 FROM json_each(c.changed)
                            WHERE json_extract(value, '$.memory_id') = ?1)

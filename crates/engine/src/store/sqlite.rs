@@ -34,6 +34,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0004_cluster_layouts.sql"),
     include_str!("migrations/0005_golden_ledger.sql"),
     include_str!("migrations/0006_memory_access.sql"),
+    include_str!("migrations/0007_curation.sql"),
 ];
 
 /// The store's schema version after all migrations.

@@ -123,6 +123,8 @@ fn sleep_cycles_run_the_suite_before_and_after_and_keep_it_with_their_report() {
             batch_size: 6,
             ..Default::default()
         },
+        // Old sessions: the cycle archives most of the store (see the loss guard).
+        force: true,
         ..Default::default()
     };
     // Without golden queries a cycle runs nothing.
@@ -180,6 +182,8 @@ fn the_ledger_records_operations_and_summarises_them() {
             batch_size: 6,
             ..Default::default()
         },
+        // Old sessions: the cycle archives most of the store (see the loss guard).
+        force: true,
         ..Default::default()
     };
     let rep = f.engine.sleep(&opts, &Job::default()).unwrap();

@@ -8,6 +8,7 @@ mod changes;
 mod cluster;
 mod common;
 mod crud;
+mod curation;
 mod eval_memory;
 mod golden;
 mod imports;

@@ -77,6 +77,9 @@ pub(crate) fn options() -> SleepOptions {
             batch_size: 6,
             ..Default::default()
         },
+        // The fixture's sessions are months old at NOW: a cycle archives most of them,
+        // which the loss guard (tested in `curation`) would refuse.
+        force: true,
     }
 }
 
@@ -86,7 +89,7 @@ pub(crate) fn fixture() -> Fixture {
     f
 }
 
-fn ids_of(engine: &Somna, kind: Kind, states: Vec<State>) -> Vec<i64> {
+pub(crate) fn ids_of(engine: &Somna, kind: Kind, states: Vec<State>) -> Vec<i64> {
     engine
         .list(&ListQuery {
             filter: MemoryFilter {
@@ -104,12 +107,12 @@ fn ids_of(engine: &Somna, kind: Kind, states: Vec<State>) -> Vec<i64> {
         .collect()
 }
 
-fn all_states() -> Vec<State> {
+pub(crate) fn all_states() -> Vec<State> {
     State::ALL.to_vec()
 }
 
 /// Every row of the tables a cycle touches, as text (embeddings included).
-fn dump(engine: &Somna) -> Vec<String> {
+pub(crate) fn dump(engine: &Somna) -> Vec<String> {
     engine
         .with_store(|s| {
             let mut out = Vec::new();

@@ -1,0 +1,9 @@
+-- Curation (issue 17). A pinned memory is never compressed, decayed, archived or forgotten
+-- by a sleep cycle. `sleep_cycles` becomes the store's one log of undoable operations:
+-- `op` is 'sleep' for a cycle, or the curation ('merge', 'delete', 'restore', 'pin',
+-- 'unpin', 'tag', 'importance') recorded there with the same changed/created columns, so
+-- one undo and one "a later operation touched this" rule serve both.
+ALTER TABLE memories ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0 CHECK (pinned IN (0, 1));
+CREATE INDEX memories_pinned ON memories (pinned) WHERE pinned = 1;
+ALTER TABLE sleep_cycles ADD COLUMN op TEXT NOT NULL DEFAULT 'sleep';
+CREATE INDEX sleep_cycles_op ON sleep_cycles (op, id);
