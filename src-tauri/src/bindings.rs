@@ -135,6 +135,7 @@ fn render() -> String {
         somna_engine::eval::golden::GoldenOutcome,
         somna_engine::eval::golden::GoldenRun,
         somna_engine::LossBudget,
+        somna_engine::Review,
         SleepReport,
         somna_engine::curate::CurateAction,
         somna_engine::curate::MergedMemory,

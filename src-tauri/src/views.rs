@@ -144,9 +144,15 @@ pub async fn sleep_run(app: AppHandle, req: SleepRunRequest) -> ApiResult<JobId<
     job(&app, move |ws, job| {
         let opts = SleepOptions {
             dry_run: req.dry_run,
-            trigger: "app".into(),
+            trigger: if req.review.is_some() {
+                "app:review"
+            } else {
+                "app"
+            }
+            .into(),
             config: req.config.unwrap_or_default(),
             force: req.force,
+            review: req.review,
         };
         ws.api().sleep(&opts, &backend, job)
     })

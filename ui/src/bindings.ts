@@ -695,6 +695,28 @@ limit_share: number,
  */
 forced: boolean, };
 
+export type Review = { 
+/**
+ * The dry run's "now" (its `config.now_ms`, else its `started_at`).
+ */
+now_ms: number, 
+/**
+ * Accepted summaries, each as the ids it derives from (the dry run's `derived_from`).
+ */
+summaries: Array<Array<number>>, 
+/**
+ * Accepted schemas, by their text.
+ */
+schemas: Array<string>, 
+/**
+ * Memories whose proposed state change (forget phase) is accepted.
+ */
+states: Array<number>, 
+/**
+ * Accept the importance decay of the forget phase.
+ */
+decay: boolean, };
+
 export type SleepReport = { 
 /**
  * `None` for a dry run.
@@ -800,7 +822,11 @@ backend?: string | null,
 /**
  * Run even when the loss guard would refuse it.
  */
-force: boolean, };
+force: boolean, 
+/**
+ * Sleep review: write only these accepted proposals of a dry run.
+ */
+review?: Review | null, };
 
 export type UndoRequest = { id: number, 
 /**

@@ -6,7 +6,7 @@ use crate::Api;
 use serde::{Deserialize, Serialize};
 use somna_engine::sleep::auto::{AutoSleep, AutoSleepSettings};
 use somna_engine::sleep::chat::{ChatCompressor, ChatConfig};
-use somna_engine::{Error, Job, Result, SleepConfig, SleepOptions, SleepReport};
+use somna_engine::{Error, Job, Result, Review, SleepConfig, SleepOptions, SleepReport};
 
 /// How a cycle writes summaries and schemas.
 #[derive(Debug, Clone, PartialEq)]
@@ -69,6 +69,9 @@ pub struct SleepRunRequest {
     /// Run even when the loss guard would refuse it.
     #[serde(default)]
     pub force: bool,
+    /// Sleep review: write only these accepted proposals of a dry run.
+    #[serde(default)]
+    pub review: Option<Review>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -100,6 +103,7 @@ impl Api {
             trigger: "agent".into(),
             config: SleepConfig::default(),
             force: args.force,
+            review: None,
         };
         self.sleep(&opts, &Backend::Extractive, job)
     }

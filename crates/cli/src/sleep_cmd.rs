@@ -25,6 +25,11 @@ pub struct SleepArgs {
     /// than `max_loss_share` of the live memories; see --config).
     #[arg(long)]
     force: bool,
+    /// Sleep review: a JSON file naming the accepted proposals of a dry run ({now_ms,
+    /// summaries: [[source ids]], schemas: [text], states: [memory ids], decay}); only
+    /// those are written, as one cycle.
+    #[arg(long)]
+    review: Option<PathBuf>,
     /// Recorded as what started the cycle.
     #[arg(long, default_value = "cli")]
     trigger: String,
@@ -201,6 +206,16 @@ fn cycle(api: &Api, args: SleepArgs, json: bool) -> anyhow::Result<()> {
         trigger: args.trigger.clone(),
         config,
         force: args.force,
+        review: match &args.review {
+            Some(p) => Some(
+                serde_json::from_str(
+                    &std::fs::read_to_string(p)
+                        .with_context(|| format!("reading {}", p.display()))?,
+                )
+                .with_context(|| format!("{}: not a sleep review", p.display()))?,
+            ),
+            None => None,
+        },
     };
     let result = api.sleep(&opts, &backend, &job);
     bars.finish();

@@ -483,3 +483,105 @@ fn with_json_an_argument_error_comes_out_as_the_json_error_shape() {
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stdout).contains("Usage"));
 }
+
+#[test]
+fn curate_previews_merges_pins_and_undoes_and_duplicates_finds_the_pair() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    for text in [
+        "The ferry to Cacilhas leaves at noon every Sunday.",
+        "The ferry to Cacilhas leaves at noon every Sunday.",
+        "My sister plays the cello in an orchestra.",
+    ] {
+        ok(somna(&db)
+            .args(["add", text, "--conversation", "c", "--speaker", "Ada"])
+            .output()
+            .unwrap());
+    }
+    let groups = json(somna(&db).args(["--json", "duplicates"]).output().unwrap());
+    let groups = groups["groups"].as_array().unwrap();
+    assert_eq!(groups.len(), 1, "{groups:?}");
+    let ids: Vec<String> = groups[0]["ids"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.to_string())
+        .collect();
+
+    let preview = json(
+        somna(&db)
+            .args(["--json", "curate", "merge", "--preview"])
+            .args(&ids)
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(preview["status"], "preview");
+    let text = ok(somna(&db)
+        .args(["curate", "merge"])
+        .args(&ids)
+        .output()
+        .unwrap());
+    assert!(
+        text.contains("merged #") && text.contains("undo with: somna curate undo"),
+        "{text}"
+    );
+    let log = json(
+        somna(&db)
+            .args(["--json", "curate", "history"])
+            .output()
+            .unwrap(),
+    );
+    let merge_id = log[0]["id"].as_i64().unwrap();
+    let merged = log[0]["merged"]["id"].as_i64().unwrap();
+    let got = json(
+        somna(&db)
+            .args(["--json", "get", &ids[0]])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(got["memory"]["state"], "archived");
+
+    ok(somna(&db)
+        .args(["curate", "pin", &merged.to_string()])
+        .output()
+        .unwrap());
+    // The merge waits for the pin on its result to be undone.
+    let out = somna(&db)
+        .args(["--json", "curate", "undo", &merge_id.to_string()])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("undo_blocked"));
+    let log = json(
+        somna(&db)
+            .args(["--json", "curate", "history"])
+            .output()
+            .unwrap(),
+    );
+    ok(somna(&db)
+        .args(["curate", "undo", &log[0]["id"].to_string()])
+        .output()
+        .unwrap());
+    ok(somna(&db)
+        .args(["curate", "undo", &merge_id.to_string()])
+        .output()
+        .unwrap());
+    let got = json(
+        somna(&db)
+            .args(["--json", "get", &ids[0]])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(got["memory"]["state"], "active");
+    let out = somna(&db)
+        .args(["get", &merged.to_string()])
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "the merged memory is gone");
+
+    let out = somna(&db)
+        .args(["curate", "merge", &ids[0]])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "clap refuses a merge of one");
+}

@@ -42,8 +42,8 @@ pub use memory::{Kind, Memory, NewMemory, Source, State};
 pub use project::{Layout, ProjectionMethod, ProjectionParams};
 pub use retrieve::{Route, ScoreMode, SearchQuery, SearchResponse};
 pub use sleep::{
-    FieldChange, LossBudget, PhaseReport, ProposedMemory, ReplayWeights, SleepConfig, SleepOptions,
-    SleepReport,
+    FieldChange, LossBudget, PhaseReport, ProposedMemory, ReplayWeights, Review, SleepConfig,
+    SleepOptions, SleepReport,
 };
 pub use store::{Change, ChangeEvent, Origin};
 pub use store::{ListQuery, MemoryFilter, MemoryUpdate, Message};

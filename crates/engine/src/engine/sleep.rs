@@ -17,7 +17,7 @@ use crate::sleep::commit::{
 use crate::sleep::counting::Counting;
 use crate::sleep::plan::{self, MemberRef, SchemaPlan, Snapshot, SummaryPlan};
 use crate::sleep::{
-    FieldChange, LossBudget, PhaseReport, ProposedMemory, SleepOptions, SleepReport, PHASES,
+    FieldChange, LossBudget, PhaseReport, ProposedMemory, Review, SleepOptions, SleepReport, PHASES,
 };
 use crate::store::{now_ms, CycleRow, Tx};
 use crate::{Error, Result};
@@ -123,7 +123,12 @@ impl Somna {
     ) -> Result<SleepReport> {
         opts.config.validate()?;
         let _running = Running::claim(self)?;
-        let cfg = &opts.config;
+        let mut config = opts.config.clone();
+        if let Some(r) = &opts.review {
+            // Plan at the reviewed dry run's "now", so the cycle proposes what was reviewed.
+            config.now_ms = Some(r.now_ms);
+        }
+        let cfg = &config;
         let started_at = now_ms();
         let mut rep = SleepReport {
             id: None,
@@ -175,7 +180,7 @@ impl Somna {
             self.golden_around_sleep("before_sleep", id, &mut rep.notes);
         }
         let counting = Counting::new(compressor);
-        let outcome = self.run_phases(&snap, &counting, &mut rep, opts.force, job);
+        let outcome = self.run_phases(&snap, &counting, &mut rep, opts, job);
         rep.ended_at = Some(now_ms());
         match outcome {
             // A real run's completion was recorded by the forget phase's transaction.
@@ -213,21 +218,35 @@ impl Somna {
         snap: &Snapshot,
         compressor: &dyn Compressor,
         rep: &mut SleepReport,
-        force: bool,
+        opts: &SleepOptions,
         job: &Job,
     ) -> Result<()> {
+        let review = opts.review.as_ref();
         let t = Instant::now();
         job.report(PHASES[0], 0, 1);
-        let replay = plan::replay(snap, &rep.config);
-        let (batches, waiting) = plan::batches(snap, &replay.selected, &rep.config);
+        let mut replay = plan::replay(snap, &rep.config);
+        let (mut batches, waiting) = plan::batches(snap, &replay.selected, &rep.config);
+        if let Some(r) = review {
+            batches.retain(|b| r.keeps_batch(b));
+            let kept: HashSet<i64> = batches.iter().flatten().copied().collect();
+            replay.changes.retain(|c| kept.contains(&c.memory_id));
+            replay.selected.retain(|id| kept.contains(id));
+        }
         let batched: HashSet<i64> = batches.iter().flatten().copied().collect();
-        self.guard_loss(&plan::forget(snap, &batched, &rep.config), force, rep)?;
+        let mut guess = plan::forget(snap, &batched, &rep.config);
+        if let Some(r) = review {
+            review_forget(&mut guess, r);
+        }
+        self.guard_loss(&guess, opts.force, rep)?;
         job.cancel.check()?;
         self.replay_phase(&replay, rep, t)?;
         job.report(PHASES[0], 1, 1);
         let t = Instant::now();
         let corpus = snap.corpus();
-        let summaries = self.plan_summaries(snap, &batches, &corpus, compressor, rep, job)?;
+        let mut summaries = self.plan_summaries(snap, &batches, &corpus, compressor, rep, job)?;
+        if let Some(r) = review {
+            summaries.retain(|s| r.keeps_summary(&s.sources));
+        }
         let mut phase = PhaseReport {
             name: PHASES[1].into(),
             ..Default::default()
@@ -248,9 +267,19 @@ impl Somna {
             &corpus,
             compressor,
             rep,
+            review,
             job,
         )?;
-        self.forget_phase(snap, &summaries, rep, job)?;
+        self.forget_phase(snap, &summaries, rep, review, job)?;
+        if let Some(r) = review {
+            rep.notes.push(format!(
+                "review: wrote what was accepted ({} summaries, {} schemas, {} state changes{} accepted)",
+                r.summaries.len(),
+                r.schemas.len(),
+                r.states.len(),
+                if r.decay { ", decay" } else { "" }
+            ));
+        }
         if !rep.dry_run {
             self.refresh_actors(&self.store())?;
             self.index_write().save()?;
@@ -354,12 +383,13 @@ impl Somna {
         corpus: &Corpus,
         compressor: &dyn Compressor,
         rep: &mut SleepReport,
+        review: Option<&Review>,
         job: &Job,
     ) -> Result<()> {
         let t = Instant::now();
         job.report(PHASES[2], 0, 1);
         let cfg = rep.config.clone();
-        let schemas = plan::schemas(
+        let mut schemas = plan::schemas(
             snap,
             summaries,
             corpus,
@@ -368,6 +398,9 @@ impl Somna {
             job,
             &mut rep.notes,
         )?;
+        if let Some(r) = review {
+            schemas.retain(|s| r.keeps_schema(&schema_text(s)));
+        }
         let mut phase = PhaseReport {
             name: PHASES[2].into(),
             ..Default::default()
@@ -383,12 +416,16 @@ impl Somna {
         snap: &Snapshot,
         summaries: &[SummaryPlan],
         rep: &mut SleepReport,
+        review: Option<&Review>,
         job: &Job,
     ) -> Result<()> {
         let t = Instant::now();
         job.report(PHASES[3], 0, 1);
         let newly: HashSet<i64> = summaries.iter().flat_map(|s| s.sources.clone()).collect();
-        let forget = plan::forget(snap, &newly, &rep.config);
+        let mut forget = plan::forget(snap, &newly, &rep.config);
+        if let Some(r) = review {
+            review_forget(&mut forget, r);
+        }
         job.cancel.check()?;
         if let Some(loss) = &mut rep.loss {
             (loss.live, loss.lost) = (forget.live as u64, forget.lost as u64);
@@ -836,6 +873,33 @@ impl Somna {
         job.report("undo", total, total);
         Ok(undone)
     }
+}
+
+/// Keeps the forget plan's accepted changes only (a reviewed cycle), with its counts.
+fn review_forget(plan: &mut plan::ForgetPlan, r: &Review) {
+    plan.changes.retain(|c| r.keeps_change(c));
+    let states: HashSet<i64> = plan
+        .changes
+        .iter()
+        .filter(|c| c.field == "state")
+        .map(|c| c.memory_id)
+        .collect();
+    plan.forgotten.retain(|id| states.contains(id));
+    plan.decayed = plan
+        .changes
+        .iter()
+        .filter(|c| c.field == "importance")
+        .count();
+    plan.state_changes = states.len();
+    plan.lost = plan
+        .changes
+        .iter()
+        .filter(|c| {
+            c.field == "state"
+                && matches!(c.new.as_str(), Some("archived" | "forgotten"))
+                && !matches!(c.old.as_str(), Some("archived" | "forgotten"))
+        })
+        .count();
 }
 
 impl Somna {

@@ -475,6 +475,7 @@ pub fn run(
                 // The eval measures the cycle its settings describe; the guard is for stores
                 // people keep.
                 force: true,
+                review: None,
             },
             job,
         )?;

@@ -145,6 +145,9 @@ pub struct SleepOptions {
     /// Run even when the loss guard would refuse the cycle.
     #[serde(default)]
     pub force: bool,
+    /// Sleep review: write only the proposals a person accepted from a dry run.
+    #[serde(default)]
+    pub review: Option<Review>,
 }
 
 impl Default for SleepOptions {
@@ -154,6 +157,61 @@ impl Default for SleepOptions {
             trigger: "manual".into(),
             config: SleepConfig::default(),
             force: false,
+            review: None,
+        }
+    }
+}
+
+/// The proposals of a reviewed dry run that a person accepted. A reviewed cycle plans again
+/// at the dry run's "now" (so it proposes what was reviewed, if the store did not change
+/// meanwhile) and writes only these, as one cycle that undoes like any other. Proposals are
+/// named as the dry run's report shows them: a summary by its source memories, a schema by
+/// its text, a state change by its memory.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(deny_unknown_fields)]
+pub struct Review {
+    /// The dry run's "now" (its `config.now_ms`, else its `started_at`).
+    pub now_ms: i64,
+    /// Accepted summaries, each as the ids it derives from (the dry run's `derived_from`).
+    pub summaries: Vec<Vec<i64>>,
+    /// Accepted schemas, by their text.
+    pub schemas: Vec<String>,
+    /// Memories whose proposed state change (forget phase) is accepted.
+    pub states: Vec<i64>,
+    /// Accept the importance decay of the forget phase.
+    pub decay: bool,
+}
+
+impl Review {
+    fn key(ids: &[i64]) -> Vec<i64> {
+        let mut k = ids.to_vec();
+        k.sort_unstable();
+        k
+    }
+
+    /// A replayed batch is compressed when an accepted summary draws on it.
+    pub fn keeps_batch(&self, batch: &[i64]) -> bool {
+        self.summaries
+            .iter()
+            .any(|k| !k.is_empty() && k.iter().all(|id| batch.contains(id)))
+    }
+
+    pub fn keeps_summary(&self, sources: &[i64]) -> bool {
+        let key = Self::key(sources);
+        self.summaries.iter().any(|k| Self::key(k) == key)
+    }
+
+    pub fn keeps_schema(&self, text: &str) -> bool {
+        self.schemas.iter().any(|t| t == text)
+    }
+
+    /// A forget-phase change: a state change of an accepted memory, or decay if accepted.
+    pub fn keeps_change(&self, c: &FieldChange) -> bool {
+        match c.field.as_str() {
+            "state" => self.states.contains(&c.memory_id),
+            "importance" => self.decay,
+            _ => false,
         }
     }
 }

@@ -416,3 +416,117 @@ fn near_duplicates_group_by_speaker_and_a_group_merges_in_one_action() {
         "invalid_input"
     );
 }
+
+#[test]
+fn a_reviewed_cycle_with_half_the_proposals_rejected_writes_exactly_the_accepted_half() {
+    let f = fixture();
+    let before = dump(&f.engine);
+    let dry = f
+        .engine
+        .sleep(
+            &SleepOptions {
+                dry_run: true,
+                ..options()
+            },
+            &Job::default(),
+        )
+        .unwrap();
+    let summaries: Vec<&somna_engine::ProposedMemory> = dry
+        .created
+        .iter()
+        .filter(|c| c.kind == Kind::Summary)
+        .collect();
+    assert!(
+        summaries.len() >= 4,
+        "the fixture proposes summaries: {}",
+        summaries.len()
+    );
+    let accepted: Vec<Vec<i64>> = summaries
+        .iter()
+        .step_by(2)
+        .map(|s| {
+            let mut k = s.derived_from.clone();
+            k.sort();
+            k
+        })
+        .collect();
+    let state_changes: Vec<&somna_engine::FieldChange> =
+        dry.changed.iter().filter(|c| c.field == "state").collect();
+    assert!(state_changes.len() >= 4);
+    let states: Vec<i64> = state_changes
+        .iter()
+        .step_by(2)
+        .map(|c| c.memory_id)
+        .collect();
+    let review = somna_engine::Review {
+        now_ms: dry.config.now_ms.unwrap_or(dry.started_at),
+        summaries: accepted.clone(),
+        schemas: Vec::new(),
+        states: states.clone(),
+        decay: false,
+    };
+    let done = f
+        .engine
+        .sleep(
+            &SleepOptions {
+                review: Some(review),
+                ..options()
+            },
+            &Job::default(),
+        )
+        .unwrap();
+    let mut written: Vec<Vec<i64>> = done
+        .created
+        .iter()
+        .filter(|c| c.kind == Kind::Summary)
+        .map(|c| {
+            let mut k = c.derived_from.clone();
+            k.sort();
+            k
+        })
+        .collect();
+    written.sort();
+    let mut want = accepted.clone();
+    want.sort();
+    assert_eq!(written, want, "exactly the accepted summaries");
+    assert!(
+        done.created.iter().all(|c| c.kind != Kind::Schema),
+        "no schema was accepted"
+    );
+    let mut changed_states: Vec<i64> = done
+        .changed
+        .iter()
+        .filter(|c| c.field == "state")
+        .map(|c| c.memory_id)
+        .collect();
+    changed_states.sort();
+    let mut want_states = states.clone();
+    want_states.sort();
+    assert_eq!(
+        changed_states, want_states,
+        "exactly the accepted state changes"
+    );
+    assert!(
+        done.changed.iter().all(|c| c.field != "importance"),
+        "decay was rejected"
+    );
+    for c in &state_changes {
+        let now = f.engine.get(c.memory_id).unwrap().memory.state;
+        let expect = if states.contains(&c.memory_id) {
+            &c.new
+        } else {
+            &c.old
+        };
+        assert_eq!(
+            now.as_str(),
+            expect.as_str().unwrap(),
+            "memory {}",
+            c.memory_id
+        );
+    }
+    // One cycle, undone like any other.
+    f.engine
+        .sleep_undo(done.id.unwrap(), &Job::default())
+        .unwrap();
+    assert_eq!(dump(&f.engine), before);
+}

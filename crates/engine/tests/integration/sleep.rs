@@ -80,6 +80,7 @@ pub(crate) fn options() -> SleepOptions {
         // The fixture's sessions are months old at NOW: a cycle archives most of them,
         // which the loss guard (tested in `curation`) would refuse.
         force: true,
+        review: None,
     }
 }
 
