@@ -31,6 +31,13 @@ async function importFile(path) {
   return status;
 }
 
+/// Runs an async script body in the page and resolves with what it returns (a thrown
+/// error comes back as {error}).
+function run(body) {
+  return s.execAsync(`const done = arguments[arguments.length - 1];
+    (async () => { ${body} })().then(done, (e) => done({ error: String(e) }));`);
+}
+
 async function listCount() {
   const t = await s.text('[data-testid="browser-count"]');
   return Number(t.replace(/[^0-9]/g, ""));
@@ -226,6 +233,107 @@ test("the bubble graph fits the view, centred on the selection, and the Fit butt
   const large = await s.exec(`return ${inside};`);
   assert.equal(large.out, 0, `every one of ${large.n} nodes inside the visible rect`);
   await shot("graph-fitted-3hops");
+});
+
+test("lasso ten points, merge them after a preview, see the sources archived, and undo it", { timeout: 180000 }, async () => {
+  await s.click('[data-testid="tab-space"]');
+  // A lasso (the app's own polygon selection) around a point and its nine nearest on screen.
+  const lasso = await run(`
+    const sp = globalThis.__somnaSpace, p = globalThis.__somnaState.points;
+    const pts = [];
+    for (let i = 0; i < p.n; i++) {
+      const xy = sp.screenOf(p.ids[i]);
+      if (xy && xy[0] > 40 && xy[1] > 40 && xy[0] < 560 && xy[1] < 460) pts.push(xy);
+    }
+    const c = pts[Math.floor(pts.length / 2)];
+    const d = pts.map((q) => Math.hypot(q[0] - c[0], q[1] - c[1])).sort((a, b) => a - b);
+    const r = (d[9] + d[10]) / 2;
+    const poly = [];
+    for (let k = 0; k < 48; k++) poly.push(c[0] + r * Math.cos(k * Math.PI / 24), c[1] + r * Math.sin(k * Math.PI / 24));
+    const n = await sp.selectPolygon(poly, false);
+    return { n, ids: [...globalThis.__somnaState.selection.values()] };`);
+  assert.ok(lasso.n >= 2 && lasso.n <= 12, `the lasso selected ${lasso.n}`);
+  const before = await s.exec("return globalThis.__somnaState.points.n;");
+  await s.click('[data-testid="curate-merge"]');
+  await s.waitFor('[data-testid="curate-summary"]', { pred: (t) => t.includes(`${lasso.n} memories become one`) });
+  await s.waitFor('[data-testid="merge-sources"]');
+  const draft = await s.exec(`return document.querySelector('[data-testid="merge-text"]').value;`);
+  assert.ok(draft.length > 0, "the preview drafts the merged text");
+  await shot("merge-preview");
+  // Nothing was written by the preview.
+  assert.equal(await s.exec("return globalThis.__somnaState.points.n;"), before);
+  await s.click('[data-testid="curate-confirm"]');
+  await s.waitFor('[data-testid="curate-done"]', { pred: (t) => t.includes(`Merged ${lasso.n} memories`) });
+  const merged = await s.until(`globalThis.__somnaState.primary !== null && !${JSON.stringify(lasso.ids)}.includes(globalThis.__somnaState.primary) && globalThis.__somnaState.primary`, 15000);
+  // The Space gains the merged point; the sources stay, archived.
+  await s.until(`globalThis.__somnaState.points.index.get(${merged}) !== undefined`, 30000);
+  for (const id of lasso.ids) {
+    const d = await run(`return await globalThis.__somnaApi.rpc.get_memory({ id: ${id} });`);
+    assert.equal(d.memory.state, "archived", `source #${id}`);
+  }
+  await shot("merged");
+  await s.click('[data-testid="curate-undo"]');
+  await s.until(`globalThis.__somnaState.points.index.get(${merged}) === undefined`, 30000);
+  // The detail pane moves from the merged memory (gone) to its sources.
+  await s.until(`${JSON.stringify(lasso.ids)}.includes(globalThis.__somnaState.primary)`, 15000);
+  for (const id of lasso.ids) {
+    const d = await run(`return await globalThis.__somnaApi.rpc.get_memory({ id: ${id} });`);
+    assert.notEqual(d.memory.state, "archived", `source #${id} is back`);
+  }
+  assert.equal(await s.exec("return globalThis.__somnaState.points.n;"), before);
+});
+
+test("near-duplicates are listed, linked in the Space, and a group merges after a preview", { timeout: 120000 }, async () => {
+  await s.click('[data-testid="tab-sleep"]');
+  await s.click('[data-testid="dup-find"]');
+  const found = await s.waitFor('[data-testid="dup-count"]');
+  const groups = Number((await s.text('[data-testid="dup-count"]')).match(/^(\d+) group/)[1]);
+  assert.ok(groups > 0, "the demo has near-duplicates at 0.92");
+  await s.click('[data-testid="tab-space"]');
+  await s.until(`globalThis.__somnaSpace.duplicateLinks() > 0`, 15000);
+  await shot("duplicates-space");
+  await s.click('[data-testid="tab-sleep"]');
+  await s.click('[data-testid="dup-merge"]');
+  await s.waitFor('[data-testid="curate-summary"]', { pred: (t) => t.includes("memories become one") });
+  await shot("duplicates-merge-preview");
+  await s.click('[data-testid="curate-confirm"]');
+  await s.waitFor('[data-testid="curate-done"]');
+  await s.waitFor('[data-testid="dup-count"]', { pred: (t) => t.startsWith(`${groups - 1} group`) });
+  await s.click('[data-testid="curate-undo"]');
+  await s.waitFor('[data-testid="dup-count"]', { pred: (t) => t.startsWith(`${groups} group`) });
+  void found;
+});
+
+test("review a sleep cycle: accept two summaries and one group of state changes, reject the rest", { timeout: 600000 }, async () => {
+  await s.click('[data-testid="tab-sleep"]');
+  await s.click('[data-testid="sleep-review"]');
+  await s.waitFor('[data-testid="sleep-review"]', { timeout: 300000 });
+  await s.click('[data-testid="review-reject-all"]');
+  await s.waitFor('[data-testid="review-count"]', { pred: (t) => t.startsWith("0 of") });
+  const picked = await s.exec(`
+    const boxes = [...document.querySelectorAll('[data-testid="review-summary"]')].slice(0, 2);
+    boxes.forEach((b) => b.click());
+    const group = document.querySelector('[data-testid="review-states-group"]');
+    group.click();
+    const keys = group.closest("details").querySelectorAll('input[type="checkbox"]').length - 1;
+    return { summaries: boxes.length, states: keys };`);
+  assert.equal(picked.summaries, 2);
+  await s.waitFor('[data-testid="review-count"]', { pred: (t) => !t.startsWith("0 of") });
+  await shot("sleep-review");
+  const before = await run("return (await globalThis.__somnaApi.rpc.sleep_history(1))[0]?.id ?? 0;");
+  await s.click('[data-testid="review-commit"]');
+  await s.waitFor('[data-testid="sleep-report"]', { timeout: 300000, pred: (t) => /Cycle #\d+/.test(t) });
+  const cycle = await run("return (await globalThis.__somnaApi.rpc.sleep_history(1))[0];");
+  assert.ok(cycle.id > before, "a new cycle");
+  assert.equal(cycle.created.filter((c) => c.kind === "summary").length, 2, "exactly the two accepted summaries");
+  assert.equal(cycle.created.filter((c) => c.kind === "schema").length, 0, "no schema accepted");
+  const states = cycle.changed.filter((c) => c.field === "state").length;
+  assert.ok(states > 0 && states <= picked.states, `only the accepted group's state changes (${states} of ≤ ${picked.states})`);
+  assert.equal(cycle.changed.filter((c) => c.field === "importance").length, 0, "decay rejected");
+  await shot("sleep-reviewed");
+  // Undone like any cycle (the next test runs a whole one).
+  const job = await run(`return await globalThis.__somnaApi.rpc.sleep_undo({ id: ${cycle.id}, cascade: false });`);
+  await run(`return await globalThis.__somnaApi.waitJob(${job});`);
 });
 
 test("run a sleep cycle and see its report", { timeout: 600000 }, async () => {

@@ -9,7 +9,7 @@ import { listen, type UnlistenFn } from "@tauri-apps/api/event";
 import type { ApiError, Events, JobDone, JobId, JobResults, ProgressPayload, ProjectionMethod, Rpc } from "./bindings";
 import { timed } from "./render/perf";
 import type {
-  AutoSleepSettings, ImportFormat, LiquidParams, ListQuery, SearchArgs, SleepConfig, UpdateFields,
+  AutoSleepSettings, CurateAction, ImportFormat, Review, LiquidParams, ListQuery, SearchArgs, SleepConfig, UpdateFields,
 } from "./types";
 
 export class CommandError extends Error {
@@ -74,8 +74,12 @@ export const api = {
   liquidStep: (params: LiquidParams | null) => rpc.liquid_step(params),
   liquidSetParams: (params: LiquidParams) => rpc.liquid_set_params(params),
   sleepConfig: () => rpc.sleep_config(null),
-  sleepRun: (dryRun: boolean, config: SleepConfig | null, backend: string) =>
-    rpc.sleep_run({ dry_run: dryRun, config, backend }),
+  sleepRun: (dryRun: boolean, config: SleepConfig | null, backend: string, force = false, review: Review | null = null) =>
+    rpc.sleep_run({ dry_run: dryRun, config, backend, force, review }),
+  curate: (action: CurateAction, preview: boolean) => rpc.curate({ action, preview }),
+  curateUndo: (id: number) => rpc.curate_undo({ id }),
+  curations: (limit: number) => rpc.curations(limit),
+  duplicates: (threshold: number) => rpc.duplicates({ threshold, conversation: null, limit: 500 }),
   llmSettings: () => rpc.llm_settings(null),
   setLlmSettings: (baseUrl: string, model: string, apiKey: string | null, timeoutSecs: number) =>
     rpc.set_llm_settings({ base_url: baseUrl, model, api_key: apiKey, timeout_secs: timeoutSecs }),

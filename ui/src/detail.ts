@@ -4,6 +4,7 @@
 import { api } from "./api";
 import { h, append, clear, fmtTime, fmtNum, toast } from "./dom";
 import { bus, select, state } from "./store";
+import { selectionActions } from "./curate";
 import type { HistoryEntry, Memory, MemoryDetail, MemorySleepEvent, MemoryUpdate, MemState } from "./types";
 import { STATES } from "./types";
 
@@ -62,12 +63,16 @@ export class Detail {
         ? h("button", { onclick: () => void this.restore(m.id), "data-testid": "restore" }, "Restore")
         : h("button", { onclick: () => void this.remove(m.id, false), "data-testid": "delete" }, "Delete"),
       h("button", { class: "danger", onclick: () => void this.remove(m.id, true) }, "Delete permanently"));
+    // Up to 10,000 selected memories are acted on at once (the engine's limit per action).
+    const ids = state.selection.size > 1 ? state.selection.take(10_000) : [m.id];
     append(this.body,
       multi,
+      m.deleted_at ? null : selectionActions(ids),
       h("header", null,
         h("span", { class: `kind k-${m.kind}` }, m.kind),
         h("span", { class: "id" }, `#${m.id}`),
         h("span", { class: `state s-${m.state}` }, m.state),
+        m.pinned ? h("span", { class: "state s-pinned", title: "never compressed, decayed, archived or forgotten by a sleep cycle", "data-testid": "pinned" }, "pinned") : null,
         m.deleted_at ? h("span", { class: "state s-deleted" }, `deleted ${fmtTime(m.deleted_at)}`) : null),
       h("div", { class: "mtext", "data-testid": "detail-text" }, m.text),
       actions,

@@ -4,7 +4,7 @@ import { api, waitJob } from "./api";
 import { h, clear, toast } from "./dom";
 import type { ImportFormat, JobId, ServerStatus } from "./types";
 
-function modal(title: string, ...content: (Node | null)[]): { el: HTMLElement; close: () => void } {
+export function modal(title: string, ...content: (Node | null)[]): { el: HTMLElement; close: () => void } {
   const card = h("div", { class: "card dialog", role: "dialog", "aria-label": title }, h("h2", null, title), ...content);
   const el = h("div", { class: "modal" }, card);
   const close = () => el.remove();

@@ -1,11 +1,13 @@
 // Sleep panel: run a consolidation cycle or a dry run (with the proposed changes as a diff),
 // live progress per phase, the report, the history of cycles, undo, and the settings.
 
-import { api, onProgress, waitJob } from "./api";
+import { api, onProgress, waitJob, type CommandError } from "./api";
 import { h, clear, fmtTime, toast } from "./dom";
 import { kvTable, settingsForm } from "./kv";
 import { bus, select } from "./store";
-import type { AutoSleepSettings, JobId, ProposedMemory, SleepConfig, SleepReport } from "./types";
+import { CurationPanel } from "./curate";
+import { renderReview } from "./review";
+import type { AutoSleepSettings, JobId, ProposedMemory, Review, SleepConfig, SleepReport } from "./types";
 
 export class SleepPanel {
   readonly el: HTMLElement;
@@ -17,30 +19,34 @@ export class SleepPanel {
   private runningJob: JobId<"sleep"> | null = null;
   private buttons: HTMLButtonElement[] = [];
   private backend: HTMLSelectElement;
+  private curation = new CurationPanel();
 
   constructor() {
     this.phasesEl = h("div", { class: "phases", "data-testid": "sleep-phases" });
     this.reportEl = h("div", { class: "report", "data-testid": "sleep-report" });
     this.historyEl = h("div", { class: "history-list", "data-testid": "sleep-history" });
     this.settingsEl = h("details", { class: "section" }, h("summary", null, "Settings"));
-    const run = h("button", { class: "primary", "data-testid": "sleep-run", onclick: () => void this.run(false) }, "Run sleep cycle");
+    const review = h("button", { class: "primary", "data-testid": "sleep-review", title: "Compute the cycle, then accept or reject its proposals before anything is written", onclick: () => void this.run(true, false, true) }, "Review a cycle…");
+    const run = h("button", { "data-testid": "sleep-run", title: "Run the whole cycle without review (it can still be undone)", onclick: () => void this.run(false) }, "Run without review");
     const dry = h("button", { "data-testid": "sleep-dry-run", onclick: () => void this.run(true) }, "Dry run");
-    this.buttons = [run, dry];
+    this.buttons = [review, run, dry];
     this.backend = h("select", { "aria-label": "compression backend", "data-testid": "sleep-backend" },
       h("option", { value: "extractive" }, "extractive (offline)"),
       h("option", { value: "chat", disabled: true }, "LLM endpoint (set one in Settings)"));
     this.el = h("section", { class: "panel-view sleep" },
-      h("div", { class: "toolbar" }, run, dry, this.backend,
+      h("div", { class: "toolbar" }, review, run, dry, this.backend,
         h("span", { class: "muted" }, "Replay → compress → schemas → forget & decay. Nothing is ever hard-deleted; every cycle can be undone.")),
       h("div", { class: "cols" },
         h("div", { class: "col" }, h("h3", null, "Progress"), this.phasesEl, h("h3", null, "Report"), this.reportEl),
-        h("div", { class: "col narrow" }, h("h3", null, "History"), this.historyEl, this.settingsEl)));
+        h("div", { class: "col narrow" }, h("h3", null, "History"), this.historyEl, this.settingsEl, this.curation.el)));
+    bus.on("data", () => { if (!this.el.hidden && this.el.isConnected) void this.curation.refresh(); }, "sleep-curation");
     void onProgress((p) => {
       if (p.kind === "sleep" || p.kind === "sleep-undo") this.progress(p.stage, p.done, p.total);
     });
   }
 
   async refresh(): Promise<void> {
+    void this.curation.refresh();
     const llm = await api.llmSettings().catch(() => null);
     const chat = this.backend.querySelector('option[value="chat"]') as HTMLOptionElement;
     chat.disabled = !llm;
@@ -98,7 +104,7 @@ export class SleepPanel {
     (row.querySelector(".n") as HTMLElement).textContent = `${done}/${total}`;
   }
 
-  private async run(dryRun: boolean): Promise<void> {
+  private async run(dryRun: boolean, force = false, reviewAfter = false, review: Review | null = null): Promise<void> {
     if (this.runningJob !== null) return;
     clear(this.phasesEl);
     clear(this.reportEl);
@@ -106,9 +112,15 @@ export class SleepPanel {
     const cancel = h("button", { class: "small", onclick: () => this.runningJob !== null && void api.cancelJob(this.runningJob) }, "Cancel");
     this.phasesEl.append(cancel);
     try {
-      this.runningJob = await api.sleepRun(dryRun, this.form?.read() ?? null, this.backend.value);
+      this.runningJob = await api.sleepRun(dryRun, this.form?.read() ?? null, this.backend.value, force, review);
       const report = await waitJob(this.runningJob);
-      this.showReport(report);
+      if (reviewAfter) {
+        clear(this.reportEl);
+        const view = await renderReview(report, (accepted) => this.run(false, false, false, accepted));
+        this.reportEl.append(view.el);
+      } else {
+        this.showReport(report);
+      }
       if (!dryRun) {
         toast(`sleep cycle #${report.id} finished`);
         bus.emit("data");
@@ -116,11 +128,24 @@ export class SleepPanel {
       await this.refresh();
     } catch (e) {
       toast((e as Error).message, "error");
+      if ((e as CommandError).code === "loss_guard") this.offerForce(e as Error);
+      await this.refresh();
     } finally {
       this.runningJob = null;
       cancel.remove();
       this.buttons.forEach((b) => (b.disabled = false));
     }
+  }
+
+  /** The loss guard refused the cycle: say what it would have done and offer to force it. */
+  private offerForce(e: Error): void {
+    clear(this.reportEl);
+    this.reportEl.append(h("div", { class: "guard", "data-testid": "loss-guard" },
+      h("p", { class: "error" }, e.message),
+      h("p", { class: "muted" }, "A dry run lists every state change it would make. Pinned memories are never touched."),
+      h("div", { class: "actions" },
+        h("button", { onclick: () => void this.run(true) }, "Dry run"),
+        h("button", { class: "danger", "data-testid": "sleep-force", onclick: () => void this.run(false, true) }, "Run anyway"))));
   }
 
   private async undo(id: number): Promise<void> {
@@ -150,6 +175,9 @@ export class SleepPanel {
           h("tr", null, h("td", null, String(p.name ?? "")), h("td", { class: "num" }, String(p.millis ?? "")),
             h("td", null, p.committed ? "yes" : "no"),
             h("td", { class: "mono small" }, Object.entries(p.counts ?? {}).map(([k, v]) => `${k.replace(/_/g, " ")} ${v}`).join(" · ")))))),
+      r.loss ? h("p", { "data-testid": "loss-budget", class: lossClass(r) },
+        `Loss guard: ${r.dry_run ? "would archive or forget" : "archived or forgot"} ${r.loss.lost} of ${r.loss.live} live memories `
+        + `(${(share(r) * 100).toFixed(1)}%; limit ${(r.loss.limit_share * 100).toFixed(0)}%${r.loss.forced ? ", forced" : ""}).`) : "",
       ...(r.notes.length
         ? [h("h4", null, "Notes"), h("ul", null, ...r.notes.map((n) => h("li", null, n)))]
         : []));
@@ -186,6 +214,14 @@ export class SleepPanel {
         ? h("div", { class: "muted" }, `from ${c.derived_from.length} memories`, c.backend ? ` · ${c.backend}` : "")
         : null);
   }
+}
+
+function share(r: SleepReport): number {
+  return r.loss && r.loss.live ? r.loss.lost / r.loss.live : 0;
+}
+
+function lossClass(r: SleepReport): string {
+  return r.loss && !r.loss.forced && share(r) > r.loss.limit_share ? "error" : "muted";
 }
 
 function show(v: unknown): string {

@@ -8,7 +8,7 @@ import type { Columns } from "./workers/upload";
 import { timed } from "./render/perf";
 
 /// `hues`: which clusters the colour-by-cluster palette gives a hue changed.
-type Topic = "selection" | "filter" | "search" | "points" | "layout" | "data" | "clusters" | "hues";
+type Topic = "selection" | "filter" | "search" | "points" | "layout" | "data" | "clusters" | "hues" | "duplicates";
 
 class Bus {
   private subs = new Map<Topic, Map<() => void, string>>();
@@ -110,6 +110,8 @@ export const state = {
   clusterLabels: new Map<number, string>(),
   /// The cluster id each palette hue is given to (-1: unused); every other cluster is grey.
   hues: new Int32Array(0) as Int32Array,
+  /// The near-duplicate groups last found (linked in the Space), or null.
+  duplicates: null as number[][] | null,
 };
 
 export function select(ids: Iterable<number> | IdSet, primary: number | null = null): void {

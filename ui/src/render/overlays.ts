@@ -33,10 +33,37 @@ function segments(coords: number[], material: THREE.LineBasicMaterial | THREE.Li
 export class LineOverlays {
   private readonly xray = new THREE.Group();
   private readonly near = new THREE.Group();
+  private readonly dups = new THREE.Group();
   private nearIds: number[] = [];
+  private dupLinks = 0;
 
   constructor(scene: THREE.Scene) {
-    scene.add(this.xray, this.near);
+    scene.add(this.xray, this.near, this.dups);
+  }
+
+  /// Links the members of each near-duplicate group to its first member (pink, one draw
+  /// call for every group).
+  drawDuplicates(groups: number[][] | null, positionOf: PositionOf): void {
+    clearGroup(this.dups);
+    this.dupLinks = 0;
+    const arr: number[] = [];
+    for (const g of groups ?? []) {
+      const a = positionOf(g[0]);
+      if (!a) continue;
+      for (const id of g.slice(1)) {
+        const b = positionOf(id);
+        if (b) {
+          arr.push(...a, ...b);
+          this.dupLinks++;
+        }
+      }
+    }
+    if (arr.length) this.dups.add(segments(arr, new THREE.LineBasicMaterial({ color: 0xf472b6, transparent: true, opacity: 0.95 })));
+  }
+
+  /// How many duplicate links are drawn (for tests).
+  duplicateLinks(): number {
+    return this.dupLinks;
   }
 
   /// Draws the X-ray of a search (nothing for null or when none of its hits is shown).
@@ -97,7 +124,9 @@ export class LineOverlays {
   destroy(): void {
     clearGroup(this.xray);
     clearGroup(this.near);
+    clearGroup(this.dups);
     this.xray.removeFromParent();
     this.near.removeFromParent();
+    this.dups.removeFromParent();
   }
 }

@@ -67,6 +67,7 @@ export class Space {
       void this.loadNear();
     }, "space");
     bus.on("search", () => this.drawOverlays(), "space");
+    bus.on("duplicates", () => this.drawOverlays(), "space");
   }
 
   setMethodHandler(f: (m: ProjectionMethod) => void): void {
@@ -207,7 +208,13 @@ export class Space {
     this.overlays.drawXray(state.search, at);
     const near = this.near.current;
     this.overlays.drawNear(near?.id ?? null, near?.list ?? [], at);
+    this.overlays.drawDuplicates(state.duplicates, at);
     this.requestFrame();
+  }
+
+  /// How many near-duplicate links are drawn (for tests).
+  duplicateLinks(): number {
+    return this.overlays?.duplicateLinks() ?? 0;
   }
 
   /// Fetches the nearest memories of the primary selection (when shown) and draws them.

@@ -1,0 +1,183 @@
+// Curation of a selection (lasso, shift-click, a cluster, a search's hits): merge, pin,
+// unpin, tag, delete and restore. Every action is previewed first (what it changes, the
+// merged text, which memories it leaves alone and why), runs only on confirmation, and
+// offers its undo afterwards. Also the near-duplicate finder and the curation log.
+// Memory text is shown as text, never as HTML.
+
+import { api } from "./api";
+import { modal } from "./dialogs";
+import { h, clear, fmtTime, toast } from "./dom";
+import { bus, select, state } from "./store";
+import type { CurateAction, CurationReport, DuplicateGroup } from "./types";
+
+const VERB: Record<string, string> = {
+  merge: "Merge", delete: "Delete", restore: "Restore", pin: "Pin", unpin: "Unpin", tag: "Tag", set_importance: "Set importance",
+};
+
+/// The action bar for a selection of `ids` (shown above the detail of its primary memory).
+export function selectionActions(ids: number[]): HTMLElement {
+  const n = ids.length;
+  const tagInput = h("input", { type: "text", placeholder: "tag", "aria-label": "tag", size: "8", "data-testid": "curate-tag-input" });
+  return h("div", { class: "curate-bar", "data-testid": "curate-bar" },
+    h("span", { class: "muted" }, n > 1 ? `${n} selected:` : "This memory:"),
+    n > 1 ? h("button", { "data-testid": "curate-merge", onclick: () => void preview({ op: "merge", ids, text: null }) }, `Merge ${n}…`) : null,
+    h("button", { "data-testid": "curate-pin", title: "Pinned memories are never compressed, decayed, archived or forgotten by a sleep cycle", onclick: () => void preview({ op: "pin", ids }) }, "Pin"),
+    h("button", { "data-testid": "curate-unpin", onclick: () => void preview({ op: "unpin", ids }) }, "Unpin"),
+    n > 1 ? h("button", { "data-testid": "curate-delete", onclick: () => void preview({ op: "delete", ids }) }, `Delete ${n}…`) : null,
+    tagInput,
+    h("button", { "data-testid": "curate-tag", onclick: () => {
+      const t = tagInput.value.trim();
+      if (t) void preview({ op: "tag", ids, add: [t], remove: [] });
+      else toast("type a tag first", "error");
+    } }, "Tag"));
+}
+
+/// Previews `action`, shows what it would do, and runs it on confirmation.
+export async function preview(action: CurateAction): Promise<void> {
+  let p: CurationReport;
+  try {
+    p = await api.curate(action, true);
+  } catch (e) {
+    toast((e as Error).message, "error");
+    return;
+  }
+  const verb = VERB[action.op] ?? action.op;
+  const text = action.op === "merge"
+    ? h("textarea", { rows: "4", "aria-label": "merged text", "data-testid": "merge-text" }) as HTMLTextAreaElement
+    : null;
+  if (text && p.merged) text.value = p.merged.text;
+  const changes = h("table", { class: "diff-table" },
+    h("thead", null, h("tr", null, h("th", null, "memory"), h("th", null, "field"), h("th", null, "before"), h("th", null, "after"))),
+    h("tbody", null, ...p.changed.slice(0, 200).map((c) =>
+      h("tr", null, h("td", null, `#${c.memory_id}`), h("td", null, c.field), h("td", { class: "old" }, show(c.old)), h("td", { class: "new" }, show(c.new))))));
+  const sources = action.op === "merge" ? await sourceTexts(action.ids) : null;
+  const go = h("button", { class: "primary", "data-testid": "curate-confirm" }, verb);
+  const summary = action.op === "merge"
+    ? `${action.ids.length} memories become one new ${p.merged?.kind ?? "memory"}; the sources are archived (kept, linked from it) and come back with Undo.`
+    : `${p.changed.length} change${p.changed.length === 1 ? "" : "s"}; Undo reverts ${p.changed.length === 1 ? "it" : "them"} exactly.`;
+  const { close } = modal(`${verb}: preview`,
+    h("p", { "data-testid": "curate-summary" }, summary),
+    sources,
+    text ? h("label", { class: "stack" }, `Merged text (drafted from the source that says the most; edit it):`, text) : null,
+    p.changed.length ? changes : null,
+    p.notes.length ? h("ul", { class: "muted" }, ...p.notes.map((n) => h("li", null, n))) : null,
+    h("div", { class: "actions" }, go, h("button", { onclick: () => close() }, "Cancel")));
+  go.addEventListener("click", async () => {
+    go.disabled = true;
+    const run: CurateAction = action.op === "merge" && text ? { ...action, text: text.value } : action;
+    try {
+      const done = await api.curate(run, false);
+      close();
+      offerUndo(done);
+      bus.emit("data");
+      const merged = done.merged?.id;
+      if (merged !== undefined && merged !== null) select([merged], merged);
+    } catch (e) {
+      go.disabled = false;
+      toast((e as Error).message, "error");
+    }
+  });
+}
+
+async function sourceTexts(ids: number[]): Promise<HTMLElement> {
+  const rows = await Promise.all(ids.slice(0, 50).map((id) => api.get(id).then((d) => d.memory).catch(() => null)));
+  return h("div", { class: "merge-sources", "data-testid": "merge-sources" },
+    ...rows.filter((m) => m !== null).map((m) =>
+      h("div", { class: "created-item" }, h("span", { class: `kind k-${m!.kind}` }, m!.kind), h("span", { class: "id" }, `#${m!.id}`),
+        h("span", { class: "muted" }, ` ${m!.who ?? ""}`), h("div", { class: "text" }, m!.text))),
+    ids.length > 50 ? h("p", { class: "muted" }, `… and ${ids.length - 50} more`) : null);
+}
+
+/// A notice that the curation ran, with its Undo, for 12 seconds.
+function offerUndo(r: CurationReport): void {
+  let host = document.getElementById("toasts");
+  if (!host) {
+    host = h("div", { id: "toasts" });
+    document.body.append(host);
+  }
+  const what = r.merged ? `Merged ${r.merged.sources.length} memories into #${r.merged.id}` : `${VERB[r.op] ?? r.op}: ${r.changed.length} changed`;
+  const undo = h("button", { class: "small", "data-testid": "curate-undo" }, "Undo");
+  const t = h("div", { class: "toast info", role: "status", "data-testid": "curate-done" }, `${what} (curation #${r.id}). `, undo);
+  undo.addEventListener("click", () => void undoCuration(r.id!, r.merged?.id ?? null).then(() => t.remove()));
+  host.append(t);
+  setTimeout(() => t.remove(), 12000);
+}
+
+/// Undoes curation `id`; `mergedId`: the memory it merged into, if any (selected now, so
+/// the detail pane moves to the sources).
+export async function undoCuration(id: number, mergedId: number | null = null): Promise<void> {
+  try {
+    const r = await api.curateUndo(id);
+    toast(`curation #${id} (${r.op}) undone`);
+    // The merged memory is gone: show its sources, back as they were.
+    if (r.merged && mergedId !== null && state.primary === mergedId) select(r.merged.sources, r.merged.sources[0]);
+    bus.emit("data");
+  } catch (e) {
+    toast((e as Error).message, "error");
+  }
+}
+
+/// Near-duplicate groups (with a threshold to set) and the curation log, for the Sleep view.
+export class CurationPanel {
+  readonly el: HTMLElement;
+  private groupsEl = h("div", { class: "dup-groups", "data-testid": "dup-groups" });
+  private logEl = h("div", { class: "history-list", "data-testid": "curation-log" });
+  private threshold = h("input", { type: "number", min: "0.5", max: "1", step: "0.01", value: "0.92", "aria-label": "similarity threshold" }) as HTMLInputElement;
+
+  constructor() {
+    this.el = h("div", { class: "curation" },
+      h("h3", null, "Near-duplicates"),
+      h("div", { class: "toolbar" }, h("label", null, "cosine ≥ ", this.threshold),
+        h("button", { "data-testid": "dup-find", onclick: () => void this.find() }, "Find")),
+      h("p", { class: "muted small" }, "Same kind and speaker, the same numbers; turns only within their conversation, and not short ones (\"Thanks!\")."),
+      this.groupsEl,
+      h("h3", null, "Curations"), this.logEl);
+  }
+
+  async refresh(): Promise<void> {
+    if (state.duplicates) void this.find();
+    try {
+      const log = await api.curations(30);
+      clear(this.logEl);
+      if (!log.length) this.logEl.append(h("p", { class: "muted" }, "No curations yet: select memories and merge, pin or tag them."));
+      for (const r of log) {
+        this.logEl.append(h("div", { class: "hrow", "data-testid": `curation-${r.id}` },
+          h("b", null, `#${r.id}`), h("span", null, VERB[r.op] ?? r.op), h("span", { class: `state s-${r.status}` }, r.status),
+          h("span", { class: "muted" }, `${fmtTime(r.at)} · ${r.by}`),
+          h("span", null, r.merged ? `${r.merged.sources.length} → 1` : `${r.changed.length} changed`),
+          r.status !== "undone" ? h("button", { class: "small", onclick: () => void undoCuration(r.id!, r.merged?.id ?? null).then(() => this.refresh()) }, "Undo") : null));
+      }
+    } catch (e) {
+      clear(this.logEl);
+      this.logEl.append(h("p", { class: "muted" }, (e as Error).message));
+    }
+  }
+
+  private async find(): Promise<void> {
+    clear(this.groupsEl);
+    let groups: DuplicateGroup[];
+    try {
+      groups = await api.duplicates(Number(this.threshold.value));
+    } catch (e) {
+      this.groupsEl.append(h("p", { class: "error" }, (e as Error).message));
+      return;
+    }
+    const total = groups.reduce((s, g) => s + g.ids.length, 0);
+    state.duplicates = groups.map((g) => g.ids);
+    bus.emit("duplicates");
+    this.groupsEl.append(h("p", { "data-testid": "dup-count" }, `${groups.length} group${groups.length === 1 ? "" : "s"} (${total} memories), linked in pink in the Space `,
+      groups.length ? h("button", { class: "small", onclick: () => { state.duplicates = null; bus.emit("duplicates"); this.groupsEl.replaceChildren(); } }, "Clear") : null));
+    for (const g of groups.slice(0, 100)) {
+      this.groupsEl.append(h("div", { class: "dup-group" },
+        h("div", null, h("b", null, `${g.ids.length} × ${g.kind}`), h("span", { class: "muted" }, ` by ${g.who ?? "?"} · min cosine ${g.min_similarity.toFixed(3)}`),
+          h("button", { class: "small", title: "select the group (it is highlighted in the Space)", onclick: () => select(g.ids, g.ids[0]) }, "Select"),
+          h("button", { class: "small", "data-testid": "dup-merge", onclick: () => void preview({ op: "merge", ids: g.ids, text: null }) }, "Merge group…")),
+        ...g.texts.slice(0, 3).map((t) => h("div", { class: "text small" }, t))));
+    }
+  }
+}
+
+function show(v: unknown): string {
+  if (v === null || v === undefined) return "—";
+  return typeof v === "string" ? v : JSON.stringify(v);
+}
