@@ -139,6 +139,7 @@ fn render() -> String {
         SleepReport,
         somna_engine::curate::CurateAction,
         somna_engine::curate::MergedMemory,
+        somna_engine::curate::ClusterRelabel,
         somna_engine::curate::CurationReport,
         somna_engine::curate::duplicates::DuplicateGroup,
         somna_api::CurateRequest,

@@ -367,6 +367,20 @@ test("cluster and step the liquid loop", { timeout: 600000 }, async () => {
   await shot("clusters");
 });
 
+test("rename a cluster after a preview; the list and the legend show the name", { timeout: 120000 }, async () => {
+  await s.click('[data-testid="tab-clusters"]');
+  const id = await s.exec(`return Number(document.querySelector('[data-testid^="cluster-rename-"]').dataset.testid.replace("cluster-rename-", ""));`);
+  await s.click(`[data-testid="cluster-rename-${id}"]`);
+  await s.clear('[data-testid="cluster-name"]');
+  await s.type('[data-testid="cluster-name"]', "Sourdough & starters");
+  await s.click('[data-testid="cluster-name-ok"]');
+  await s.waitFor('[data-testid="curate-summary"]', { pred: (t) => t.includes('becomes "Sourdough & starters"') });
+  await s.click('[data-testid="curate-confirm"]');
+  await s.waitFor(`[data-testid="cluster-${id}"]`, { pred: (t) => t.includes("Sourdough & starters") });
+  await s.until(`globalThis.__somnaState.clusterLabels.get(${id}) === "Sourdough & starters"`, 15000);
+  await shot("cluster-renamed");
+});
+
 test("points move in the 3D view as the liquid loop moves memories", { timeout: 300000 }, async () => {
   await s.click('[data-testid="tab-space"]');
   await sleep(1000);

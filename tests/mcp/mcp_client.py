@@ -29,6 +29,8 @@ TOOLS = {
     "merge_memories",
     "pin_memory",
     "find_duplicates",
+    "curate_memories",
+    "undo_curation",
 }
 
 
@@ -144,6 +146,14 @@ async def exercise(client, tag):
     check(pinned["op"] == "pin" and len(pinned["changed"]) == 1, f"pin_memory: {pinned}")
     got = await call(client, "get_memory", {"id": new_id})
     check(got["memory"]["pinned"] is True, f"not pinned: {got}")
+    tag = {"op": "tag", "ids": [first], "add": ["ferry"], "remove": []}
+    tagged = await call(client, "curate_memories", {"action": tag})
+    got = await call(client, "get_memory", {"id": first})
+    check("ferry" in got["memory"]["tags"], f"curate_memories tag: {tagged} {got}")
+    undone = await call(client, "undo_curation", {"id": tagged["id"]})
+    got = await call(client, "get_memory", {"id": first})
+    check(undone["status"] == "undone" and "ferry" not in got["memory"]["tags"], f"undo_curation: {undone}")
+    await refused(client, "curate_memories", {"action": {"op": "explode", "ids": [first]}}, "explode")
     await refused(client, "merge_memories", {"ids": [first]}, "at least two")
     await refused(client, "find_duplicates", {"threshold": 3}, "threshold")
 

@@ -740,7 +740,7 @@ golden: Array<GoldenRun>,
  */
 loss: LossBudget | null, };
 
-export type CurateAction = { "op": "merge", ids: Array<number>, text: string | null, } | { "op": "delete", ids: Array<number>, } | { "op": "restore", ids: Array<number>, } | { "op": "pin", ids: Array<number>, } | { "op": "unpin", ids: Array<number>, } | { "op": "tag", ids: Array<number>, add: Array<string>, remove: Array<string>, } | { "op": "set_importance", ids: Array<number>, importance: number, };
+export type CurateAction = { "op": "merge", ids: Array<number>, text: string | null, } | { "op": "delete", ids: Array<number>, } | { "op": "restore", ids: Array<number>, } | { "op": "pin", ids: Array<number>, } | { "op": "unpin", ids: Array<number>, } | { "op": "tag", ids: Array<number>, add: Array<string>, remove: Array<string>, } | { "op": "set_importance", ids: Array<number>, importance: number, } | { "op": "relabel_cluster", cluster: number, label: string, };
 
 export type MergedMemory = { 
 /**
@@ -752,6 +752,12 @@ id: number | null, kind: Kind, text: string, who: string | null, sources: Array<
  * backend's name.
  */
 drafted_by: string, };
+
+export type ClusterRelabel = { cluster: number, old: string, 
+/**
+ * Whether the old label was a person's too (what an undo puts back).
+ */
+old_by_person: boolean, new: string, };
 
 export type CurationReport = { 
 /**
@@ -765,7 +771,7 @@ status: string, at: number,
 /**
  * Who asked: "user", "app", "cli", "agent", …
  */
-by: string, changed: Array<FieldChange>, merged: MergedMemory | null, 
+by: string, changed: Array<FieldChange>, merged: MergedMemory | null, relabel: ClusterRelabel | null, 
 /**
  * Named memories left alone, and why (already pinned, already deleted, …).
  */

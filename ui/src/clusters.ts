@@ -2,6 +2,7 @@
 // clustering loop (start, pause, single step, rate and thresholds) with its live step
 // events; and the merge timeline.
 
+import { renameCluster } from "./curate";
 import { api, onEvent, waitJob } from "./api";
 import { h, clear, fmtTime, fmtNum, toast } from "./dom";
 import { clusterColor, cssColor } from "./colors";
@@ -45,6 +46,8 @@ export class ClusterPanel {
     void onEvent("somna://liquid-step", (s) => this.onStep(s));
     // The swatches follow the 3D view's palette: the largest clusters in their hues, the rest grey.
     bus.on("hues", () => { if (this.shown) this.renderClusters(this.shown); }, "clusters");
+    // Labels changed (a rename, here or by another process): show them.
+    bus.on("clusters", () => { if (this.shown && !this.el.hidden) void this.refresh(); }, "clusters-panel");
     void onEvent("somna://liquid-state", (s) => this.setRunning(s.running));
   }
 
@@ -89,7 +92,9 @@ export class ClusterPanel {
         return h("tr", { class: "clickable", "data-testid": `cluster-${c.id}`, onclick: () => this.focus(c.id) },
           h("td", null, sw), h("td", null, h("div", null, c.label || `cluster ${c.id}`), bar),
           h("td", { class: "num" }, String(c.size)), h("td", { class: "num" }, fmtNum(c.energy, 2)),
-          h("td", { class: "muted" }, `#${c.id}`));
+          h("td", { class: "muted" }, `#${c.id} `,
+            h("button", { class: "small", title: "Name this cluster; liquid steps keep a name you give", "data-testid": `cluster-rename-${c.id}`,
+              onclick: (e: Event) => { e.stopPropagation(); renameCluster(c.id, c.label); } }, "Rename…")));
       }))));
   }
 

@@ -12,7 +12,22 @@ import type { CurateAction, CurationReport, DuplicateGroup } from "./types";
 
 const VERB: Record<string, string> = {
   merge: "Merge", delete: "Delete", restore: "Restore", pin: "Pin", unpin: "Unpin", tag: "Tag", set_importance: "Set importance",
+  importance: "Set importance", relabel_cluster: "Rename cluster", relabel: "Rename cluster",
 };
+
+/// Asks for a cluster's new name, then previews the rename.
+export function renameCluster(cluster: number, current: string): void {
+  const input = h("input", { type: "text", value: current, "aria-label": "cluster name", "data-testid": "cluster-name" }) as HTMLInputElement;
+  const go = h("button", { class: "primary", "data-testid": "cluster-name-ok" }, "Preview");
+  const { close } = modal(`Rename cluster #${cluster}`,
+    h("p", { class: "muted" }, "Liquid steps keep a name you give; a full re-clustering starts over. Undo restores the old name."),
+    h("label", { class: "stack" }, "name", input),
+    h("div", { class: "actions" }, go, h("button", { onclick: () => close() }, "Cancel")));
+  go.addEventListener("click", () => {
+    close();
+    void preview({ op: "relabel_cluster", cluster, label: input.value });
+  });
+}
 
 /// The action bar for a selection of `ids` (shown above the detail of its primary memory).
 export function selectionActions(ids: number[]): HTMLElement {
@@ -54,7 +69,9 @@ export async function preview(action: CurateAction): Promise<void> {
   const go = h("button", { class: "primary", "data-testid": "curate-confirm" }, verb);
   const summary = action.op === "merge"
     ? `${action.ids.length} memories become one new ${p.merged?.kind ?? "memory"}; the sources are archived (kept, linked from it) and come back with Undo.`
-    : `${p.changed.length} change${p.changed.length === 1 ? "" : "s"}; Undo reverts ${p.changed.length === 1 ? "it" : "them"} exactly.`;
+    : p.relabel
+      ? `Cluster #${p.relabel.cluster} "${p.relabel.old}" becomes "${p.relabel.new}"; liquid steps keep the name, Undo restores the old one.`
+      : `${p.changed.length} change${p.changed.length === 1 ? "" : "s"}; Undo reverts ${p.changed.length === 1 ? "it" : "them"} exactly.`;
   const { close } = modal(`${verb}: preview`,
     h("p", { "data-testid": "curate-summary" }, summary),
     sources,
@@ -95,7 +112,8 @@ function offerUndo(r: CurationReport): void {
     host = h("div", { id: "toasts" });
     document.body.append(host);
   }
-  const what = r.merged ? `Merged ${r.merged.sources.length} memories into #${r.merged.id}` : `${VERB[r.op] ?? r.op}: ${r.changed.length} changed`;
+  const what = r.merged ? `Merged ${r.merged.sources.length} memories into #${r.merged.id}`
+    : r.relabel ? `Cluster #${r.relabel.cluster} renamed "${r.relabel.new}"` : `${VERB[r.op] ?? r.op}: ${r.changed.length} changed`;
   const undo = h("button", { class: "small", "data-testid": "curate-undo" }, "Undo");
   const t = h("div", { class: "toast info", role: "status", "data-testid": "curate-done" }, `${what} (curation #${r.id}). `, undo);
   undo.addEventListener("click", () => void undoCuration(r.id!, r.merged?.id ?? null).then(() => t.remove()));
@@ -144,7 +162,7 @@ export class CurationPanel {
         this.logEl.append(h("div", { class: "hrow", "data-testid": `curation-${r.id}` },
           h("b", null, `#${r.id}`), h("span", null, VERB[r.op] ?? r.op), h("span", { class: `state s-${r.status}` }, r.status),
           h("span", { class: "muted" }, `${fmtTime(r.at)} · ${r.by}`),
-          h("span", null, r.merged ? `${r.merged.sources.length} → 1` : `${r.changed.length} changed`),
+          h("span", null, r.merged ? `${r.merged.sources.length} → 1` : r.relabel ? `cluster #${r.relabel.cluster}` : `${r.changed.length} changed`),
           r.status !== "undone" ? h("button", { class: "small", onclick: () => void undoCuration(r.id!, r.merged?.id ?? null).then(() => this.refresh()) }, "Undo") : null));
       }
     } catch (e) {

@@ -14,9 +14,11 @@ use somna_engine::sleep::chat::ChatCompressor;
 use somna_engine::sleep::Extractive;
 use somna_engine::{Job, Result};
 
-/// An action and whether to only preview it (the app and the CLI).
+/// An action and whether to only preview it (the app, the CLI, MCP `curate_memories`,
+/// `POST /api/v1/curate`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema, utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct CurateRequest {
     pub action: CurateAction,
@@ -70,7 +72,7 @@ pub struct DuplicatesArgs {
     pub limit: Option<usize>,
 }
 
-/// Undo a curation (`POST /api/v1/curate/{id}/undo`).
+/// Undo a curation (MCP `undo_curation`, `POST /api/v1/curate/{id}/undo`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema, utoipa::ToSchema))]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -100,6 +102,11 @@ impl Api {
             self.keep_clustered(&Job::default())?;
         }
         Ok(report)
+    }
+
+    /// An agent's curation (extractive draft for a merge without text).
+    pub fn curate_for_agent(&self, req: &CurateRequest) -> Result<CurationReport> {
+        self.curate(req, &Backend::Extractive)
     }
 
     /// An agent's merge (extractive draft when no text is given).

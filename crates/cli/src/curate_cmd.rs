@@ -66,6 +66,12 @@ enum CurateCommand {
         #[arg(long)]
         set: f64,
     },
+    /// Name a concept cluster (liquid steps keep a person's label).
+    Relabel {
+        cluster: i64,
+        #[arg(long)]
+        label: String,
+    },
     /// Undo a curation exactly (refused while a later operation on the same memories stands).
     Undo { id: i64 },
     /// The latest curations.
@@ -115,6 +121,9 @@ pub fn run(ctx: &Ctx, args: CurateArgs) -> anyhow::Result<()> {
             ids,
             importance: set,
         },
+        CurateCommand::Relabel { cluster, label } => {
+            CurateAction::RelabelCluster { cluster, label }
+        }
     };
     let req = CurateRequest {
         action,
@@ -152,6 +161,14 @@ fn show(r: &CurationReport, json: bool) -> anyhow::Result<()> {
             m.kind,
             m.drafted_by,
             crate::output::clip(&m.text, 300)
+        );
+    }
+    if let Some(l) = &r.relabel {
+        out!(
+            "  cluster {}: {} -> {}",
+            l.cluster,
+            crate::output::clip(&l.old, 80),
+            crate::output::clip(&l.new, 80)
         );
     }
     for c in &r.changed {

@@ -27,8 +27,8 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use serde::Deserialize;
 use somna_api::{
-    AddMemoryArgs, CurateUndoArgs, DeleteArgs, DeleteResult, DuplicatesArgs, ListArgs, MergeArgs,
-    PinArgs, SearchArgs, SearchResult, SimilarArgs, SleepArgs, UpdateFields,
+    AddMemoryArgs, CurateRequest, CurateUndoArgs, DeleteArgs, DeleteResult, DuplicatesArgs,
+    ListArgs, MergeArgs, PinArgs, SearchArgs, SearchResult, SimilarArgs, SleepArgs, UpdateFields,
 };
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -213,6 +213,18 @@ async fn merge_memories(
     Ok(Json(ops.merge(body(args)?).await?))
 }
 
+/// Any curation (`{action: {op, …}, preview?}`: merge, delete, restore, pin, unpin, tag,
+/// set_importance, relabel_cluster); returns its report (`preview`: what it would change).
+#[utoipa::path(post, path = "/api/v1/curate", request_body = CurateRequest,
+    responses((status = 200, body = EngineJson), (status = 404, description = "a named memory does not exist"),
+        (status = 409, description = "a sleep cycle is running"), (status = 422, description = "the action is refused as given")))]
+async fn curate_memories(
+    State(ops): State<Ops>,
+    req: JsonArg<CurateRequest>,
+) -> Result<Json<EngineJson>, OpError> {
+    Ok(Json(ops.curate(body(req)?).await?))
+}
+
 /// Pin (or unpin) memories: a pinned memory is never compressed, decayed, archived or
 /// forgotten by a sleep cycle. Returns the curation's report.
 #[utoipa::path(post, path = "/api/v1/curate/pin", request_body = PinArgs,
@@ -259,6 +271,7 @@ pub fn rest_routes(ops: Ops) -> (axum::Router, utoipa::openapi::OpenApi) {
         .routes(routes!(memory_history))
         .routes(routes!(similar_memories))
         .routes(routes!(run_sleep_cycle))
+        .routes(routes!(curate_memories))
         .routes(routes!(merge_memories))
         .routes(routes!(pin_memory))
         .routes(routes!(undo_curation))

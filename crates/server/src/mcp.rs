@@ -12,8 +12,8 @@ use rmcp::model::{CallToolResult, Implementation, ServerCapabilities, ServerConf
 use rmcp::{tool, tool_handler, tool_router, ErrorData};
 use serde::Serialize;
 use somna_api::{
-    AddMemoryArgs, DeleteArgs, DuplicatesArgs, IdArgs, ListArgs, MergeArgs, PinArgs, SearchArgs,
-    SimilarArgs, SleepArgs, UpdateArgs,
+    AddMemoryArgs, CurateRequest, CurateUndoArgs, DeleteArgs, DuplicatesArgs, IdArgs, ListArgs,
+    MergeArgs, PinArgs, SearchArgs, SimilarArgs, SleepArgs, UpdateArgs,
 };
 
 /// A tool's arguments, deserialised into the operations layer's type `P`. rmcp's own
@@ -153,6 +153,26 @@ impl SomnaMcp {
         Parameters(args): Parameters<MergeArgs>,
     ) -> Result<CallToolResult, ErrorData> {
         structured(self.ops.merge(args).await?.0)
+    }
+
+    #[tool(
+        description = "Curate memories: action {op: merge|delete|restore|pin|unpin|tag|set_importance|relabel_cluster, ids | cluster, …}; preview=true reports what it would change without writing. Every curation is undone exactly with undo_curation(id)."
+    )]
+    async fn curate_memories(
+        &self,
+        Parameters(req): Parameters<CurateRequest>,
+    ) -> Result<CallToolResult, ErrorData> {
+        structured(self.ops.curate(req).await?.0)
+    }
+
+    #[tool(
+        description = "Undo a curation exactly (refused with undo_blocked while a later operation on the same memories stands)."
+    )]
+    async fn undo_curation(
+        &self,
+        Parameters(args): Parameters<CurateUndoArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        structured(self.ops.curate_undo(args).await?.0)
     }
 
     #[tool(

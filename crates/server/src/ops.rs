@@ -5,8 +5,8 @@
 use crate::error::OpError;
 use serde::Serialize;
 use somna_api::{
-    AddMemoryArgs, Api, CurateUndoArgs, DeleteArgs, DeleteResult, DuplicatesArgs, ListArgs,
-    MergeArgs, PinArgs, SearchArgs, SearchOptions, SearchResult, SimilarArgs, SleepArgs,
+    AddMemoryArgs, Api, CurateRequest, CurateUndoArgs, DeleteArgs, DeleteResult, DuplicatesArgs,
+    ListArgs, MergeArgs, PinArgs, SearchArgs, SearchOptions, SearchResult, SimilarArgs, SleepArgs,
     UpdateFields,
 };
 use somna_engine::{CancelToken, Somna};
@@ -124,6 +124,11 @@ impl Ops {
     /// The curation's report: `{id, op, status, changed, merged, notes}`.
     pub async fn merge(&self, args: MergeArgs) -> Result<EngineJson, OpError> {
         self.blocking(move |api, _| to_json(&api.merge(&args)?))
+            .await
+    }
+
+    pub async fn curate(&self, req: CurateRequest) -> Result<EngineJson, OpError> {
+        self.blocking(move |api, _| to_json(&api.curate_for_agent(&req)?))
             .await
     }
 

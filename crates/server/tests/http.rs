@@ -412,6 +412,26 @@ async fn rest_routes_merge_pin_find_duplicates_and_undo_a_curation() {
     let (s, _) = send(&app, "POST", "/api/v1/curate/999/undo", t, None).await;
     assert_eq!(s, StatusCode::NOT_FOUND);
 
+    // Any action through the one curation route: a tag, previewed then written.
+    let tag = json!({"action": {"op": "tag", "ids": [ids[1]], "add": ["ferry"], "remove": []}, "preview": true});
+    let (s, p) = send(&app, "POST", "/api/v1/curate", t, Some(tag)).await;
+    assert_eq!(
+        (s, p["status"].as_str()),
+        (StatusCode::OK, Some("preview")),
+        "{p}"
+    );
+    let tag = json!({"action": {"op": "tag", "ids": [ids[1]], "add": ["ferry"], "remove": []}});
+    let (s, done) = send(&app, "POST", "/api/v1/curate", t, Some(tag)).await;
+    assert_eq!(s, StatusCode::OK, "{done}");
+    let (_, got) = send(
+        &app,
+        "GET",
+        &format!("/api/v1/memories/{}", ids[1]),
+        t,
+        None,
+    )
+    .await;
+    assert_eq!(got["memory"]["tags"], json!(["ferry"]));
     let (s, d) = send(
         &app,
         "POST",
@@ -463,6 +483,7 @@ async fn the_openapi_document_lists_every_route_with_its_schemas() {
         ("/api/v1/memories/{id}/history", "get"),
         ("/api/v1/memories/{id}/similar", "get"),
         ("/api/v1/sleep", "post"),
+        ("/api/v1/curate", "post"),
         ("/api/v1/curate/merge", "post"),
         ("/api/v1/curate/pin", "post"),
         ("/api/v1/curate/{id}/undo", "post"),

@@ -199,6 +199,8 @@ struct ClusterState {
     live: bool,
     /// Members moved in or out since the label was computed.
     churn: usize,
+    /// A person named it: never relabelled.
+    named: bool,
 }
 
 /// Cached state of the liquid loop between steps.
@@ -645,6 +647,7 @@ impl Clustering<'_> {
             )
         };
         cache.synced_at = now;
+        self.sync_labels(cache)?;
         self.add_co_access(cache, &co_pairs)?;
         cache.step += 1;
         let dirty = cache.credit_accesses(&accessed, params);
@@ -678,7 +681,28 @@ impl Clustering<'_> {
         Ok(cache.step_report(flow.moved, merged, relabelled))
     }
 
-    /// Recomputes the labels of touched clusters whose membership changed enough.
+    /// Takes the labels as stored (a person may have renamed a cluster, here or in another
+    /// process), and which of them a person gave.
+    fn sync_labels(&self, cache: &mut LiquidCache) -> Result<()> {
+        let labels = self.store().read().cluster_labels()?;
+        let pos: HashMap<i64, usize> = cache
+            .clusters
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.id, i))
+            .collect();
+        for (id, label, named) in labels {
+            if let Some(&i) = pos.get(&id) {
+                let st = &mut cache.clusters[i];
+                st.label = label;
+                st.named = named;
+            }
+        }
+        Ok(())
+    }
+
+    /// Recomputes the labels of touched clusters whose membership changed enough (not
+    /// those a person named).
     fn relabel(&self, cache: &mut LiquidCache, touched: &HashSet<u32>) -> Result<Vec<Relabelled>> {
         let due: Vec<u32> = touched
             .iter()
@@ -686,6 +710,7 @@ impl Clustering<'_> {
             .filter(|&c| {
                 let st = &cache.clusters[c as usize];
                 st.live
+                    && !st.named
                     && st.churn >= RELABEL_MIN_MOVES
                     && st.churn as f64 >= RELABEL_SHARE * st.count as f64
             })
@@ -820,6 +845,7 @@ impl LiquidCache {
                 count: 0,
                 live: c.merged_into.is_none(),
                 churn: 0,
+                named: false,
             })
             .collect();
         let time_of: HashMap<i64, (i64, i64)> = inputs
@@ -1252,6 +1278,7 @@ mod tests {
                 count: 0,
                 live: true,
                 churn: 0,
+                named: false,
             })
             .collect();
         for (v, &c) in vectors.iter().zip(&cluster) {

@@ -18,6 +18,7 @@ pub const MAX_IDS: usize = 10_000;
 /// What to do with the named memories.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema, utoipa::ToSchema))]
 #[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
 pub enum CurateAction {
     /// One new memory replaces the sources, which are archived (never deleted) and linked
@@ -54,6 +55,11 @@ pub enum CurateAction {
         ids: Vec<i64>,
         importance: f64,
     },
+    /// Names a concept cluster; liquid steps keep a person's label.
+    RelabelCluster {
+        cluster: i64,
+        label: String,
+    },
 }
 
 impl CurateAction {
@@ -67,6 +73,7 @@ impl CurateAction {
             CurateAction::Unpin { .. } => "unpin",
             CurateAction::Tag { .. } => "tag",
             CurateAction::SetImportance { .. } => "importance",
+            CurateAction::RelabelCluster { .. } => "relabel",
         }
     }
 
@@ -79,6 +86,7 @@ impl CurateAction {
             | CurateAction::Unpin { ids }
             | CurateAction::Tag { ids, .. }
             | CurateAction::SetImportance { ids, .. } => ids,
+            CurateAction::RelabelCluster { .. } => &[],
         }
     }
 
@@ -86,6 +94,15 @@ impl CurateAction {
     /// many; a merge of at least two; tags non-empty; importance within 0..=1.
     pub fn validate(&self) -> Result<()> {
         let bad = |m: String| Err(Error::InvalidInput(m));
+        if let CurateAction::RelabelCluster { label, .. } = self {
+            let n = label.trim().chars().count();
+            if n == 0 || n > 80 || label.chars().any(char::is_control) {
+                return bad(
+                    "relabel: a cluster label is 1–80 characters without control characters".into(),
+                );
+            }
+            return Ok(());
+        }
         let ids = self.ids();
         if ids.is_empty() {
             return bad(format!("{}: name at least one memory", self.op()));
@@ -135,6 +152,17 @@ fn valid_tag(t: &str) -> bool {
     !t.trim().is_empty() && t.chars().count() <= 64 && !t.chars().any(char::is_control)
 }
 
+/// A cluster's label before and after a relabel.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct ClusterRelabel {
+    pub cluster: i64,
+    pub old: String,
+    /// Whether the old label was a person's too (what an undo puts back).
+    pub old_by_person: bool,
+    pub new: String,
+}
+
 /// A memory a merge creates (or, in a preview, would create).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -164,6 +192,8 @@ pub struct CurationReport {
     pub by: String,
     pub changed: Vec<FieldChange>,
     pub merged: Option<MergedMemory>,
+    #[serde(default)]
+    pub relabel: Option<ClusterRelabel>,
     /// Named memories left alone, and why (already pinned, already deleted, …).
     pub notes: Vec<String>,
 }
@@ -231,6 +261,7 @@ pub fn plan_changes(
                     change(m, "tags", m.tags.clone().into(), tags.into());
                 }
             }
+            CurateAction::RelabelCluster { .. } => {}
             CurateAction::SetImportance { importance, .. } => {
                 if (m.importance - importance).abs() < 1e-9 {
                     notes.push(format!(

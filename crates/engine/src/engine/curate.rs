@@ -6,7 +6,7 @@ use super::sleep::Running;
 use super::Somna;
 use crate::compress::{Batch, Compressor, EpisodeView};
 use crate::curate::duplicates::{self, DuplicateGroup, DuplicateQuery};
-use crate::curate::{self, CurateAction, CurationReport, MergedMemory};
+use crate::curate::{self, ClusterRelabel, CurateAction, CurationReport, MergedMemory};
 use crate::events::Job;
 use crate::memory::{embedding_text, l_score, LinkKind, Memory, NewMemory, Source, W5H1};
 use crate::sleep::commit::blockers;
@@ -48,6 +48,26 @@ impl Somna {
         };
         curate::check_memories(action, &memories)?;
         let (changed, notes) = curate::plan_changes(action, &memories, now);
+        let relabel = match action {
+            CurateAction::RelabelCluster { cluster, label } => {
+                let (old, old_by_person) = self
+                    .store()
+                    .read()
+                    .cluster_label(*cluster)?
+                    .ok_or_else(|| {
+                        Error::InvalidInput(format!(
+                            "there is no cluster {cluster} (or it was merged into another)"
+                        ))
+                    })?;
+                Some(ClusterRelabel {
+                    cluster: *cluster,
+                    old,
+                    old_by_person,
+                    new: label.trim().to_string(),
+                })
+            }
+            _ => None,
+        };
         let mut report = CurationReport {
             id: None,
             op: action.op().into(),
@@ -56,6 +76,7 @@ impl Somna {
             by: by.into(),
             changed,
             merged: None,
+            relabel,
             notes,
         };
         let draft = match action {
@@ -75,7 +96,11 @@ impl Somna {
         if preview {
             return Ok(report);
         }
-        if report.changed.is_empty() && draft.is_none() {
+        let renames = report
+            .relabel
+            .as_ref()
+            .is_some_and(|r| r.new != r.old || !r.old_by_person);
+        if report.changed.is_empty() && draft.is_none() && !renames {
             return Err(Error::InvalidInput(format!(
                 "{}: nothing to change ({})",
                 action.op(),
@@ -191,6 +216,9 @@ impl Somna {
                 )?;
                 created = Some(new_id);
             }
+            if let Some(r) = &report.relabel {
+                tx.set_cluster_label(r.cluster, &r.new, true)?;
+            }
             for c in &report.changed {
                 tx.set_logged_field(c.memory_id, &c.field, &c.new)?;
                 let event = match (c.field.as_str(), &c.new) {
@@ -224,6 +252,7 @@ impl Somna {
                 phase_stats: serde_json::json!({
                     "notes": report.notes,
                     "merged": report.merged,
+                    "relabel": report.relabel,
                 }),
                 created_ids: created.into_iter().collect(),
                 changed: serde_json::to_value(&report.changed)?,
@@ -324,6 +353,10 @@ fn report_of(row: &CycleRow) -> CurationReport {
         by: row.trigger.clone(),
         changed: serde_json::from_value(row.changed.clone()).unwrap_or_default(),
         merged,
+        relabel: stats
+            .get("relabel")
+            .cloned()
+            .and_then(|v| serde_json::from_value(v).ok()),
         notes: stats
             .get("notes")
             .cloned()

@@ -7,6 +7,7 @@
 
 use super::Somna;
 use crate::compress::{Compressor, Corpus, Extractive};
+use crate::curate::ClusterRelabel;
 use crate::events::Job;
 use crate::ledger::Cost;
 use crate::memory::{embedding_text, l_score, Details, Kind, LinkKind, NewMemory, Source, W5H1};
@@ -851,6 +852,15 @@ impl Somna {
                             tx.set_embedding(c.memory_id, &v)?;
                         }
                     }
+                }
+            }
+            if let Some(r) = row
+                .phase_stats
+                .get("relabel")
+                .and_then(|v| serde_json::from_value::<ClusterRelabel>(v.clone()).ok())
+            {
+                if tx.cluster_label(r.cluster)?.is_some() {
+                    tx.set_cluster_label(r.cluster, &r.old, r.old_by_person)?;
                 }
             }
             tx.delete_history_by(actor)?;

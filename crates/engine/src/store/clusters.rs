@@ -75,9 +75,42 @@ impl Tx<'_> {
         now: i64,
     ) -> Result<()> {
         self.note(Change::Clusters { ids: vec![id] })?;
+        // A label a person gave is kept (see migration 0007).
         self.conn().execute(
-            "UPDATE clusters SET label = ?2, centroid = ?3, energy = ?4, updated_at = ?5 WHERE id = ?1",
+            "UPDATE clusters SET label = CASE WHEN label_by_person = 1 THEN label ELSE ?2 END,
+                centroid = ?3, energy = ?4, updated_at = ?5 WHERE id = ?1",
             params![id, label, vec_to_blob(centroid), energy as f64, now],
+        )?;
+        Ok(())
+    }
+
+    /// Every live cluster's label and whether a person gave it, by id.
+    pub fn cluster_labels(&self) -> Result<Vec<(i64, String, bool)>> {
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT id, label, label_by_person FROM clusters WHERE merged_into IS NULL ORDER BY id",
+        )?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// One live cluster's label and whether a person gave it.
+    pub fn cluster_label(&self, id: i64) -> Result<Option<(String, bool)>> {
+        Ok(self
+            .conn()
+            .query_row(
+                "SELECT label, label_by_person FROM clusters WHERE id = ?1 AND merged_into IS NULL",
+                [id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?)
+    }
+
+    /// Sets a cluster's label and whether it is a person's (kept by liquid steps).
+    pub fn set_cluster_label(&self, id: i64, label: &str, by_person: bool) -> Result<()> {
+        self.note(Change::Clusters { ids: vec![id] })?;
+        self.conn().execute(
+            "UPDATE clusters SET label = ?2, label_by_person = ?3 WHERE id = ?1",
+            params![id, label, by_person],
         )?;
         Ok(())
     }

@@ -452,3 +452,103 @@ fn imports_keep_the_store_clustered() {
     assert_eq!(before, ids(e));
     assert_eq!(e.cluster_assignments().unwrap().len(), n + 6);
 }
+
+#[test]
+fn a_cluster_a_person_named_keeps_its_name_through_liquid_steps_and_undo_restores_the_old() {
+    use somna_engine::curate::CurateAction;
+    let f = topical_store(20);
+    let e = &f.engine;
+    e.cluster(Some(3), &Job::default()).unwrap();
+    let assignments = e.cluster_assignments().unwrap();
+    let hiking: Vec<(i64, i64)> = assignments
+        .iter()
+        .filter(|a| topic_of(&text(e, a.0)) == 0)
+        .map(|a| (a.0, a.1))
+        .collect();
+    let home = hiking[0].1;
+    let away = e
+        .clusters()
+        .unwrap()
+        .into_iter()
+        .find(|c| c.id != home)
+        .unwrap()
+        .id;
+    let before = e
+        .clusters()
+        .unwrap()
+        .into_iter()
+        .find(|c| c.id == home)
+        .unwrap()
+        .label;
+    let rename = CurateAction::RelabelCluster {
+        cluster: home,
+        label: "Mountain walks".into(),
+    };
+    let preview = e
+        .curate(
+            &rename,
+            true,
+            "test",
+            &somna_engine::sleep::Extractive::default(),
+        )
+        .unwrap();
+    assert_eq!(preview.relabel.as_ref().unwrap().old, before);
+    let label_of = |id: i64| {
+        e.clusters()
+            .unwrap()
+            .into_iter()
+            .find(|c| c.id == id)
+            .unwrap()
+            .label
+    };
+    assert_eq!(label_of(home), before, "a preview renames nothing");
+    let done = e
+        .curate(
+            &rename,
+            false,
+            "test",
+            &somna_engine::sleep::Extractive::default(),
+        )
+        .unwrap();
+    assert_eq!(label_of(home), "Mountain walks");
+    // The same strays as in the test above: both clusters change enough to be relabelled,
+    // but the named one keeps its name.
+    e.with_store(|s| {
+        for (id, _) in hiking.iter().take(3) {
+            s.conn().execute(
+                "UPDATE cluster_members SET cluster_id = ?2 WHERE memory_id = ?1",
+                [*id, away],
+            )?;
+        }
+        s.conn()
+            .execute("UPDATE clusters SET label = 'stale' WHERE id = ?1", [away])
+            .map(|_| ())
+            .map_err(Into::into)
+    })
+    .unwrap();
+    let step = e
+        .liquid_step(&somna_engine::LiquidParams::default())
+        .unwrap();
+    assert_eq!(step.moved.len(), 3, "{:?}", step.moved);
+    let relabelled: Vec<i64> = step.relabelled.iter().map(|r| r.cluster_id).collect();
+    assert_eq!(
+        relabelled,
+        vec![away],
+        "only the unnamed cluster is relabelled"
+    );
+    assert_eq!(label_of(home), "Mountain walks");
+    assert_ne!(label_of(away), "stale");
+
+    e.curate_undo(done.id.unwrap(), &Job::default()).unwrap();
+    assert_eq!(label_of(home), before);
+    let bad = e.curate(
+        &CurateAction::RelabelCluster {
+            cluster: 424_242,
+            label: "x".into(),
+        },
+        false,
+        "test",
+        &somna_engine::sleep::Extractive::default(),
+    );
+    assert_eq!(bad.unwrap_err().code(), "invalid_input");
+}

@@ -7,3 +7,6 @@ ALTER TABLE memories ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0 CHECK (pinned 
 CREATE INDEX memories_pinned ON memories (pinned) WHERE pinned = 1;
 ALTER TABLE sleep_cycles ADD COLUMN op TEXT NOT NULL DEFAULT 'sleep';
 CREATE INDEX sleep_cycles_op ON sleep_cycles (op, id);
+-- A cluster a person named keeps that label: liquid steps do not relabel it (a full
+-- re-clustering starts over).
+ALTER TABLE clusters ADD COLUMN label_by_person INTEGER NOT NULL DEFAULT 0 CHECK (label_by_person IN (0, 1));
