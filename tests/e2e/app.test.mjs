@@ -370,7 +370,8 @@ test("cluster and step the liquid loop", { timeout: 600000 }, async () => {
 test("rename a cluster after a preview; the list and the legend show the name", { timeout: 120000 }, async () => {
   await s.click('[data-testid="tab-clusters"]');
   const id = await s.exec(`return Number(document.querySelector('[data-testid^="cluster-rename-"]').dataset.testid.replace("cluster-rename-", ""));`);
-  await s.click(`[data-testid="cluster-rename-${id}"]`);
+  // A script click: the button sits at the list's right edge, where toasts may cover it.
+  await s.exec(`document.querySelector('[data-testid="cluster-rename-${id}"]').click();`);
   await s.clear('[data-testid="cluster-name"]');
   await s.type('[data-testid="cluster-name"]', "Sourdough & starters");
   await s.click('[data-testid="cluster-name-ok"]');

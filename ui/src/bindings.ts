@@ -740,7 +740,7 @@ golden: Array<GoldenRun>,
  */
 loss: LossBudget | null, };
 
-export type CurateAction = { "op": "merge", ids: Array<number>, text: string | null, } | { "op": "delete", ids: Array<number>, } | { "op": "restore", ids: Array<number>, } | { "op": "pin", ids: Array<number>, } | { "op": "unpin", ids: Array<number>, } | { "op": "tag", ids: Array<number>, add: Array<string>, remove: Array<string>, } | { "op": "set_importance", ids: Array<number>, importance: number, } | { "op": "relabel_cluster", cluster: number, label: string, };
+export type CurateAction = { "op": "merge", ids: Array<number>, text: string | null, } | { "op": "delete", ids: Array<number>, } | { "op": "restore", ids: Array<number>, } | { "op": "pin", ids: Array<number>, } | { "op": "unpin", ids: Array<number>, } | { "op": "tag", ids: Array<number>, add: Array<string>, remove: Array<string>, } | { "op": "set_importance", ids: Array<number>, importance: number, } | { "op": "relabel_cluster", cluster: number, label: string, } | { "op": "move_to_cluster", ids: Array<number>, cluster: number, };
 
 export type MergedMemory = { 
 /**

@@ -13,6 +13,7 @@ import type { CurateAction, CurationReport, DuplicateGroup } from "./types";
 const VERB: Record<string, string> = {
   merge: "Merge", delete: "Delete", restore: "Restore", pin: "Pin", unpin: "Unpin", tag: "Tag", set_importance: "Set importance",
   importance: "Set importance", relabel_cluster: "Rename cluster", relabel: "Rename cluster",
+  move_to_cluster: "Move to cluster", move: "Move to cluster",
 };
 
 /// Asks for a cluster's new name, then previews the rename.
@@ -33,6 +34,7 @@ export function renameCluster(cluster: number, current: string): void {
 export function selectionActions(ids: number[]): HTMLElement {
   const n = ids.length;
   const tagInput = h("input", { type: "text", placeholder: "tag", "aria-label": "tag", size: "8", "data-testid": "curate-tag-input" });
+  const importance = h("input", { type: "number", min: "0", max: "1", step: "0.05", placeholder: "0–1", "aria-label": "importance", "data-testid": "curate-importance-input" }) as HTMLInputElement;
   return h("div", { class: "curate-bar", "data-testid": "curate-bar" },
     h("span", { class: "muted" }, n > 1 ? `${n} selected:` : "This memory:"),
     n > 1 ? h("button", { "data-testid": "curate-merge", onclick: () => void preview({ op: "merge", ids, text: null }) }, `Merge ${n}…`) : null,
@@ -44,7 +46,39 @@ export function selectionActions(ids: number[]): HTMLElement {
       const t = tagInput.value.trim();
       if (t) void preview({ op: "tag", ids, add: [t], remove: [] });
       else toast("type a tag first", "error");
-    } }, "Tag"));
+    } }, "Tag"),
+    moveSelect(ids),
+    importance,
+    h("button", { "data-testid": "curate-importance", onclick: () => {
+      const v = Number(importance.value);
+      if (importance.value !== "" && v >= 0 && v <= 1) void preview({ op: "set_importance", ids, importance: v });
+      else toast("importance is a number from 0 to 1", "error");
+    } }, "Set importance"));
+}
+
+/// "Move to cluster…": the clusters by label; choosing one previews the move.
+function moveSelect(ids: number[]): HTMLSelectElement {
+  const labels = [...state.clusterLabels.entries()].sort((a, b) => a[1].localeCompare(b[1]));
+  const sel = h("select", { "aria-label": "move to cluster", "data-testid": "curate-move", title: "Place in a concept cluster; liquid steps leave it there" },
+    h("option", { value: "" }, "Move to cluster…"),
+    ...labels.map(([id, label]) => h("option", { value: String(id) }, `${label} (#${id})`))) as HTMLSelectElement;
+  sel.addEventListener("change", () => {
+    const cluster = Number(sel.value);
+    sel.value = "";
+    if (cluster || cluster === 0) void preview({ op: "move_to_cluster", ids, cluster });
+  });
+  return sel;
+}
+
+/// A logged field's value as a person reads it (a cluster membership by its label).
+function showField(field: string, v: unknown): string {
+  if (field === "cluster") {
+    if (v === null || v === undefined) return "no cluster";
+    const c = (v as { cluster: number; by_person?: boolean });
+    const label = state.clusterLabels.get(c.cluster) ?? `cluster ${c.cluster}`;
+    return `${label} (#${c.cluster})${c.by_person ? ", placed by a person" : ""}`;
+  }
+  return show(v);
 }
 
 /// Previews `action`, shows what it would do, and runs it on confirmation.
@@ -64,7 +98,7 @@ export async function preview(action: CurateAction): Promise<void> {
   const changes = h("table", { class: "diff-table" },
     h("thead", null, h("tr", null, h("th", null, "memory"), h("th", null, "field"), h("th", null, "before"), h("th", null, "after"))),
     h("tbody", null, ...p.changed.slice(0, 200).map((c) =>
-      h("tr", null, h("td", null, `#${c.memory_id}`), h("td", null, c.field), h("td", { class: "old" }, show(c.old)), h("td", { class: "new" }, show(c.new))))));
+      h("tr", null, h("td", null, `#${c.memory_id}`), h("td", null, c.field), h("td", { class: "old" }, showField(c.field, c.old)), h("td", { class: "new" }, showField(c.field, c.new))))));
   const sources = action.op === "merge" ? await sourceTexts(action.ids) : null;
   const go = h("button", { class: "primary", "data-testid": "curate-confirm" }, verb);
   const summary = action.op === "merge"

@@ -40,7 +40,11 @@ export class Xray {
     const t = r.timings;
     this.summary.append(
       h("div", { class: "kv" },
-        h("span", null, "route ", h("b", null, r.route)), h("span", { class: "muted" }, r.route_reason)),
+        h("span", null, "route ", h("b", null, r.route)), h("span", { class: "muted" }, r.route_reason),
+        r.hits.length
+          ? h("button", { class: "small", "data-testid": "xray-select-hits", title: "Select every hit (to merge, pin or tag them from the detail pane)",
+            onclick: () => select(r.hits.map((x) => x.memory.id), r.hits[0].memory.id) }, `Select the ${r.hits.length} hits`)
+          : null),
       h("div", { class: "kv" },
         h("span", null, "mode ", h("b", null, r.mode)),
         h("span", null, "vector ", h("b", null, r.vector_path)),

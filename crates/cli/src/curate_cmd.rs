@@ -66,6 +66,13 @@ enum CurateCommand {
         #[arg(long)]
         set: f64,
     },
+    /// Place memories in a concept cluster (liquid steps leave them there).
+    Move {
+        #[arg(required = true)]
+        ids: Vec<i64>,
+        #[arg(long)]
+        cluster: i64,
+    },
     /// Name a concept cluster (liquid steps keep a person's label).
     Relabel {
         cluster: i64,
@@ -124,6 +131,7 @@ pub fn run(ctx: &Ctx, args: CurateArgs) -> anyhow::Result<()> {
         CurateCommand::Relabel { cluster, label } => {
             CurateAction::RelabelCluster { cluster, label }
         }
+        CurateCommand::Move { ids, cluster } => CurateAction::MoveToCluster { ids, cluster },
     };
     let req = CurateRequest {
         action,

@@ -225,6 +225,8 @@ pub(crate) struct LiquidCache {
     label_corpus: Option<(labels::DocFreq, HashSet<String>)>,
     /// Neighbour lists taken from the saved file when the cache was built.
     reused_lists: usize,
+    /// By row: a person placed the memory in its cluster (never moved by a step).
+    placed: Vec<bool>,
 }
 
 /// Each memory's neighbours as (row, cosine similarity).
@@ -647,7 +649,7 @@ impl Clustering<'_> {
             )
         };
         cache.synced_at = now;
-        self.sync_labels(cache)?;
+        self.sync_person_edits(cache)?;
         self.add_co_access(cache, &co_pairs)?;
         cache.step += 1;
         let dirty = cache.credit_accesses(&accessed, params);
@@ -682,9 +684,19 @@ impl Clustering<'_> {
     }
 
     /// Takes the labels as stored (a person may have renamed a cluster, here or in another
-    /// process), and which of them a person gave.
-    fn sync_labels(&self, cache: &mut LiquidCache) -> Result<()> {
-        let labels = self.store().read().cluster_labels()?;
+    /// process), which of them a person gave, and which memories a person placed.
+    fn sync_person_edits(&self, cache: &mut LiquidCache) -> Result<()> {
+        let (labels, placed) = {
+            let store = self.store();
+            let read = store.read();
+            (read.cluster_labels()?, read.person_placed()?)
+        };
+        cache.placed = vec![false; cache.ids.len()];
+        for id in placed {
+            if let Some(&r) = cache.row_of.get(&id) {
+                cache.placed[r as usize] = true;
+            }
+        }
         let pos: HashMap<i64, usize> = cache
             .clusters
             .iter()
@@ -879,6 +891,7 @@ impl LiquidCache {
             temporal_scale_ms: params.temporal_scale_hours * 3_600_000.0,
             label_corpus: None,
             reused_lists: 0,
+            placed: Vec::new(),
             ids,
         };
         for e in &inputs.energies {
@@ -987,7 +1000,8 @@ impl LiquidCache {
             .into_par_iter()
             .filter_map(|i| {
                 let cur = self.cluster[i];
-                if !self.alive[i] || cur == NONE || self.nbrs[i].is_empty() {
+                let placed = self.placed.get(i).copied().unwrap_or(false);
+                if !self.alive[i] || cur == NONE || self.nbrs[i].is_empty() || placed {
                     return None;
                 }
                 let mut pulls: Vec<(u32, f32)> = Vec::with_capacity(self.nbrs[i].len());
@@ -1319,6 +1333,7 @@ mod tests {
             temporal_scale_ms: 3_600_000.0,
             label_corpus: None,
             reused_lists: 0,
+            placed: Vec::new(),
             ids,
         };
         (cache, vectors)

@@ -60,6 +60,11 @@ pub enum CurateAction {
         cluster: i64,
         label: String,
     },
+    /// Places memories in a concept cluster; liquid steps leave them there.
+    MoveToCluster {
+        ids: Vec<i64>,
+        cluster: i64,
+    },
 }
 
 impl CurateAction {
@@ -74,6 +79,7 @@ impl CurateAction {
             CurateAction::Tag { .. } => "tag",
             CurateAction::SetImportance { .. } => "importance",
             CurateAction::RelabelCluster { .. } => "relabel",
+            CurateAction::MoveToCluster { .. } => "move",
         }
     }
 
@@ -85,7 +91,8 @@ impl CurateAction {
             | CurateAction::Pin { ids }
             | CurateAction::Unpin { ids }
             | CurateAction::Tag { ids, .. }
-            | CurateAction::SetImportance { ids, .. } => ids,
+            | CurateAction::SetImportance { ids, .. }
+            | CurateAction::MoveToCluster { ids, .. } => ids,
             CurateAction::RelabelCluster { .. } => &[],
         }
     }
@@ -200,10 +207,13 @@ pub struct CurationReport {
 
 /// What an action changes, field by field, over the memories it names (read, in the
 /// order named). Memories the action would not change are noted and left alone.
+/// `memberships`: each named memory's cluster membership as the store records it (see
+/// `Tx::memberships`; only a move reads it).
 pub fn plan_changes(
     action: &CurateAction,
     memories: &[Memory],
     now: i64,
+    memberships: &std::collections::HashMap<i64, serde_json::Value>,
 ) -> (Vec<FieldChange>, Vec<String>) {
     let mut changes = Vec::new();
     let mut notes = Vec::new();
@@ -262,6 +272,21 @@ pub fn plan_changes(
                 }
             }
             CurateAction::RelabelCluster { .. } => {}
+            CurateAction::MoveToCluster { cluster, .. } => {
+                let old = memberships.get(&m.id).cloned().unwrap_or_default();
+                let new =
+                    serde_json::json!({"cluster": cluster, "confidence": 1.0, "by_person": true});
+                let there = old.get("cluster").and_then(|c| c.as_i64()) == Some(*cluster)
+                    && old.get("by_person").and_then(|b| b.as_bool()) == Some(true);
+                if there {
+                    notes.push(format!(
+                        "memory {} is already placed in cluster {cluster}",
+                        m.id
+                    ));
+                } else {
+                    change(m, "cluster", old, new);
+                }
+            }
             CurateAction::SetImportance { importance, .. } => {
                 if (m.importance - importance).abs() < 1e-9 {
                     notes.push(format!(
@@ -405,6 +430,7 @@ mod tests {
             &CurateAction::Pin { ids: vec![1, 2] },
             &[a.clone(), b.clone()],
             9,
+            &Default::default(),
         );
         assert_eq!(ch.len(), 1);
         assert_eq!((ch[0].memory_id, ch[0].field.as_str()), (2, "pinned"));
@@ -415,7 +441,7 @@ mod tests {
             add: vec!["place".into()],
             remove: vec!["home".into()],
         };
-        let (ch, _) = plan_changes(&tag, &[a.clone(), b.clone()], 9);
+        let (ch, _) = plan_changes(&tag, &[a.clone(), b.clone()], 9, &Default::default());
         assert_eq!(ch[0].new, serde_json::json!(["place"]));
         assert_eq!(ch[1].new, serde_json::json!(["place"]));
 
@@ -423,7 +449,7 @@ mod tests {
             ids: vec![1, 2],
             text: None,
         };
-        let (ch, _) = plan_changes(&merge, &[a.clone(), b.clone()], 9);
+        let (ch, _) = plan_changes(&merge, &[a.clone(), b.clone()], 9, &Default::default());
         assert!(ch.iter().all(|c| c.field == "state" && c.new == "archived"));
         assert_eq!(richest(&[&a, &b]).id, 2, "more content words");
         assert_eq!(merged_kind(&[&a, &b]), Kind::Episode);

@@ -17,6 +17,11 @@ impl Somna {
         }
     }
 
+    /// Drops the liquid loop's cached state; the next step rebuilds it from the store.
+    pub(super) fn forget_liquid_cache(&self) {
+        self.clustering().reset_liquid();
+    }
+
     /// Keeps concept clusters current after memories arrive (the app calls it after every
     /// import, so every view has concepts to show): a store without live clusters is
     /// clustered in full once it holds [`crate::cluster::AUTO_CLUSTER_MIN`] memories;

@@ -47,7 +47,20 @@ impl Somna {
             found
         };
         curate::check_memories(action, &memories)?;
-        let (changed, notes) = curate::plan_changes(action, &memories, now);
+        let memberships = match action {
+            CurateAction::MoveToCluster { ids, cluster } => {
+                let store = self.store();
+                let read = store.read();
+                if read.cluster_label(*cluster)?.is_none() {
+                    return Err(Error::InvalidInput(format!(
+                        "there is no cluster {cluster} (or it was merged into another)"
+                    )));
+                }
+                read.memberships(ids)?
+            }
+            _ => Default::default(),
+        };
+        let (changed, notes) = curate::plan_changes(action, &memories, now, &memberships);
         let relabel = match action {
             CurateAction::RelabelCluster { cluster, label } => {
                 let (old, old_by_person) = self
@@ -277,6 +290,10 @@ impl Somna {
             index.save()?;
         }
         self.refresh_actors(&store)?;
+        if report.changed.iter().any(|c| c.field == "cluster") {
+            // The liquid loop's cache is rebuilt from the store, with the placements.
+            self.forget_liquid_cache();
+        }
         Ok(())
     }
 

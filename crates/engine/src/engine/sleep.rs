@@ -880,6 +880,9 @@ impl Somna {
             index.save()?;
         }
         self.refresh_actors(&store)?;
+        if changes.iter().any(|c| c.field == "cluster") {
+            self.forget_liquid_cache();
+        }
         job.report("undo", total, total);
         Ok(undone)
     }

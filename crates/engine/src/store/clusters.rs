@@ -4,6 +4,7 @@ use super::{blob_to_vec, vec_to_blob, Change, Tx};
 use crate::{Error, Result};
 use rusqlite::{params, OptionalExtension};
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
 
 /// A cluster as stored.
 #[derive(Debug, Clone, PartialEq)]
@@ -199,10 +200,78 @@ impl Tx<'_> {
         let mut stmt = self.conn().prepare_cached(
             "INSERT INTO cluster_members (memory_id, cluster_id, confidence) VALUES (?1, ?2, ?3)
              ON CONFLICT (memory_id) DO UPDATE SET cluster_id = excluded.cluster_id,
-             confidence = excluded.confidence",
+             confidence = excluded.confidence WHERE cluster_members.by_person = 0",
         )?;
         for &(m, c, conf) in members {
             stmt.execute(params![m, c, conf as f64])?;
+        }
+        Ok(())
+    }
+
+    /// The memories a person placed in a cluster.
+    pub fn person_placed(&self) -> Result<Vec<i64>> {
+        let mut stmt = self
+            .conn()
+            .prepare_cached("SELECT memory_id FROM cluster_members WHERE by_person = 1")?;
+        let rows = stmt.query_map([], |r| r.get(0))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Each memory's membership as a logged operation records it: `{cluster, confidence,
+    /// by_person}`, or null for a memory in no cluster.
+    pub fn memberships(&self, ids: &[i64]) -> Result<HashMap<i64, serde_json::Value>> {
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT cluster_id, confidence, by_person FROM cluster_members WHERE memory_id = ?1",
+        )?;
+        let mut out = HashMap::new();
+        for &id in ids {
+            let v = stmt
+                .query_row([id], |r| {
+                    Ok(serde_json::json!({
+                        "cluster": r.get::<_, i64>(0)?,
+                        "confidence": r.get::<_, f64>(1)?,
+                        "by_person": r.get::<_, bool>(2)?,
+                    }))
+                })
+                .optional()?
+                .unwrap_or(serde_json::Value::Null);
+            out.insert(id, v);
+        }
+        Ok(out)
+    }
+
+    /// Sets a memory's membership to a value of [`Tx::memberships`] (null: no cluster).
+    pub(crate) fn set_membership(&self, id: i64, v: &serde_json::Value) -> Result<()> {
+        match v {
+            serde_json::Value::Null => {
+                self.conn()
+                    .execute("DELETE FROM cluster_members WHERE memory_id = ?1", [id])?;
+            }
+            serde_json::Value::Object(o) => {
+                let cluster = o.get("cluster").and_then(|c| c.as_i64()).ok_or_else(|| {
+                    Error::InvalidInput(format!("a membership names its cluster: {v}"))
+                })?;
+                self.note(Change::Clusters { ids: vec![cluster] })?;
+                self.conn().execute(
+                    "INSERT INTO cluster_members (memory_id, cluster_id, confidence, by_person)
+                     VALUES (?1, ?2, ?3, ?4)
+                     ON CONFLICT (memory_id) DO UPDATE SET cluster_id = excluded.cluster_id,
+                       confidence = excluded.confidence, by_person = excluded.by_person",
+                    params![
+                        id,
+                        cluster,
+                        o.get("confidence").and_then(|c| c.as_f64()).unwrap_or(1.0),
+                        o.get("by_person")
+                            .and_then(|b| b.as_bool())
+                            .unwrap_or(false),
+                    ],
+                )?;
+            }
+            other => {
+                return Err(Error::InvalidInput(format!(
+                    "not a cluster membership: {other}"
+                )))
+            }
         }
         Ok(())
     }

@@ -30,6 +30,7 @@ const LOGGED_FIELDS: &[&str] = &[
     "pinned",
     "tags",
     "deleted_at",
+    "cluster",
 ];
 
 fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<CycleRow> {
@@ -183,6 +184,10 @@ impl Tx<'_> {
             return Err(Error::InvalidInput(format!(
                 "a logged operation cannot change {field:?}"
             )));
+        }
+        if field == "cluster" {
+            self.note(Change::MemoriesUpdated { ids: vec![id] })?;
+            return self.set_membership(id, value);
         }
         self.note(match (field, value) {
             ("deleted_at", serde_json::Value::Number(_)) => {

@@ -552,3 +552,76 @@ fn a_cluster_a_person_named_keeps_its_name_through_liquid_steps_and_undo_restore
     );
     assert_eq!(bad.unwrap_err().code(), "invalid_input");
 }
+
+#[test]
+fn memories_a_person_moved_stay_in_their_new_cluster_and_undo_puts_them_back() {
+    use somna_engine::curate::CurateAction;
+    let f = topical_store(20);
+    let e = &f.engine;
+    e.cluster(Some(3), &Job::default()).unwrap();
+    let before = e.cluster_assignments().unwrap();
+    let hiking: Vec<(i64, i64)> = before
+        .iter()
+        .filter(|a| topic_of(&text(e, a.0)) == 0)
+        .map(|a| (a.0, a.1))
+        .collect();
+    let home = hiking[0].1;
+    let away = e
+        .clusters()
+        .unwrap()
+        .into_iter()
+        .find(|c| c.id != home)
+        .unwrap()
+        .id;
+    let moved: Vec<i64> = hiking.iter().take(3).map(|h| h.0).collect();
+    let extractive = somna_engine::sleep::Extractive::default();
+    let done = e
+        .curate(
+            &CurateAction::MoveToCluster {
+                ids: moved.clone(),
+                cluster: away,
+            },
+            false,
+            "test",
+            &extractive,
+        )
+        .unwrap();
+    assert_eq!(done.changed.len(), 3);
+    let cluster_of = |id: i64| {
+        e.cluster_assignments()
+            .unwrap()
+            .into_iter()
+            .find(|a| a.0 == id)
+            .unwrap()
+            .1
+    };
+    // The same three strays a step pulls home when they got there by themselves (see
+    // liquid_moves_relabel_the_clusters_they_change) stay where a person put them.
+    for _ in 0..3 {
+        let step = e
+            .liquid_step(&somna_engine::LiquidParams::default())
+            .unwrap();
+        assert!(
+            step.moved.iter().all(|m| !moved.contains(&m.memory_id)),
+            "{:?}",
+            step.moved
+        );
+    }
+    for id in &moved {
+        assert_eq!(cluster_of(*id), away);
+    }
+    e.curate_undo(done.id.unwrap(), &Job::default()).unwrap();
+    for id in &moved {
+        assert_eq!(cluster_of(*id), home);
+    }
+    let bad = e.curate(
+        &CurateAction::MoveToCluster {
+            ids: moved.clone(),
+            cluster: 424_242,
+        },
+        false,
+        "test",
+        &extractive,
+    );
+    assert_eq!(bad.unwrap_err().code(), "invalid_input");
+}

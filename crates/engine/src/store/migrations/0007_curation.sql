@@ -10,3 +10,7 @@ CREATE INDEX sleep_cycles_op ON sleep_cycles (op, id);
 -- A cluster a person named keeps that label: liquid steps do not relabel it (a full
 -- re-clustering starts over).
 ALTER TABLE clusters ADD COLUMN label_by_person INTEGER NOT NULL DEFAULT 0 CHECK (label_by_person IN (0, 1));
+-- A memory a person moved to a cluster stays there: liquid steps do not move it, and the
+-- store never overwrites its membership.
+ALTER TABLE cluster_members ADD COLUMN by_person INTEGER NOT NULL DEFAULT 0 CHECK (by_person IN (0, 1));
+CREATE INDEX cluster_members_by_person ON cluster_members (memory_id) WHERE by_person = 1;
