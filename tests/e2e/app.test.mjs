@@ -291,6 +291,7 @@ test("near-duplicates are listed, linked in the Space, and a group merges after 
   assert.ok(groups > 0, "the demo has near-duplicates at 0.92");
   await s.click('[data-testid="tab-space"]');
   await s.until(`globalThis.__somnaSpace.duplicateLinks() > 0`, 15000);
+  await sleep(500);
   await shot("duplicates-space");
   await s.click('[data-testid="tab-sleep"]');
   await s.click('[data-testid="dup-merge"]');
