@@ -6,7 +6,7 @@
 
 import { api } from "./api";
 import { h, toast } from "./dom";
-import { state } from "./store";
+import { select, state } from "./store";
 import type { ClusterInfo, FieldChange, ProposedMemory, Review, SleepReport } from "./types";
 
 /// The cluster label of a memory (from the point columns), or "no cluster".
@@ -75,9 +75,13 @@ export async function renderReview(r: SleepReport, commit: (review: Review) => P
     return box;
   };
 
+  // Each summary with its sources (a click shows one in the detail pane and the Space).
   const summaryItem = (x: { c: ProposedMemory; i: number }) =>
-    h("label", { class: "review-item" }, bind([`s${x.i}`], "review-summary"),
-      h("span", { class: "text" }, x.c.text), h("span", { class: "muted" }, ` · from ${x.c.derived_from.length} memories`));
+    h("div", { class: "review-item" }, bind([`s${x.i}`], "review-summary"),
+      h("div", null, h("span", { class: "text" }, x.c.text),
+        h("div", { class: "muted small" }, `from ${x.c.derived_from.length} memories: `,
+          ...x.c.derived_from.slice(0, 16).map((id) => h("button", { class: "link", onclick: () => select([id], id) }, `#${id}`)),
+          x.c.derived_from.length > 16 ? " …" : "")));
   const stateItem = (c: FieldChange) =>
     h("label", { class: "review-item" }, bind([`m${c.memory_id}`]), `#${c.memory_id} `, h("span", { class: "muted" }, `${String(c.old)} → ${String(c.new)}`));
 
@@ -128,7 +132,8 @@ export async function renderReview(r: SleepReport, commit: (review: Review) => P
     schemas.length
       ? h("details", { class: "review-section", open: true, "data-testid": "review-schemas" }, h("summary", null, `Schemas (${schemas.length})`),
         ...schemas.map((x) => h("label", { class: "review-item" }, bind([`k${x.i}`], "review-schema"), h("span", { class: "text" }, x.c.text),
-          h("span", { class: "muted" }, ` · over ${x.c.derived_from.length + x.c.derived_from_proposed.length} summaries`))))
+          h("span", { class: "muted" }, ` · over ${x.c.derived_from.length + x.c.derived_from_proposed.length} summaries`
+            + (x.c.derived_from_proposed.length ? ` (${x.c.derived_from_proposed.length} proposed here: rejecting one rejects this schema)` : "")))))
       : null,
     states.length ? section(`State changes (${states.length}), by transition and cluster`, stateGroups, stateKeys, "review-states") : null,
     decays.length
