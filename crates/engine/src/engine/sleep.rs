@@ -247,6 +247,13 @@ impl Somna {
         let mut summaries = self.plan_summaries(snap, &batches, &corpus, compressor, rep, job)?;
         if let Some(r) = review {
             summaries.retain(|s| r.keeps_summary(&s.sources));
+            let missing = r.summaries.len().saturating_sub(summaries.len());
+            if missing > 0 {
+                rep.notes.push(format!(
+                    "review: {missing} accepted summaries are no longer proposed (the store \
+                     changed since the dry run); they were not written"
+                ));
+            }
         }
         let mut phase = PhaseReport {
             name: PHASES[1].into(),

@@ -530,3 +530,34 @@ fn a_reviewed_cycle_with_half_the_proposals_rejected_writes_exactly_the_accepted
         .unwrap();
     assert_eq!(dump(&f.engine), before);
 }
+
+#[test]
+fn a_review_of_proposals_the_store_no_longer_makes_writes_nothing_of_them_and_says_so() {
+    let f = fixture();
+    let review = somna_engine::Review {
+        now_ms: options().config.now_ms.unwrap(),
+        summaries: vec![vec![999_991, 999_992]],
+        schemas: vec!["A schema nobody proposed".into()],
+        states: vec![999_993],
+        decay: false,
+    };
+    let done = f
+        .engine
+        .sleep(
+            &SleepOptions {
+                review: Some(review),
+                ..options()
+            },
+            &Job::default(),
+        )
+        .unwrap();
+    assert!(
+        done.created.is_empty() && done.changed.is_empty(),
+        "{done:?}"
+    );
+    assert!(
+        done.notes.iter().any(|n| n.contains("no longer proposed")),
+        "{:?}",
+        done.notes
+    );
+}
