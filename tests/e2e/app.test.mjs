@@ -296,6 +296,7 @@ test("near-duplicates are listed, linked in the Space, and a group merges after 
   await sleep(500);
   await shot("duplicates-space");
   await s.click('[data-testid="tab-sleep"]');
+  await s.waitFor('[data-testid="dup-merge"]');
   await s.exec(`document.querySelector('[data-testid="dup-merge"]').click();`);
   await s.waitFor('[data-testid="curate-summary"]', { pred: (t) => t.includes("memories become one") });
   await shot("duplicates-merge-preview");

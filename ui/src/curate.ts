@@ -186,8 +186,13 @@ export class CurationPanel {
       h("h3", null, "Curations"), this.logEl);
   }
 
-  async refresh(): Promise<void> {
+  /// The store changed: the log, and the duplicate groups if they are shown.
+  dataChanged(): void {
+    void this.refresh();
     if (state.duplicates) void this.find();
+  }
+
+  async refresh(): Promise<void> {
     try {
       const log = await api.curations(30);
       clear(this.logEl);
@@ -206,14 +211,16 @@ export class CurationPanel {
   }
 
   private async find(): Promise<void> {
-    clear(this.groupsEl);
     let groups: DuplicateGroup[];
     try {
       groups = await api.duplicates(Number(this.threshold.value));
     } catch (e) {
+      clear(this.groupsEl);
       this.groupsEl.append(h("p", { class: "error" }, (e as Error).message));
       return;
     }
+    // Replaced in one go once the answer is in, so the list never stands empty meanwhile.
+    clear(this.groupsEl);
     const total = groups.reduce((s, g) => s + g.ids.length, 0);
     state.duplicates = groups.map((g) => g.ids);
     bus.emit("duplicates");

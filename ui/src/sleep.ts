@@ -39,7 +39,7 @@ export class SleepPanel {
       h("div", { class: "cols" },
         h("div", { class: "col" }, h("h3", null, "Progress"), this.phasesEl, h("h3", null, "Report"), this.reportEl),
         h("div", { class: "col narrow" }, h("h3", null, "History"), this.historyEl, this.settingsEl, this.curation.el)));
-    bus.on("data", () => { if (!this.el.hidden && this.el.isConnected) void this.curation.refresh(); }, "sleep-curation");
+    bus.on("data", () => { if (!this.el.hidden && this.el.isConnected) this.curation.dataChanged(); }, "sleep-curation");
     void onProgress((p) => {
       if (p.kind === "sleep" || p.kind === "sleep-undo") this.progress(p.stage, p.done, p.total);
     });
