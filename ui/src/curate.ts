@@ -41,6 +41,7 @@ export function selectionActions(ids: number[]): HTMLElement {
     h("button", { "data-testid": "curate-pin", title: "Pinned memories are never compressed, decayed, archived or forgotten by a sleep cycle", onclick: () => void preview({ op: "pin", ids }) }, "Pin"),
     h("button", { "data-testid": "curate-unpin", onclick: () => void preview({ op: "unpin", ids }) }, "Unpin"),
     n > 1 ? h("button", { "data-testid": "curate-delete", onclick: () => void preview({ op: "delete", ids }) }, `Delete ${n}…`) : null,
+    h("button", { "data-testid": "curate-restore", title: "Bring back deleted or forgotten memories of the selection", onclick: () => void preview({ op: "restore", ids }) }, "Restore"),
     tagInput,
     h("button", { "data-testid": "curate-tag", onclick: () => {
       const t = tagInput.value.trim();

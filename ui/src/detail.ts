@@ -67,7 +67,7 @@ export class Detail {
     const ids = state.selection.size > 1 ? state.selection.take(10_000) : [m.id];
     append(this.body,
       multi,
-      m.deleted_at ? null : selectionActions(ids),
+      selectionActions(ids),
       h("header", null,
         h("span", { class: `kind k-${m.kind}` }, m.kind),
         h("span", { class: "id" }, `#${m.id}`),
