@@ -41,24 +41,35 @@ export class LineOverlays {
     scene.add(this.xray, this.near, this.dups);
   }
 
-  /// Links the members of each near-duplicate group to its first member (pink, one draw
-  /// call for every group).
+  /// Marks each near-duplicate group's members with a pink halo and links them to the
+  /// group's first member (near-duplicates often sit on top of each other, where a link
+  /// alone is too short to see). Two draw calls for every group.
   drawDuplicates(groups: number[][] | null, positionOf: PositionOf): void {
     clearGroup(this.dups);
     this.dupLinks = 0;
     const arr: number[] = [];
+    const halos: number[] = [];
     for (const g of groups ?? []) {
       const a = positionOf(g[0]);
       if (!a) continue;
+      halos.push(...a);
       for (const id of g.slice(1)) {
         const b = positionOf(id);
         if (b) {
           arr.push(...a, ...b);
+          halos.push(...b);
           this.dupLinks++;
         }
       }
     }
     if (arr.length) this.dups.add(segments(arr, new THREE.LineBasicMaterial({ color: 0xf472b6, transparent: true, opacity: 0.95 })));
+    if (halos.length) {
+      const geo = new THREE.BufferGeometry();
+      geo.setAttribute("position", new THREE.Float32BufferAttribute(halos, 3));
+      this.dups.add(new THREE.Points(geo, new THREE.PointsMaterial({
+        color: 0xf472b6, size: 13, sizeAttenuation: false, transparent: true, opacity: 0.45, depthTest: false,
+      })));
+    }
   }
 
   /// How many duplicate links are drawn (for tests).
