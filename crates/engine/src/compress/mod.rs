@@ -24,6 +24,19 @@ pub struct EpisodeView {
     pub vector: Option<Vec<f32>>,
 }
 
+impl EpisodeView {
+    /// A memory as a compressor sees it, with its vector when the caller has one.
+    pub fn of(m: &crate::memory::Memory, vector: Option<Vec<f32>>) -> Self {
+        EpisodeView {
+            id: m.id,
+            who: m.w5h1.who.clone(),
+            text: m.text.clone(),
+            when: m.w5h1.when.clone(),
+            vector,
+        }
+    }
+}
+
 /// Episodes to compress into one summary (one session or a time window of it).
 #[derive(Debug, Clone)]
 pub struct Batch {
@@ -75,6 +88,23 @@ pub struct Corpus {
 }
 
 impl Corpus {
+    /// Document frequencies over `texts`, and the words of the `speakers`' names.
+    pub fn of<'a>(
+        texts: impl IntoIterator<Item = &'a str>,
+        speakers: impl IntoIterator<Item = &'a str>,
+    ) -> Self {
+        let mut df = DocFreq::default();
+        for t in texts {
+            df.add(t);
+        }
+        let names = speakers
+            .into_iter()
+            .flat_map(text::words)
+            .map(|w| w.stem)
+            .collect();
+        Corpus { df, names }
+    }
+
     /// Whether a word is a speaker's name or, capitalised, a short form of one ("Mel").
     pub fn is_name(&self, w: &text::Word) -> bool {
         self.names.contains(&w.stem)

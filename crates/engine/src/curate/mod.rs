@@ -354,23 +354,6 @@ pub fn merged_kind(sources: &[&Memory]) -> Kind {
     }
 }
 
-/// The word statistics a compressor drafting a merge sees: those of the sources.
-pub fn corpus(sources: &[&Memory]) -> crate::compress::Corpus {
-    let mut df = crate::compress::text::DocFreq::default();
-    let mut names = std::collections::HashSet::new();
-    for m in sources {
-        df.add(&m.text);
-        if let Some(who) = &m.w5h1.who {
-            names.extend(
-                crate::compress::text::words(who)
-                    .into_iter()
-                    .map(|w| w.stem),
-            );
-        }
-    }
-    crate::compress::Corpus { df, names }
-}
-
 /// The one value every source has, if they agree.
 pub fn common<T: PartialEq + Clone>(values: impl IntoIterator<Item = Option<T>>) -> Option<T> {
     let mut it = values.into_iter();

@@ -4,7 +4,7 @@
 
 use super::sleep::Running;
 use super::Somna;
-use crate::compress::{Batch, Compressor, EpisodeView};
+use crate::compress::{Batch, Compressor, Corpus, EpisodeView};
 use crate::curate::duplicates::{self, DuplicateGroup, DuplicateQuery};
 use crate::curate::{self, ClusterRelabel, CurateAction, CurationReport, MergedMemory};
 use crate::events::Job;
@@ -141,18 +141,13 @@ impl Somna {
                 let batch = Batch {
                     conversation: curate::common(refs.iter().map(|m| m.conversation.clone())),
                     session: curate::common(refs.iter().map(|m| m.session.clone())),
-                    episodes: refs
-                        .iter()
-                        .map(|m| EpisodeView {
-                            id: m.id,
-                            who: m.w5h1.who.clone(),
-                            text: m.text.clone(),
-                            when: m.w5h1.when.clone(),
-                            vector: None,
-                        })
-                        .collect(),
+                    episodes: refs.iter().map(|m| EpisodeView::of(m, None)).collect(),
                 };
-                let c = compressor.compress(&batch, &curate::corpus(&refs))?;
+                let corpus = Corpus::of(
+                    refs.iter().map(|m| m.text.as_str()),
+                    refs.iter().filter_map(|m| m.w5h1.who.as_deref()),
+                );
+                let c = compressor.compress(&batch, &corpus)?;
                 (c.summary, compressor.name().to_string())
             }
         };

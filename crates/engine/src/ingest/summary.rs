@@ -176,16 +176,7 @@ fn compress_windows(
         let batch = Batch {
             conversation: Some(conversation.to_string()),
             session: None,
-            episodes: live
-                .iter()
-                .map(|m| EpisodeView {
-                    id: m.id,
-                    who: m.w5h1.who.clone(),
-                    text: m.text.clone(),
-                    when: m.w5h1.when.clone(),
-                    vector: None,
-                })
-                .collect(),
+            episodes: live.iter().map(|m| EpisodeView::of(m, None)).collect(),
         };
         let c = compressor.compress(&batch, &corpus)?;
         planned.push(Planned {

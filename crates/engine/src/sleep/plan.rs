@@ -2,7 +2,7 @@
 //! writes, so a dry run and a real run compute exactly the same thing.
 
 use super::{FieldChange, SleepConfig};
-use crate::compress::text::{self, DocFreq};
+use crate::compress::text;
 use crate::compress::{Batch, Compression, Compressor, Corpus, EpisodeView, Extractive};
 use crate::compress::{SchemaDraft, SummaryView};
 use crate::events::Job;
@@ -28,19 +28,13 @@ pub struct Snapshot {
 
 impl Snapshot {
     pub fn corpus(&self) -> Corpus {
-        let mut df = DocFreq::default();
-        let mut names = HashSet::new();
-        for m in &self.memories {
-            if m.kind == Kind::Episode {
-                df.add(&m.text);
-            }
-            if let Some(who) = &m.w5h1.who {
-                for w in text::words(who) {
-                    names.insert(w.stem);
-                }
-            }
-        }
-        Corpus { df, names }
+        Corpus::of(
+            self.memories
+                .iter()
+                .filter(|m| m.kind == Kind::Episode)
+                .map(|m| m.text.as_str()),
+            self.memories.iter().filter_map(|m| m.w5h1.who.as_deref()),
+        )
     }
 
     fn by_id(&self) -> HashMap<i64, &Memory> {
@@ -206,13 +200,7 @@ pub fn compress(
             session: eps[0].session.clone(),
             episodes: eps
                 .iter()
-                .map(|m| EpisodeView {
-                    id: m.id,
-                    who: m.w5h1.who.clone(),
-                    text: m.text.clone(),
-                    when: m.w5h1.when.clone(),
-                    vector: vectors.get(&m.id).cloned(),
-                })
+                .map(|m| EpisodeView::of(m, vectors.get(&m.id).cloned()))
                 .collect(),
         };
         let (compression, backend) = match compressor.compress(&batch, corpus) {
