@@ -6,7 +6,7 @@
 
 import { api } from "./api";
 import { modal } from "./dialogs";
-import { h, clear, fmtTime, toast } from "./dom";
+import { h, clear, fmtTime, fmtValue, toast } from "./dom";
 import { bus, select, state } from "./store";
 import type { CurateAction, CurationReport, DuplicateGroup } from "./types";
 
@@ -79,7 +79,7 @@ function showField(field: string, v: unknown): string {
     const label = state.clusterLabels.get(c.cluster) ?? `cluster ${c.cluster}`;
     return `${label} (#${c.cluster})${c.by_person ? ", placed by a person" : ""}`;
   }
-  return show(v);
+  return fmtValue(v);
 }
 
 /// Previews `action`, shows what it would do, and runs it on confirmation.
@@ -142,18 +142,13 @@ async function sourceTexts(ids: number[]): Promise<HTMLElement> {
 
 /// A notice that the curation ran, with its Undo, for 12 seconds.
 function offerUndo(r: CurationReport): void {
-  let host = document.getElementById("toasts");
-  if (!host) {
-    host = h("div", { id: "toasts" });
-    document.body.append(host);
-  }
   const what = r.merged ? `Merged ${r.merged.sources.length} memories into #${r.merged.id}`
     : r.relabel ? `Cluster #${r.relabel.cluster} renamed "${r.relabel.new}"` : `${VERB[r.op] ?? r.op}: ${r.changed.length} changed`;
-  const undo = h("button", { class: "small", "data-testid": "curate-undo" }, "Undo");
-  const t = h("div", { class: "toast info", role: "status", "data-testid": "curate-done" }, `${what} (curation #${r.id}). `, undo);
-  undo.addEventListener("click", () => void undoCuration(r.id!, r.merged?.id ?? null).then(() => t.remove()));
-  host.append(t);
-  setTimeout(() => t.remove(), 12000);
+  const t = toast(`${what} (curation #${r.id}). `, "info", {
+    label: "Undo", testid: "curate-undo",
+    run: () => void undoCuration(r.id!, r.merged?.id ?? null).then(() => t.remove()),
+  });
+  t.dataset.testid = "curate-done";
 }
 
 /// Undoes curation `id`; `mergedId`: the memory it merged into, if any (selected now, so
@@ -235,9 +230,4 @@ export class CurationPanel {
         ...g.texts.slice(0, 3).map((t) => h("div", { class: "text small" }, t))));
     }
   }
-}
-
-function show(v: unknown): string {
-  if (v === null || v === undefined) return "—";
-  return typeof v === "string" ? v : JSON.stringify(v);
 }

@@ -63,13 +63,27 @@ export function fmtInt(x: number): string {
 }
 
 /// Shows a transient message at the bottom of the window.
-export function toast(message: string, kind: "info" | "error" = "info"): void {
+/// A short notice; `action` adds a button after the message (e.g. Undo), and the notice
+/// then stays for 12 seconds. Returns the notice (a caller may remove it early).
+export function toast(
+  message: string,
+  kind: "info" | "error" = "info",
+  action?: { label: string; testid: string; run: () => void },
+): HTMLElement {
   let host = document.getElementById("toasts");
   if (!host) {
     host = h("div", { id: "toasts" });
     document.body.append(host);
   }
-  const t = h("div", { class: `toast ${kind}`, role: kind === "error" ? "alert" : "status" }, message);
+  const button = action ? h("button", { class: "small", "data-testid": action.testid, onclick: () => action.run() }, action.label) : null;
+  const t = h("div", { class: `toast ${kind}`, role: kind === "error" ? "alert" : "status" }, message, button);
   host.append(t);
-  setTimeout(() => t.remove(), kind === "error" ? 8000 : 3500);
+  setTimeout(() => t.remove(), action ? 12000 : kind === "error" ? 8000 : 3500);
+  return t;
+}
+
+/// A field value as text: "—" for none, strings as they are, anything else as JSON.
+export function fmtValue(v: unknown): string {
+  if (v === null || v === undefined) return "—";
+  return typeof v === "string" ? v : JSON.stringify(v);
 }

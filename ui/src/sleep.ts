@@ -2,7 +2,7 @@
 // live progress per phase, the report, the history of cycles, undo, and the settings.
 
 import { api, onProgress, waitJob, type CommandError } from "./api";
-import { h, clear, fmtTime, toast } from "./dom";
+import { h, clear, fmtTime, fmtValue, toast } from "./dom";
 import { kvTable, settingsForm } from "./kv";
 import { bus, select } from "./store";
 import { CurationPanel } from "./curate";
@@ -194,7 +194,7 @@ export class SleepPanel {
             const id = Number(c.memory_id);
             return h("tr", { class: "clickable", onclick: () => select([id], id) },
               h("td", null, `#${id}`), h("td", null, String(c.field ?? "")),
-              h("td", { class: "old" }, show(c.old)), h("td", { class: "new" }, show(c.new)));
+              h("td", { class: "old" }, fmtValue(c.old)), h("td", { class: "new" }, fmtValue(c.new)));
           }))));
     }
     const forgotten = r.forgotten ?? [];
@@ -222,9 +222,4 @@ function share(r: SleepReport): number {
 
 function lossClass(r: SleepReport): string {
   return r.loss && !r.loss.forced && share(r) > r.loss.limit_share ? "error" : "muted";
-}
-
-function show(v: unknown): string {
-  if (v === null || v === undefined) return "—";
-  return typeof v === "string" ? v : JSON.stringify(v);
 }

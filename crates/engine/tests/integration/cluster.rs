@@ -300,13 +300,13 @@ fn liquid_loop_steps_starts_and_pauses_from_another_thread() {
     lp.stop();
 }
 
-#[test]
-fn liquid_moves_relabel_the_clusters_they_change() {
-    let f = topical_store(20);
-    let e = &f.engine;
+/// Three clusters over the topical store; the hiking memories (with their cluster), the
+/// cluster most of them are in, and another cluster.
+fn hiking_home_away(e: &Somna) -> (Vec<(i64, i64)>, i64, i64) {
     e.cluster(Some(3), &Job::default()).unwrap();
-    let assignments = e.cluster_assignments().unwrap();
-    let hiking: Vec<(i64, i64)> = assignments
+    let hiking: Vec<(i64, i64)> = e
+        .cluster_assignments()
+        .unwrap()
         .iter()
         .filter(|a| topic_of(&text(e, a.0)) == 0)
         .map(|a| (a.0, a.1))
@@ -319,6 +319,14 @@ fn liquid_moves_relabel_the_clusters_they_change() {
         .find(|c| c.id != home)
         .unwrap()
         .id;
+    (hiking, home, away)
+}
+
+#[test]
+fn liquid_moves_relabel_the_clusters_they_change() {
+    let f = topical_store(20);
+    let e = &f.engine;
+    let (hiking, home, away) = hiking_home_away(e);
     // Three strays (15% of the cluster) sit in the wrong cluster, and both labels are stale.
     e.with_store(|s| {
         for (id, _) in hiking.iter().take(3) {
@@ -458,21 +466,7 @@ fn a_cluster_a_person_named_keeps_its_name_through_liquid_steps_and_undo_restore
     use somna_engine::curate::CurateAction;
     let f = topical_store(20);
     let e = &f.engine;
-    e.cluster(Some(3), &Job::default()).unwrap();
-    let assignments = e.cluster_assignments().unwrap();
-    let hiking: Vec<(i64, i64)> = assignments
-        .iter()
-        .filter(|a| topic_of(&text(e, a.0)) == 0)
-        .map(|a| (a.0, a.1))
-        .collect();
-    let home = hiking[0].1;
-    let away = e
-        .clusters()
-        .unwrap()
-        .into_iter()
-        .find(|c| c.id != home)
-        .unwrap()
-        .id;
+    let (hiking, home, away) = hiking_home_away(e);
     let before = e
         .clusters()
         .unwrap()
@@ -558,21 +552,7 @@ fn memories_a_person_moved_stay_in_their_new_cluster_and_undo_puts_them_back() {
     use somna_engine::curate::CurateAction;
     let f = topical_store(20);
     let e = &f.engine;
-    e.cluster(Some(3), &Job::default()).unwrap();
-    let before = e.cluster_assignments().unwrap();
-    let hiking: Vec<(i64, i64)> = before
-        .iter()
-        .filter(|a| topic_of(&text(e, a.0)) == 0)
-        .map(|a| (a.0, a.1))
-        .collect();
-    let home = hiking[0].1;
-    let away = e
-        .clusters()
-        .unwrap()
-        .into_iter()
-        .find(|c| c.id != home)
-        .unwrap()
-        .id;
+    let (hiking, home, away) = hiking_home_away(e);
     let moved: Vec<i64> = hiking.iter().take(3).map(|h| h.0).collect();
     let extractive = somna_engine::sleep::Extractive::default();
     let done = e

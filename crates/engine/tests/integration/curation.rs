@@ -23,6 +23,12 @@ fn export(engine: &Somna) -> String {
     serde_json::to_string(&doc).unwrap()
 }
 
+fn sorted(ids: &[i64]) -> Vec<i64> {
+    let mut v = ids.to_vec();
+    v.sort_unstable();
+    v
+}
+
 fn episodes(engine: &Somna) -> Vec<i64> {
     ids_of(engine, Kind::Episode, all_states())
 }
@@ -444,11 +450,7 @@ fn a_reviewed_cycle_with_half_the_proposals_rejected_writes_exactly_the_accepted
     let accepted: Vec<Vec<i64>> = summaries
         .iter()
         .step_by(2)
-        .map(|s| {
-            let mut k = s.derived_from.clone();
-            k.sort();
-            k
-        })
+        .map(|s| sorted(&s.derived_from))
         .collect();
     let state_changes: Vec<&somna_engine::FieldChange> =
         dry.changed.iter().filter(|c| c.field == "state").collect();
@@ -479,11 +481,7 @@ fn a_reviewed_cycle_with_half_the_proposals_rejected_writes_exactly_the_accepted
         .created
         .iter()
         .filter(|c| c.kind == Kind::Summary)
-        .map(|c| {
-            let mut k = c.derived_from.clone();
-            k.sort();
-            k
-        })
+        .map(|c| sorted(&c.derived_from))
         .collect();
     written.sort();
     let mut want = accepted.clone();
