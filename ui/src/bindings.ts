@@ -49,7 +49,11 @@ export type MemoryDetail = { memory: Memory, links: Array<Link>, history: Array<
 /**
  * Memories this one derives from, transitively (the provenance chain), nearest first.
  */
-provenance: Array<Memory>, };
+provenance: Array<Memory>, 
+/**
+ * Set when this is the memory as it was at this instant (Unix ms), not as it is.
+ */
+as_of: number | null, };
 
 export type MemoryFilter = { 
 /**
@@ -82,7 +86,11 @@ export type ListQuery = { filter: MemoryFilter, sort: SortKey, descending: boole
  */
 limit: number, };
 
-export type Page = { total: number, offset: number, memories: Array<Memory>, };
+export type Page = { total: number, offset: number, memories: Array<Memory>, 
+/**
+ * Set when this is the listing as it was at this instant (Unix ms).
+ */
+as_of: number | null, };
 
 export type MemoryUpdate = { text?: string, who?: string, when?: string, where?: string, why?: string, how?: string, importance?: number, state?: State, tags?: Array<string>, metadata?: JsonValue, };
 
@@ -191,7 +199,12 @@ neighbour_weight: number,
  */
 actor: string | null, 
 /**
- * Time the recency signals are measured from (Unix ms); now if `None`.
+ * Time the recency signals are measured from (Unix ms); `as_of`, else now, if `None`.
+ */
+recency_from: number | null, 
+/**
+ * Searches the store as it was at this instant (Unix ms): the memories that existed
+ * then, with their texts, states and fields of then (time travel). Records no access.
  */
 as_of: number | null, 
 /**
@@ -219,7 +232,12 @@ near_misses: Array<Hit>, candidates_considered: number,
 /**
  * Ids of the packed context, in MMR order.
  */
-context: Array<number>, budget_tokens: number, used_tokens: number, timings: Timings, };
+context: Array<number>, budget_tokens: number, used_tokens: number, 
+/**
+ * Set when the search was of the store as it was at this instant (Unix ms): the hits
+ * are historical, as they were then.
+ */
+as_of: number | null, timings: Timings, };
 
 export type ClusterInfo = { id: number, label: string, size: number, 
 /**
@@ -340,7 +358,12 @@ offset: number,
 /**
  * Page size (1 to 1000, default 100).
  */
-limit?: number | null, };
+limit?: number | null, 
+/**
+ * List the store as it was at this instant (Unix milliseconds): the memories that
+ * existed then, as they were.
+ */
+as_of?: number | null, };
 
 export type SearchArgs = { 
 /**
@@ -362,7 +385,12 @@ route?: Route | null,
 /**
  * Restrict the candidates.
  */
-filters?: Filters | null, };
+filters?: Filters | null, 
+/**
+ * Search the store as it was at this instant (Unix milliseconds): the memories that
+ * existed then, ranked by their texts and states of then. The result says so.
+ */
+as_of?: number | null, };
 
 export type IdArgs = { 
 /**

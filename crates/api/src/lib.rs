@@ -23,8 +23,8 @@ pub mod workspace;
 pub use curate::{CurateRequest, CurateUndoArgs, DuplicatesArgs, MergeArgs, PinArgs};
 pub use llm::{LlmEndpoint, LlmSettings, SetLlmSettings};
 pub use memories::{
-    AddMemoryArgs, DeleteArgs, DeleteResult, Filters, IdArgs, ImportDone, ImportRequest, ListArgs,
-    MessageArg, SimilarArgs, SimilarResult, UpdateArgs, UpdateFields,
+    AddMemoryArgs, DeleteArgs, DeleteResult, Filters, GetArgs, IdArgs, ImportDone, ImportRequest,
+    ListArgs, MessageArg, SimilarArgs, SimilarResult, UpdateArgs, UpdateFields,
 };
 pub use search::{SearchArgs, SearchHit, SearchOptions, SearchResult};
 pub use sleep::{Backend, SleepArgs, SleepRunRequest, UndoRequest};

@@ -113,6 +113,19 @@ pub struct IdArgs {
     pub id: i64,
 }
 
+/// One memory, now or as it was.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema, utoipa::ToSchema))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(optional_fields = nullable))]
+#[serde(deny_unknown_fields)]
+pub struct GetArgs {
+    /// The memory id.
+    pub id: i64,
+    /// The memory as it was at this instant (Unix milliseconds): its fields then, the
+    /// links and history up to then. Not found if it did not exist then.
+    pub as_of: Option<i64>,
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema, utoipa::ToSchema))]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(optional_fields = nullable))]
@@ -270,6 +283,9 @@ pub struct ListArgs {
     pub offset: usize,
     /// Page size (1 to 1000, default 100).
     pub limit: Option<usize>,
+    /// List the store as it was at this instant (Unix milliseconds): the memories that
+    /// existed then, as they were.
+    pub as_of: Option<i64>,
 }
 
 /// A file's content to import; `format` left out is detected from the name and content.
@@ -361,6 +377,14 @@ impl Api {
         self.engine().get(id)
     }
 
+    /// Memory `id` as it was at `at` (Unix ms), or now when `at` is `None`.
+    pub fn get_at(&self, id: i64, at: Option<i64>) -> Result<MemoryDetail> {
+        match at {
+            Some(at) => self.engine().get_as_of(id, at),
+            None => self.get(id),
+        }
+    }
+
     pub fn history(&self, id: i64) -> Result<Vec<HistoryEntry>> {
         self.engine().history(id)
     }
@@ -382,7 +406,10 @@ impl Api {
             offset: args.offset,
             limit,
         };
-        self.engine().list(&q)
+        match args.as_of {
+            Some(at) => self.engine().list_as_of(&q, at),
+            None => self.engine().list(&q),
+        }
     }
 
     pub fn update(&self, id: i64, fields: UpdateFields) -> Result<Memory> {

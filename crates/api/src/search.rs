@@ -22,6 +22,9 @@ pub struct SearchArgs {
     pub route: Option<Route>,
     /// Restrict the candidates.
     pub filters: Option<Filters>,
+    /// Search the store as it was at this instant (Unix milliseconds): the memories that
+    /// existed then, ranked by their texts and states of then. The result says so.
+    pub as_of: Option<i64>,
 }
 
 /// How the front end runs a search; not part of what an agent may ask.
@@ -57,6 +60,7 @@ impl SearchArgs {
         q.mode = self.mode.unwrap_or_default();
         q.route = self.route;
         q.filter = self.filters.clone().unwrap_or_default().to_filter()?;
+        q.as_of = self.as_of;
         q.budget = checked_budget(budget)?;
         Ok(q)
     }
@@ -100,6 +104,9 @@ pub struct SearchResult {
     pub hits: Vec<SearchHit>,
     pub candidates_considered: usize,
     pub total_ms: f64,
+    /// Set when the hits are the store as it was at this instant (Unix ms), not now.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub as_of: Option<i64>,
 }
 
 impl From<SearchResponse> for SearchResult {
@@ -126,6 +133,7 @@ impl From<SearchResponse> for SearchResult {
             query: r.query,
             candidates_considered: r.candidates_considered,
             total_ms: r.timings.total_ms,
+            as_of: r.as_of,
         }
     }
 }
@@ -162,6 +170,7 @@ mod tests {
             mode: None,
             route: None,
             filters: None,
+            as_of: None,
         }
     }
 

@@ -123,6 +123,16 @@ impl Api {
         self.engine().neighbourhood(&req.seeds, depth, limit)
     }
 
+    /// The store's span in time and its imports and operations (for a time scrubber).
+    pub fn timeline(&self) -> Result<somna_engine::Timeline> {
+        self.engine().timeline()
+    }
+
+    /// Every memory's visibility over time (for scrubbing a view).
+    pub fn visibility_steps(&self) -> Result<somna_engine::VisibilitySteps> {
+        self.engine().visibility_steps()
+    }
+
     /// The sleep cycles that touched a memory (the latest 200).
     pub fn memory_sleep_history(&self, id: i64) -> Result<Vec<MemorySleepEvent>> {
         self.engine().memory_sleep_history(id, 200)

@@ -68,6 +68,7 @@ fn every_limit_is_refused_with_the_field_and_its_range() {
                 mode: None,
                 route: None,
                 filters: None,
+                as_of: None,
             },
             SearchOptions::default(),
         )

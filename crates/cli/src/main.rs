@@ -65,7 +65,15 @@ enum Command {
     /// Search memories.
     Search(memory_cmd::SearchInput),
     /// Show one memory with its links, provenance and history.
-    Get { id: i64 },
+    Get {
+        id: i64,
+        /// Show the memory as it was at this time (see `somna list --as-of`).
+        #[arg(long, value_name = "TIME")]
+        as_of: Option<String>,
+    },
+    /// The store's span in time and its imports, sleep cycles, curations and undos (the
+    /// instants `--as-of` can go back to).
+    Timeline,
     /// The memories nearest to one memory in embedding space, most similar first.
     Similar {
         id: i64,
@@ -241,6 +249,42 @@ fn parse_time(s: &str, end: bool) -> anyhow::Result<i64> {
     Ok(t.expect("valid time").and_utc().timestamp_millis())
 }
 
+/// An instant to travel back to: RFC 3339, `YYYY-MM-DD HH:MM[:SS]` (UTC), a date (its end),
+/// Unix milliseconds, or a span before now (`90s`, `15m`, `2h`, `3d`, `1w`, optionally
+/// followed by "ago").
+pub fn parse_instant(s: &str) -> anyhow::Result<i64> {
+    let s = s.trim();
+    if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
+        return Ok(s.parse()?);
+    }
+    let span = s.strip_suffix("ago").unwrap_or(s).trim();
+    if let Some(unit) = span.chars().last().filter(|c| "smhdw".contains(*c)) {
+        if let Ok(n) = span[..span.len() - 1].trim().parse::<f64>() {
+            let ms = match unit {
+                's' => 1e3,
+                'm' => 6e4,
+                'h' => 3.6e6,
+                'd' => 8.64e7,
+                _ => 6.048e8,
+            };
+            return Ok(chrono::Utc::now().timestamp_millis() - (n * ms) as i64);
+        }
+    }
+    for f in [
+        "%Y-%m-%d %H:%M:%S",
+        "%Y-%m-%d %H:%M",
+        "%Y-%m-%dT%H:%M:%S",
+        "%Y-%m-%dT%H:%M",
+    ] {
+        if let Ok(t) = chrono::NaiveDateTime::parse_from_str(s, f) {
+            return Ok(t.and_utc().timestamp_millis());
+        }
+    }
+    parse_time(s, true).with_context(|| {
+        format!("{s:?} is not a time: use RFC 3339, YYYY-MM-DD [HH:MM], Unix ms or a span such as 2h or 3d ago")
+    })
+}
+
 fn main() {
     somna_engine::embed::pin_thread_count();
     let cli = match Cli::try_parse() {
@@ -358,7 +402,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Import { format, file } => memory_cmd::import(&ctx, format, file),
         Command::Add(input) => memory_cmd::add(&ctx, input),
         Command::Search(input) => memory_cmd::search(&ctx, input),
-        Command::Get { id } => memory_cmd::get(&ctx, id),
+        Command::Get { id, as_of } => memory_cmd::get(&ctx, id, as_of.as_deref()),
+        Command::Timeline => memory_cmd::timeline(&ctx),
         Command::Similar { id, k } => memory_cmd::similar(&ctx, id, k),
         Command::List(input) => memory_cmd::list(&ctx, input),
         Command::Update(input) => memory_cmd::update(&ctx, input),

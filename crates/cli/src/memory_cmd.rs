@@ -165,6 +165,9 @@ pub struct SearchInput {
     /// Do not count this search as an access.
     #[arg(long)]
     no_track: bool,
+    /// Search the store as it was at this time (see `somna list --as-of`); records no access.
+    #[arg(long, value_name = "TIME")]
+    as_of: Option<String>,
 }
 
 pub fn search(ctx: &Ctx, input: SearchInput) -> anyhow::Result<()> {
@@ -174,6 +177,11 @@ pub fn search(ctx: &Ctx, input: SearchInput) -> anyhow::Result<()> {
         mode: Some(input.mode.parse::<ScoreMode>()?),
         route: input.route.map(|r| r.parse::<Route>()).transpose()?,
         filters: Some(input.filter.to_filters()?),
+        as_of: input
+            .as_of
+            .as_deref()
+            .map(crate::parse_instant)
+            .transpose()?,
     };
     let opts = SearchOptions {
         track: !input.no_track,
@@ -187,16 +195,55 @@ pub fn search(ctx: &Ctx, input: SearchInput) -> anyhow::Result<()> {
     if ctx.json {
         return print_json(&r);
     }
+    if let Some(at) = r.as_of {
+        out!(
+            "as of {} (the store as it was then)",
+            output::fmt_instant(at)
+        );
+    }
     output::print_search(&r);
     Ok(())
 }
 
-pub fn get(ctx: &Ctx, id: i64) -> anyhow::Result<()> {
-    let d = ctx.api("user")?.get(id)?;
+pub fn get(ctx: &Ctx, id: i64, as_of: Option<&str>) -> anyhow::Result<()> {
+    let at = as_of.map(crate::parse_instant).transpose()?;
+    let d = ctx.api("user")?.get_at(id, at)?;
     if ctx.json {
         return print_json(&d);
     }
+    if let Some(at) = d.as_of {
+        out!(
+            "as of {} (the memory as it was then)",
+            output::fmt_instant(at)
+        );
+    }
     output::print_detail(&d);
+    Ok(())
+}
+
+/// `somna timeline`.
+pub fn timeline(ctx: &Ctx) -> anyhow::Result<()> {
+    let t = ctx.api("user")?.timeline()?;
+    if ctx.json {
+        return print_json(&t);
+    }
+    let (Some(first), Some(last)) = (t.first, t.last) else {
+        out!("the store is empty: nothing to go back to");
+        return Ok(());
+    };
+    out!(
+        "from {} to {}",
+        output::fmt_instant(first),
+        output::fmt_instant(last)
+    );
+    for tick in &t.ticks {
+        out!(
+            "  {}  {:<8} {}",
+            output::fmt_instant(tick.at),
+            tick.kind,
+            tick.label
+        );
+    }
     Ok(())
 }
 
@@ -225,6 +272,11 @@ pub struct ListInput {
     limit: usize,
     #[arg(long, default_value_t = 0)]
     offset: usize,
+    /// List the store as it was at this time: RFC 3339, YYYY-MM-DD [HH:MM] (UTC; a date
+    /// alone is its end), Unix ms, or a span before now such as 2h or "3d ago". See
+    /// `somna timeline` for the imports and cycles to go back to.
+    #[arg(long, value_name = "TIME")]
+    as_of: Option<String>,
 }
 
 pub fn list(ctx: &Ctx, input: ListInput) -> anyhow::Result<()> {
@@ -238,10 +290,21 @@ pub fn list(ctx: &Ctx, input: ListInput) -> anyhow::Result<()> {
         descending: input.desc,
         offset: input.offset,
         limit: Some(input.limit),
+        as_of: input
+            .as_of
+            .as_deref()
+            .map(crate::parse_instant)
+            .transpose()?,
     };
     let page = ctx.api("user")?.list(&args)?;
     if ctx.json {
         return print_json(&page);
+    }
+    if let Some(at) = page.as_of {
+        out!(
+            "as of {} (the store as it was then)",
+            output::fmt_instant(at)
+        );
     }
     for m in &page.memories {
         out!("{}", output::memory_line(m));

@@ -88,6 +88,13 @@ pub fn fmt_time(ms: i64) -> String {
         .unwrap_or_else(|| "?".into())
 }
 
+/// An instant to the second, in UTC (time travel's instants are often seconds apart).
+pub fn fmt_instant(ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(ms)
+        .map(|t| t.format("%Y-%m-%d %H:%M:%S UTC").to_string())
+        .unwrap_or_else(|| "?".into())
+}
+
 /// At most `n` characters of an (untrusted) text, control characters escaped.
 pub fn clip(text: &str, n: usize) -> String {
     let mut s: String = text

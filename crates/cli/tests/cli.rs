@@ -585,3 +585,84 @@ fn curate_previews_merges_pins_and_undoes_and_duplicates_finds_the_pair() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "clap refuses a merge of one");
 }
+
+#[test]
+fn list_get_and_search_go_back_in_time_and_the_timeline_shows_what_happened() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    ok(somna(&db)
+        .args([
+            "add",
+            "I live in Lisbon near the river.",
+            "--speaker",
+            "Ada",
+        ])
+        .output()
+        .unwrap());
+    let first = json(somna(&db).args(["--json", "get", "1"]).output().unwrap());
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let before = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis()
+        .to_string();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    ok(somna(&db)
+        .args(["update", "1", "--text", "I moved to Porto."])
+        .output()
+        .unwrap());
+
+    let then = ok(somna(&db)
+        .args(["list", "--as-of", &before])
+        .output()
+        .unwrap());
+    assert!(then.starts_with("as of "), "{then}");
+    assert!(then.contains("Lisbon") && !then.contains("Porto"), "{then}");
+    let got = json(
+        somna(&db)
+            .args(["--json", "get", "1", "--as-of", &before])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(got["memory"]["text"], first["memory"]["text"]);
+    assert_eq!(got["as_of"].as_i64().unwrap().to_string(), before);
+    let found = json(
+        somna(&db)
+            .args([
+                "--json",
+                "search",
+                "where does Ada live",
+                "--as-of",
+                &before,
+            ])
+            .output()
+            .unwrap(),
+    );
+    let texts: Vec<&str> = found["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["memory"]["text"].as_str().unwrap())
+        .collect();
+    assert!(texts.iter().any(|t| t.contains("Lisbon")), "{texts:?}");
+    assert!(texts.iter().all(|t| !t.contains("Porto")), "{texts:?}");
+    assert_eq!(found["as_of"].as_i64().unwrap().to_string(), before);
+    // An instant before the store existed: nothing; a span ago in words works too.
+    let empty = json(
+        somna(&db)
+            .args(["--json", "list", "--as-of", "1d ago"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(empty["total"], 0);
+    let bad = somna(&db)
+        .args(["list", "--as-of", "last tuesday"])
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("is not a time"));
+
+    let line = json(somna(&db).args(["--json", "timeline"]).output().unwrap());
+    assert_eq!(line["ticks"][0]["kind"], "import", "{line}");
+    assert!(line["first"].as_i64() <= line["last"].as_i64());
+}

@@ -27,13 +27,14 @@ pub mod retrieve;
 pub mod sleep;
 pub mod store;
 pub mod text;
+pub mod timetravel;
 
 pub use cluster::{
     ClusterInfo, ClusterMerge, ClusterReport, LiquidEvent, LiquidParams, LiquidStep, Moved,
 };
 pub use engine::{
-    Changes, Config, ExternalWatch, LiquidLoop, MemoryDetail, OpenReport, Page, Somna, Stats,
-    IMPORT_BATCH,
+    Changes, Config, ExternalWatch, LiquidLoop, MemoryDetail, OpenReport, Page, Somna, Stats, Tick,
+    Timeline, VisibilitySteps, IMPORT_BATCH,
 };
 pub use error::{Error, ErrorKind, Result};
 pub use events::{CancelToken, Job, Progress, ProgressEvent};

@@ -114,11 +114,31 @@ async fn search_memory(
     Ok(Json(ops.search(body(args)?).await?))
 }
 
-/// One memory with its links, history and provenance.
-#[utoipa::path(get, path = "/api/v1/memories/{id}", params(("id" = i64, Path, description = "memory id")),
-    responses((status = 200, body = EngineJson), (status = 404, description = "no such memory")))]
-async fn get_memory(State(ops): State<Ops>, id: PathArg<i64>) -> Result<Json<EngineJson>, OpError> {
-    Ok(Json(ops.get(path(id)?).await?))
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+struct AsOfQuery {
+    /// The memory as it was at this instant (Unix milliseconds); now if left out.
+    as_of: Option<i64>,
+}
+
+/// One memory with its links, history and provenance (with `as_of`: as it was then, and
+/// `as_of` set in the answer).
+#[utoipa::path(get, path = "/api/v1/memories/{id}", params(("id" = i64, Path, description = "memory id"), AsOfQuery),
+    responses((status = 200, body = EngineJson), (status = 404, description = "no such memory (then)")))]
+async fn get_memory(
+    State(ops): State<Ops>,
+    id: PathArg<i64>,
+    q: QueryArg<AsOfQuery>,
+) -> Result<Json<EngineJson>, OpError> {
+    let (id, as_of) = (path(id)?, query(q)?.as_of);
+    Ok(Json(ops.get(id, as_of).await?))
+}
+
+/// The store's span in time (first, last) and its ticks: imports, sleep cycles,
+/// curations and undos, oldest first (the instants `as_of` can go back to).
+#[utoipa::path(get, path = "/api/v1/timeline", responses((status = 200, body = EngineJson)))]
+async fn timeline(State(ops): State<Ops>) -> Result<Json<EngineJson>, OpError> {
+    Ok(Json(ops.timeline().await?))
 }
 
 /// Change a memory; returns it as it is now.
@@ -269,6 +289,7 @@ pub fn rest_routes(ops: Ops) -> (axum::Router, utoipa::openapi::OpenApi) {
         .routes(routes!(list_memories))
         .routes(routes!(get_memory, update_memory, delete_memory))
         .routes(routes!(memory_history))
+        .routes(routes!(timeline))
         .routes(routes!(similar_memories))
         .routes(routes!(run_sleep_cycle))
         .routes(routes!(curate_memories))

@@ -12,8 +12,8 @@ use rmcp::model::{CallToolResult, Implementation, ServerCapabilities, ServerConf
 use rmcp::{tool, tool_handler, tool_router, ErrorData};
 use serde::Serialize;
 use somna_api::{
-    AddMemoryArgs, CurateRequest, CurateUndoArgs, DeleteArgs, DuplicatesArgs, IdArgs, ListArgs,
-    MergeArgs, PinArgs, SearchArgs, SimilarArgs, SleepArgs, UpdateArgs,
+    AddMemoryArgs, CurateRequest, CurateUndoArgs, DeleteArgs, DuplicatesArgs, GetArgs, IdArgs,
+    ListArgs, MergeArgs, PinArgs, SearchArgs, SimilarArgs, SleepArgs, UpdateArgs,
 };
 
 /// A tool's arguments, deserialised into the operations layer's type `P`. rmcp's own
@@ -77,7 +77,7 @@ impl SomnaMcp {
     }
 
     #[tool(
-        description = "Search memories by meaning and keywords. Returns the top k with their scores (mode fusion or context; optional filters by kind, state, actor, conversation, time)."
+        description = "Search memories by meaning and keywords. Returns the top k with their scores (mode fusion or context; optional filters by kind, state, actor, conversation, time). With as_of (Unix ms), searches the store as it was then."
     )]
     async fn search_memory(
         &self,
@@ -86,12 +86,21 @@ impl SomnaMcp {
         structured(self.ops.search(args).await?)
     }
 
-    #[tool(description = "Get one memory with its links, history and provenance chain.")]
+    #[tool(
+        description = "Get one memory with its links, history and provenance chain; with as_of (Unix ms), the memory as it was then."
+    )]
     async fn get_memory(
         &self,
-        Parameters(args): Parameters<IdArgs>,
+        Parameters(args): Parameters<GetArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        structured(self.ops.get(args.id).await?.0)
+        structured(self.ops.get(args.id, args.as_of).await?.0)
+    }
+
+    #[tool(
+        description = "The store's span in time and what happened in it (imports, sleep cycles, curations, undos), oldest first: the instants as_of can go back to."
+    )]
+    async fn memory_timeline(&self) -> Result<CallToolResult, ErrorData> {
+        structured(self.ops.timeline().await?.0)
     }
 
     #[tool(
@@ -126,7 +135,7 @@ impl SomnaMcp {
     }
 
     #[tool(
-        description = "List memories page by page, filtered and sorted. Returns {total, offset, memories}."
+        description = "List memories page by page, filtered and sorted. Returns {total, offset, memories}; with as_of (Unix ms), the store as it was then."
     )]
     async fn list_memories(
         &self,

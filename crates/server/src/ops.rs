@@ -84,8 +84,15 @@ impl Ops {
             .await
     }
 
-    pub async fn get(&self, id: i64) -> Result<EngineJson, OpError> {
-        self.blocking(move |api, _| to_json(&api.get(id)?)).await
+    /// One memory, or with `as_of` the memory as it was then.
+    pub async fn get(&self, id: i64, as_of: Option<i64>) -> Result<EngineJson, OpError> {
+        self.blocking(move |api, _| to_json(&api.get_at(id, as_of)?))
+            .await
+    }
+
+    /// The store's span in time and its imports and operations.
+    pub async fn timeline(&self) -> Result<EngineJson, OpError> {
+        self.blocking(move |api, _| to_json(&api.timeline()?)).await
     }
 
     /// `{id, similar: [{id, similarity, memory}]}`, most similar first.

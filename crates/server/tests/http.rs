@@ -208,6 +208,90 @@ async fn rest_routes_add_search_get_update_and_show_history() {
 }
 
 #[tokio::test]
+async fn rest_routes_go_back_in_time_with_as_of() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = router(ops(&dir), "127.0.0.1:50000");
+    let t = Some(TOKEN);
+    let ids = add_two(&app).await;
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    let before = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    let (s, _) = send(
+        &app,
+        "PATCH",
+        &format!("/api/v1/memories/{}", ids[0]),
+        t,
+        Some(json!({"text": "the keeper paints the boat"})),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK);
+    let (s, _) = send(
+        &app,
+        "DELETE",
+        &format!("/api/v1/memories/{}", ids[1]),
+        t,
+        None,
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK);
+
+    let (s, got) = send(
+        &app,
+        "GET",
+        &format!("/api/v1/memories/{}?as_of={before}", ids[0]),
+        t,
+        None,
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{got}");
+    assert_eq!(got["as_of"], before);
+    assert_eq!(
+        got["memory"]["text"],
+        "the lighthouse keeper repaints the tower"
+    );
+
+    let (s, page) = send(
+        &app,
+        "POST",
+        "/api/v1/memories/list",
+        t,
+        Some(json!({"as_of": before})),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{page}");
+    assert_eq!(page["as_of"], before);
+
+    let (s, found) = send(
+        &app,
+        "POST",
+        "/api/v1/search",
+        t,
+        Some(json!({"query": "lighthouse tower", "k": 3, "as_of": before})),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{found}");
+    assert_eq!(found["as_of"], before);
+    assert_eq!(
+        found["hits"][0]["text"],
+        "the lighthouse keeper repaints the tower"
+    );
+
+    let (s, now) = send(&app, "POST", "/api/v1/memories/list", t, Some(json!({}))).await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(
+        now["total"].as_u64().unwrap() + 1,
+        page["total"].as_u64().unwrap(),
+        "the deleted memory was there then"
+    );
+    let (s, line) = send(&app, "GET", "/api/v1/timeline", t, None).await;
+    assert_eq!(s, StatusCode::OK, "{line}");
+    assert_eq!(line["ticks"][0]["kind"], "import");
+}
+
+#[tokio::test]
 async fn rest_routes_find_a_memorys_neighbours_and_refuse_a_bad_k() {
     let dir = tempfile::tempdir().unwrap();
     let app = router(ops(&dir), "127.0.0.1:50000");
@@ -482,6 +566,7 @@ async fn the_openapi_document_lists_every_route_with_its_schemas() {
         ("/api/v1/memories/{id}", "delete"),
         ("/api/v1/memories/{id}/history", "get"),
         ("/api/v1/memories/{id}/similar", "get"),
+        ("/api/v1/timeline", "get"),
         ("/api/v1/sleep", "post"),
         ("/api/v1/curate", "post"),
         ("/api/v1/curate/merge", "post"),

@@ -265,6 +265,7 @@ impl Somna {
                 created_ids: created.into_iter().collect(),
                 changed: serde_json::to_value(&report.changed)?,
                 forgotten_ids: Vec::new(),
+                undone_at: None,
             };
             tx.save_cycle(&row)?;
             Ok((id, created))

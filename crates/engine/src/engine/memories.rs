@@ -32,6 +32,7 @@ impl Somna {
             history: read.history(id)?,
             memory,
             provenance,
+            as_of: None,
         })
     }
 
@@ -42,6 +43,7 @@ impl Somna {
             total: read.count_memories(&q.filter)?,
             offset: q.offset,
             memories: read.list_memories(q)?,
+            as_of: None,
         })
     }
 
@@ -67,7 +69,10 @@ impl Somna {
         }
         let mut store = self.store();
         let old = store.read().require_memory(id)?;
-        let new = upd.apply(&old);
+        let mut new = upd.apply(&old);
+        if new.text != old.text {
+            new.tokens = Some(self.embedder.count_tokens(&new.text) as i64);
+        }
         let vector = if upd.changes_embedding() {
             let text = embedding_text(new.kind, &new.text, &new.w5h1);
             Some(self.embedder.embed(&[text.as_str()])?.remove(0))
@@ -78,8 +83,8 @@ impl Somna {
         let index = self.index_read();
         store.transaction(|tx| {
             tx.write_memory_fields(&new, now)?;
-            if new.text != old.text {
-                tx.set_tokens(id, self.embedder.count_tokens(&new.text))?;
+            if let (Some(t), true) = (new.tokens, new.text != old.text) {
+                tx.set_tokens(id, t as usize)?;
             }
             if let Some(v) = &vector {
                 tx.set_embedding(id, v)?;
@@ -108,7 +113,10 @@ impl Somna {
                     tx.upsert_link(other, id, LinkKind::Similar, sim as f64, now)?;
                 }
             }
-            let (before, after) = changed_fields(&old, &new);
+            let (mut before, mut after) = changed_fields(&old, &new);
+            // When it changed, so time travel shows the memory exactly as it was.
+            before["updated_at"] = old.updated_at.into();
+            after["updated_at"] = now.into();
             tx.record_history(id, "update", Some(&before), Some(&after), actor, None, now)
         })?;
         drop(index);
@@ -139,7 +147,7 @@ impl Somna {
                 tx.record_history(
                     id,
                     "delete",
-                    Some(&serde_json::json!({"text": old.text})),
+                    Some(&serde_json::json!({"text": old.text, "deleted_at": null, "updated_at": old.updated_at})),
                     None,
                     actor,
                     None,
@@ -178,8 +186,8 @@ impl Somna {
             tx.record_history(
                 id,
                 "restore",
-                None,
-                Some(&serde_json::json!({"state": "active"})),
+                Some(&serde_json::json!({"state": old.state, "deleted_at": old.deleted_at, "updated_at": old.updated_at})),
+                Some(&serde_json::json!({"state": "active", "deleted_at": null})),
                 actor,
                 None,
                 now,

@@ -18,9 +18,11 @@ mod project;
 mod search;
 mod sleep;
 pub(crate) mod sync;
+mod timetravel;
 
 pub use liquid::LiquidLoop;
 pub use sync::{Changes, ExternalWatch};
+pub use timetravel::{Tick, Timeline, VisibilitySteps};
 
 use crate::embed::{BertEmbedder, EmbedQueue, Embedder, ModelDir};
 use crate::events::Job;
@@ -76,6 +78,9 @@ pub struct MemoryDetail {
     pub history: Vec<HistoryEntry>,
     /// Memories this one derives from, transitively (the provenance chain), nearest first.
     pub provenance: Vec<Memory>,
+    /// Set when this is the memory as it was at this instant (Unix ms), not as it is.
+    #[serde(default)]
+    pub as_of: Option<i64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -84,6 +89,9 @@ pub struct Page {
     pub total: u64,
     pub offset: usize,
     pub memories: Vec<Memory>,
+    /// Set when this is the listing as it was at this instant (Unix ms).
+    #[serde(default)]
+    pub as_of: Option<i64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -11,8 +11,12 @@ impl Somna {
     /// Searches, then counts the access of every returned memory and the co-access of
     /// every pair among the best [`CO_ACCESS_TOP_HITS`](crate::store::CO_ACCESS_TOP_HITS)
     /// hits (at most 45 pairs, whatever k is).
+    /// A search of the store as it was (`as_of`) counts no access: it reads the past.
     pub fn search(&self, q: &SearchQuery) -> Result<SearchResponse> {
         let response = self.search_readonly(q)?;
+        if q.as_of.is_some() {
+            return Ok(response);
+        }
         let ids: Vec<i64> = response.hits.iter().map(|h| h.memory.id).collect();
         let mut store = self.store();
         let now = crate::store::now_ms();

@@ -836,6 +836,7 @@ impl Somna {
         job.report("undo", 0, total);
         let mut undone = row.clone();
         undone.status = "undone".into();
+        undone.undone_at = Some(now_ms());
         if let Some(notes) = undone
             .phase_stats
             .get_mut("notes")
@@ -871,8 +872,22 @@ impl Somna {
                 }
             }
             tx.delete_history_by(actor)?;
+            let undo_actor = format!("undo:{}", row.id);
             for m in row.created_ids.iter().rev() {
-                if tx.get_memory(*m)?.is_some() {
+                if let Some(created) = tx.get_memory(*m)? {
+                    // What the operation created existed until now: its snapshot lets time
+                    // travel show it between the operation and this undo.
+                    let snapshot = serde_json::to_value(&created)?;
+                    let at = undone.undone_at.unwrap_or_default();
+                    tx.record_history(
+                        *m,
+                        "hard_delete",
+                        Some(&snapshot),
+                        None,
+                        &undo_actor,
+                        Some("undone"),
+                        at,
+                    )?;
                     tx.hard_delete(*m)?;
                 }
             }

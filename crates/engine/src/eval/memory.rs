@@ -620,7 +620,7 @@ impl Evaluator<'_> {
         let mut sq = SearchQuery::new(text);
         sq.k = self.k;
         sq.filter = filter;
-        sq.as_of = self.as_of.get(conv).copied();
+        sq.recency_from = self.as_of.get(conv).copied();
         let resp = self.engine.search_readonly(&sq)?;
         let by_id: HashMap<i64, &Memory> =
             resp.hits.iter().map(|h| (h.memory.id, &h.memory)).collect();

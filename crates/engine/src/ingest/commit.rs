@@ -225,8 +225,10 @@ impl<'a> Writer<'a, '_> {
         tx.record_history(
             target,
             "update",
-            Some(&serde_json::json!({"text": old.text, "metadata": old.metadata})),
-            Some(&serde_json::json!({"text": new.text, "metadata": new.metadata})),
+            Some(&serde_json::json!({"text": old.text, "what": old.w5h1.what, "metadata": old.metadata,
+                "tokens": old.tokens, "updated_at": old.updated_at})),
+            Some(&serde_json::json!({"text": new.text, "what": new.w5h1.what, "metadata": new.metadata,
+                "updated_at": now})),
             &self.ctx.opts.actor,
             Some("reconcile: same subject and attribute, new value"),
             now,
@@ -245,7 +247,7 @@ impl<'a> Writer<'a, '_> {
         self.tx.record_history(
             target,
             "delete",
-            Some(&serde_json::json!({"text": old.text})),
+            Some(&serde_json::json!({"text": old.text, "deleted_at": null, "updated_at": old.updated_at})),
             None,
             &self.ctx.opts.actor,
             Some(&format!("reconcile: contradicted by \"{}\"", p.memory.text)),

@@ -267,14 +267,27 @@ fn write_summary(tx: &Tx<'_>, p: &Planned, now: i64) -> Result<i64> {
     new.text = m.text.clone();
     new.w5h1 = m.w5h1.clone();
     new.metadata = m.metadata.clone();
+    (new.details, new.occurred_at) = (m.details.clone(), m.occurred_at);
+    (new.l_score, new.updated_at) = (score, now);
     tx.write_memory_fields(&new, now)?;
     tx.set_summary_fields(old.id, &m.details, m.occurred_at, score)?;
     tx.clear_derived_links(old.id)?;
+    // The 5W1H are recorded with the text, so time travel shows the summary as it was.
+    let fields = |m: &crate::memory::Memory| {
+        let mut v = serde_json::to_value(&m.w5h1).unwrap_or_else(|_| serde_json::json!({}));
+        v["text"] = m.text.clone().into();
+        v["metadata"] = m.metadata.clone();
+        v["details"] = serde_json::to_value(&m.details).unwrap_or_default();
+        v["occurred_at"] = m.occurred_at.into();
+        v["l_score"] = m.l_score.into();
+        v["updated_at"] = m.updated_at.into();
+        v
+    };
     tx.record_history(
         old.id,
         "update",
-        Some(&serde_json::json!({"text": old.text, "metadata": old.metadata})),
-        Some(&serde_json::json!({"text": new.text, "metadata": new.metadata})),
+        Some(&fields(&old)),
+        Some(&fields(&new)),
         ACTOR,
         Some("conversation summary: the window grew"),
         now,

@@ -5,6 +5,7 @@
 //! token budget. Every number that decided the outcome is in the response, so the
 //! retrieval debugger can show why.
 
+mod as_of;
 mod assemble;
 mod causal;
 pub mod evidence;
@@ -26,6 +27,7 @@ use crate::embed::Embedder;
 use crate::index::{SearchPath, VectorIndex};
 use crate::memory::{embedding_text, Memory};
 use crate::store::{MemoryFilter, Store};
+use crate::timetravel::AsOf;
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 use sources::StoreSources;
@@ -175,7 +177,11 @@ pub struct SearchQuery {
     /// The actor asking, if known (otherwise actors named in the query are used).
     #[serde(default)]
     pub actor: Option<String>,
-    /// Time the recency signals are measured from (Unix ms); now if `None`.
+    /// Time the recency signals are measured from (Unix ms); `as_of`, else now, if `None`.
+    #[serde(default)]
+    pub recency_from: Option<i64>,
+    /// Searches the store as it was at this instant (Unix ms): the memories that existed
+    /// then, with their texts, states and fields of then (time travel). Records no access.
     #[serde(default)]
     pub as_of: Option<i64>,
     /// Weights of the evidence stages beyond the fusion signals.
@@ -206,6 +212,7 @@ impl SearchQuery {
             mmr_lambda: default_lambda(),
             neighbour_weight: default_neighbour_weight(),
             actor: None,
+            recency_from: None,
             as_of: None,
             tuning: Tuning::default(),
         }
@@ -305,6 +312,10 @@ pub struct SearchResponse {
     pub context: Vec<i64>,
     pub budget_tokens: usize,
     pub used_tokens: usize,
+    /// Set when the search was of the store as it was at this instant (Unix ms): the hits
+    /// are historical, as they were then.
+    #[serde(default)]
+    pub as_of: Option<i64>,
     pub timings: Timings,
 }
 
@@ -339,40 +350,61 @@ pub fn search(ctx: &SearchCtx<'_>, q: &SearchQuery) -> Result<SearchResponse> {
             read,
             index: ctx.index,
         };
-        let candidates = gather::gather(&sources, ctx.embedder, &plan, q)?;
-        let t = Instant::now();
-        let ranked = score::score(&candidates, &plan, q, ctx.known_actors);
-        let score_ms = candidates.timings.graph_ms + ms(t);
-        let t = Instant::now();
-        let mut assembled = assemble::assemble(&sources, ctx.embedder, &candidates, &ranked, q)?;
-        let budget = q.budget.available();
-        let packed = pack::pack(&mut assembled, &candidates.qvec, budget);
-        let pack_ms = ms(t);
-        let g = candidates.timings;
-        Ok(SearchResponse {
-            query: plan.query,
-            route: plan.route,
-            route_reason: plan.route_reason.to_string(),
-            mode: q.mode,
-            weights: plan.weights,
-            vector_path: candidates.vector_path,
-            actors: plan.actors,
-            candidates_considered: ranked.len(),
-            hits: assembled.hits,
-            connected: assembled.connected,
-            near_misses: assembled.near_misses,
-            context: packed.context,
-            budget_tokens: budget,
-            used_tokens: packed.used_tokens,
-            timings: Timings {
-                embed_ms: g.embed_ms,
-                vector_ms: g.vector_ms,
-                lexical_ms: g.lexical_ms,
-                score_ms,
-                pack_ms,
-                total_ms: ms(t0),
-            },
-        })
+        match q.as_of {
+            None => run(&sources, ctx, &plan, q, t0),
+            Some(at) => {
+                let then = AsOf::read(read, at)?;
+                let sources = as_of::AsOfSources::new(sources, &then, ctx.embedder)?;
+                let mut response = run(&sources, ctx, &plan, q, t0)?;
+                response.as_of = Some(at);
+                Ok(response)
+            }
+        }
+    })
+}
+
+/// The stages after planning, over one set of sources.
+fn run<S: sources::Sources>(
+    sources: &S,
+    ctx: &SearchCtx<'_>,
+    plan: &plan::Plan,
+    q: &SearchQuery,
+    t0: Instant,
+) -> Result<SearchResponse> {
+    let candidates = gather::gather(sources, ctx.embedder, plan, q)?;
+    let t = Instant::now();
+    let ranked = score::score(&candidates, plan, q, ctx.known_actors);
+    let score_ms = candidates.timings.graph_ms + ms(t);
+    let t = Instant::now();
+    let mut assembled = assemble::assemble(sources, ctx.embedder, &candidates, &ranked, q)?;
+    let budget = q.budget.available();
+    let packed = pack::pack(&mut assembled, &candidates.qvec, budget);
+    let pack_ms = ms(t);
+    let g = candidates.timings;
+    Ok(SearchResponse {
+        query: plan.query.clone(),
+        route: plan.route,
+        route_reason: plan.route_reason.to_string(),
+        mode: q.mode,
+        weights: plan.weights,
+        vector_path: candidates.vector_path,
+        actors: plan.actors.clone(),
+        candidates_considered: ranked.len(),
+        hits: assembled.hits,
+        connected: assembled.connected,
+        near_misses: assembled.near_misses,
+        context: packed.context,
+        budget_tokens: budget,
+        used_tokens: packed.used_tokens,
+        as_of: None,
+        timings: Timings {
+            embed_ms: g.embed_ms,
+            vector_ms: g.vector_ms,
+            lexical_ms: g.lexical_ms,
+            score_ms,
+            pack_ms,
+            total_ms: ms(t0),
+        },
     })
 }
 

@@ -78,7 +78,7 @@ pub(crate) fn plan(
         route_reason,
         weights: q.weights.for_route(route),
         tuning,
-        now: q.as_of.unwrap_or(now),
+        now: q.recency_from.or(q.as_of).unwrap_or(now),
         pool: pool(q.k),
         analysis,
         to_embed,
@@ -191,7 +191,7 @@ mod tests {
         assert_eq!(p.actors, vec!["Melanie"]);
         assert_eq!(p.place, find_location(&q.query));
         q.k = 1;
-        q.as_of = Some(5);
+        q.recency_from = Some(5);
         q.actor = Some("Ada".into());
         let p = plan(&q, false, &known(), 1_000).unwrap();
         assert_eq!((p.pool, p.now), (50, 5));

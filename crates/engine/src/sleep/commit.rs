@@ -121,6 +121,7 @@ pub(crate) fn cycle_row(rep: &SleepReport, decayed: bool) -> CycleRow {
         created_ids: rep.created.iter().filter_map(|p| p.id).collect(),
         changed: serde_json::to_value(&rep.changed).unwrap_or_default(),
         forgotten_ids: rep.forgotten.clone(),
+        undone_at: None,
     }
 }
 

@@ -21,6 +21,24 @@ pub struct HistoryEntry {
     pub created_at: i64,
 }
 
+const HISTORY_COLUMNS: &str =
+    "id, memory_id, event, old_value, new_value, actor, cause, created_at";
+
+fn entry(r: &rusqlite::Row<'_>) -> rusqlite::Result<HistoryEntry> {
+    let old: Option<String> = r.get(3)?;
+    let new: Option<String> = r.get(4)?;
+    Ok(HistoryEntry {
+        id: r.get(0)?,
+        memory_id: r.get(1)?,
+        event: r.get(2)?,
+        old_value: old.and_then(|s| serde_json::from_str(&s).ok()),
+        new_value: new.and_then(|s| serde_json::from_str(&s).ok()),
+        actor: r.get(5)?,
+        cause: r.get(6)?,
+        created_at: r.get(7)?,
+    })
+}
+
 impl Tx<'_> {
     /// Records one change of memory `memory_id`. Its history is part of the memory as the
     /// views show it, so this announces the memory as updated (merged away when the same
@@ -57,25 +75,45 @@ impl Tx<'_> {
     }
 
     pub fn history(&self, memory_id: i64) -> Result<Vec<HistoryEntry>> {
-        let mut stmt = self.conn().prepare(
-            "SELECT id, memory_id, event, old_value, new_value, actor, cause, created_at
-             FROM history WHERE memory_id = ?1 ORDER BY id",
-        )?;
-        let rows = stmt.query_map([memory_id], |r| {
-            let old: Option<String> = r.get(3)?;
-            let new: Option<String> = r.get(4)?;
-            Ok(HistoryEntry {
-                id: r.get(0)?,
-                memory_id: r.get(1)?,
-                event: r.get(2)?,
-                old_value: old.and_then(|s| serde_json::from_str(&s).ok()),
-                new_value: new.and_then(|s| serde_json::from_str(&s).ok()),
-                actor: r.get(5)?,
-                cause: r.get(6)?,
-                created_at: r.get(7)?,
-            })
-        })?;
+        let mut stmt = self.conn().prepare(&format!(
+            "SELECT {HISTORY_COLUMNS} FROM history WHERE memory_id = ?1 ORDER BY id"
+        ))?;
+        let rows = stmt.query_map([memory_id], entry)?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Every change recorded after `at` (Unix ms), oldest first: what time travel to `at`
+    /// reverts. Read through the `history_time` index (migration 0008), so the cost is
+    /// that of the changes since `at`, not of the whole history.
+    pub fn history_since(&self, at: i64) -> Result<Vec<HistoryEntry>> {
+        let mut stmt = self.conn().prepare_cached(&format!(
+            "SELECT {HISTORY_COLUMNS} FROM history WHERE created_at > ?1 ORDER BY created_at, id"
+        ))?;
+        let rows = stmt.query_map([at], entry)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// When each memory was added and by whom (the history's `add` entries), oldest first.
+    pub fn add_times(&self) -> Result<Vec<(i64, String)>> {
+        let mut stmt = self.conn().prepare(
+            "SELECT created_at, actor FROM history WHERE event = 'add' ORDER BY created_at, id",
+        )?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// The first and last times anything was recorded (memories added, changed, operations
+    /// run), or `None` for an empty store.
+    pub fn history_span(&self) -> Result<Option<(i64, i64)>> {
+        let (first, last): (Option<i64>, Option<i64>) = self.conn().query_row(
+            "SELECT MIN(t), MAX(t) FROM (
+                 SELECT MIN(created_at) AS t FROM history UNION ALL SELECT MAX(created_at) FROM history
+                 UNION ALL SELECT MIN(created_at) FROM memories UNION ALL SELECT MAX(updated_at) FROM memories
+                 UNION ALL SELECT MAX(COALESCE(undone_at, ended_at, started_at)) FROM sleep_cycles)",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
+        Ok(first.zip(last))
     }
 }
 

@@ -709,6 +709,15 @@ impl Tx<'_> {
         Ok(())
     }
 
+    /// Ids of the memories created after `at` (Unix ms), by the `memories_created` index.
+    pub fn ids_created_after(&self, at: i64) -> Result<Vec<i64>> {
+        let mut stmt = self
+            .conn()
+            .prepare_cached("SELECT id FROM memories WHERE created_at > ?1 ORDER BY id")?;
+        let rows = stmt.query_map([at], |r| r.get(0))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
     /// Every memory, deleted ones included, by id (for export).
     pub fn all_memories(&self) -> Result<Vec<Memory>> {
         let mut stmt = self

@@ -20,6 +20,9 @@ pub struct CycleRow {
     pub created_ids: Vec<i64>,
     pub changed: serde_json::Value,
     pub forgotten_ids: Vec<i64>,
+    /// When the operation was undone (`status` "undone"); `None` for rows undone before
+    /// migration 0008, whose notes say when.
+    pub undone_at: Option<i64>,
 }
 
 /// Columns a logged operation (a sleep cycle or a curation) may change, one at a time.
@@ -54,11 +57,12 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<CycleRow> {
         created_ids: ids(6)?,
         changed: json(7)?,
         forgotten_ids: ids(8)?,
+        undone_at: r.get(10)?,
     })
 }
 
 const CYCLE_COLUMNS: &str =
-    "id, started_at, ended_at, trigger, status, phase_stats, created_ids, changed, forgotten_ids, op";
+    "id, started_at, ended_at, trigger, status, phase_stats, created_ids, changed, forgotten_ids, op, undone_at";
 
 impl Tx<'_> {
     pub fn insert_cycle(&self, started_at: i64, trigger: &str) -> Result<i64> {
@@ -81,7 +85,7 @@ impl Tx<'_> {
         self.note(Change::SleepCycles { ids: vec![c.id] })?;
         self.conn().execute(
             "UPDATE sleep_cycles SET ended_at = ?2, status = ?3, phase_stats = ?4,
-                created_ids = ?5, changed = ?6, forgotten_ids = ?7
+                created_ids = ?5, changed = ?6, forgotten_ids = ?7, undone_at = ?8
              WHERE id = ?1",
             params![
                 c.id,
@@ -91,6 +95,7 @@ impl Tx<'_> {
                 serde_json::to_string(&c.created_ids)?,
                 c.changed.to_string(),
                 serde_json::to_string(&c.forgotten_ids)?,
+                c.undone_at,
             ],
         )?;
         Ok(())
@@ -149,6 +154,18 @@ impl Tx<'_> {
             "SELECT {CYCLE_COLUMNS} FROM sleep_cycles WHERE id > ?1 AND status != 'undone' ORDER BY id"
         ))?;
         let rows = stmt.query_map([id], row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// The operations whose effect changed after `at`: ended (or, unfinished, started)
+    /// after it, or undone after it; oldest first. Time travel reverts them.
+    pub fn operations_since(&self, at: i64) -> Result<Vec<CycleRow>> {
+        let mut stmt = self.conn().prepare(&format!(
+            "SELECT {CYCLE_COLUMNS} FROM sleep_cycles
+             WHERE COALESCE(ended_at, started_at) > ?1 OR (status = 'undone' AND (undone_at IS NULL OR undone_at > ?1))
+             ORDER BY id"
+        ))?;
+        let rows = stmt.query_map([at], row)?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 

@@ -35,6 +35,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0005_golden_ledger.sql"),
     include_str!("migrations/0006_memory_access.sql"),
     include_str!("migrations/0007_curation.sql"),
+    include_str!("migrations/0008_time_travel.sql"),
 ];
 
 /// The store's schema version after all migrations.

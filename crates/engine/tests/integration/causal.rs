@@ -74,7 +74,7 @@ fn the_causal_route_reaches_causes_through_the_links() {
         .unwrap();
     let cause = rep.episodes[0];
     let q = SearchQuery {
-        as_of: Some(ts(2023, 9, 2, 0, 0)),
+        recency_from: Some(ts(2023, 9, 2, 0, 0)),
         ..SearchQuery::new("Why is Ada moving back to her parents' house?")
     };
     let r = f.engine.search_readonly(&q).unwrap();

@@ -121,8 +121,12 @@ fn updating_the_text_re_embeds_and_records_history() {
         (Some(old), Some(new))
     );
     assert!(
-        o.get("updated_at").is_none(),
-        "only changed user fields are recorded: {o}"
+        o.get("importance").is_none(),
+        "only changed fields are recorded: {o}"
+    );
+    assert!(
+        o["updated_at"].as_i64() < n["updated_at"].as_i64(),
+        "and when, for time travel: {o}"
     );
 }
 
@@ -153,7 +157,10 @@ fn updating_other_fields_keeps_the_embedding_and_records_only_what_changed() {
         .keys()
         .map(String::as_str)
         .collect();
-    assert_eq!(keys, BTreeSet::from(["importance", "metadata", "tags"]));
+    assert_eq!(
+        keys,
+        BTreeSet::from(["importance", "metadata", "tags", "updated_at"])
+    );
     assert_eq!(
         last.old_value.as_ref().unwrap()["importance"].as_f64(),
         Some(importance_before)

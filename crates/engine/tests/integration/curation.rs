@@ -17,9 +17,12 @@ fn curate(
 }
 
 /// The lossless export without its timestamp: equal exports mean equal stores.
+/// The export, without an undo's trace (the snapshots of what it removed, for time travel;
+/// see `sleep::dump`).
 fn export(engine: &Somna) -> String {
     let mut doc = engine.export().unwrap();
     doc.exported_at = 0;
+    doc.history.retain(|h| !h.actor.starts_with("undo:"));
     serde_json::to_string(&doc).unwrap()
 }
 

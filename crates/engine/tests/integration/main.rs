@@ -21,3 +21,4 @@ mod robustness;
 mod sleep;
 mod sleep_events;
 mod sync;
+mod timetravel;

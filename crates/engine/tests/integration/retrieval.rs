@@ -44,7 +44,7 @@ fn loaded() -> (Fixture, AddReport) {
 
 fn query(text: &str) -> SearchQuery {
     SearchQuery {
-        as_of: Some(as_of()),
+        recency_from: Some(as_of()),
         ..SearchQuery::new(text)
     }
 }
