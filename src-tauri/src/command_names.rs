@@ -8,6 +8,8 @@
     "list_memories",
     "search",
     "get_memory",
+    "timeline",
+    "visibility_steps",
     "memory_history",
     "update_memory",
     "delete_memory",

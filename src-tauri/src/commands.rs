@@ -9,13 +9,15 @@ use crate::points;
 use crate::state::{AppState, Engine};
 use serde::{Deserialize, Serialize};
 use somna_api::{
-    DeleteArgs, DeleteResult, IdArgs, ImportRequest, ListArgs, NeighbourhoodRequest, SearchArgs,
-    SearchOptions, SimilarArgs, SimilarResult, UpdateArgs, Workspace,
+    DeleteArgs, DeleteResult, GetArgs, IdArgs, ImportRequest, ListArgs, NeighbourhoodRequest,
+    SearchArgs, SearchOptions, SimilarArgs, SimilarResult, UpdateArgs, Workspace,
 };
 use somna_engine::ingest::ImportFormat;
 use somna_engine::points::{MemorySleepEvent, Neighbourhood};
 use somna_engine::store::HistoryEntry;
-use somna_engine::{Job, Memory, MemoryDetail, Page, SearchResponse, Stats};
+use somna_engine::{
+    Job, Memory, MemoryDetail, Page, SearchResponse, Stats, Timeline, VisibilitySteps,
+};
 use tauri::{AppHandle, Manager};
 
 /// The bundled demo conversations (assets/demo, written by the Somna team).
@@ -111,8 +113,8 @@ pub async fn search(app: AppHandle, req: SearchArgs) -> ApiResult<SearchResponse
 }
 
 #[tauri::command]
-pub async fn get_memory(app: AppHandle, req: IdArgs) -> ApiResult<MemoryDetail> {
-    on_engine(&app, move |ws| ws.api().get(req.id)).await
+pub async fn get_memory(app: AppHandle, req: GetArgs) -> ApiResult<MemoryDetail> {
+    on_engine(&app, move |ws| ws.api().get_at(req.id, req.as_of)).await
 }
 
 #[tauri::command]
@@ -240,6 +242,18 @@ pub async fn open_store(app: AppHandle, req: PathRequest) -> ApiResult<JobId<kin
         crate::live::follow_store_switch(&handle)?;
         Ok(path.display().to_string())
     }))
+}
+
+/// The store's span in time and its imports and operations (the time scrubber's ticks).
+#[tauri::command]
+pub async fn timeline(app: AppHandle) -> ApiResult<Timeline> {
+    on_engine(&app, |ws| ws.api().timeline()).await
+}
+
+/// Every memory's visibility over time, loaded once when the scrubber opens.
+#[tauri::command]
+pub async fn visibility_steps(app: AppHandle) -> ApiResult<VisibilitySteps> {
+    on_engine(&app, |ws| ws.api().visibility_steps()).await
 }
 
 #[tauri::command]

@@ -129,6 +129,41 @@ test("search shows ranked hits with signals in the X-ray", { timeout: 60000 }, a
   await shot("xray");
 });
 
+test("the time scrubber shows the store before an import, then now again", { timeout: 120000 }, async () => {
+  // The lamp's memory came with the lighthouse import: go to the instant just before it.
+  const hit = await s.exec(`const m = globalThis.__somnaState.search.hits[0].memory; return { id: m.id, created: m.created_at };`);
+  const at = hit.created - 1;
+  await s.click('[data-testid="time-open"]');
+  await s.until(`document.querySelectorAll('[data-testid="tick-import"]').length >= 1`, 30000);
+  await s.exec(`globalThis.__somnaScrubber.setAt(${at});`);
+  assert.match(await s.text('[data-testid="time-label"]'), /^as of .* UTC · [0-9,]+ memories then$/);
+  // The X-ray's search ran again on the store as it was: the lamp's memory is not there.
+  await s.until(`globalThis.__somnaState.search?.as_of === ${at}`, 30000);
+  assert.equal(await s.exec(`return globalThis.__somnaState.search.hits.some((h) => h.memory.id === ${hit.id});`), false);
+  assert.match(await s.text('[data-testid="search-info"]'), /as of /);
+  await s.exec(`document.querySelector('button[title="clear search"]').click();`);
+  await s.until(`document.querySelector('[data-testid="browser-count"]').textContent.includes("memories then")`, 30000);
+  const then = await listCount();
+  // Its point is hidden in the Space.
+  assert.equal(await s.exec(`return globalThis.__somnaSpace.cloud.positionOf(${hit.id});`), null);
+  // A memory selected in the past is shown as it was, read-only.
+  await s.exec(`globalThis.__somnaSelect([1]);`);
+  await s.waitFor('[data-testid="detail-past"]', { timeout: 10000 });
+  await s.click('[data-testid="tab-space"]');
+  await s.exec(`document.querySelectorAll(".toast").forEach((t) => t.remove());`);
+  await sleep(500);
+  await shot("time-travel");
+
+  await s.click('[data-testid="time-now"]');
+  await s.until(`!document.querySelector('[data-testid="browser-count"]').textContent.includes("then")`, 30000);
+  assert.ok((await listCount()) >= then + 3, "the lighthouse import's memories are back");
+  assert.notEqual(await s.exec(`return globalThis.__somnaSpace.cloud.positionOf(${hit.id});`), null);
+  assert.equal(await s.exec(`return document.querySelector('[data-testid="detail-past"]');`), null);
+  await s.click('[data-testid="time-open"]');
+  // The next test starts from the search.
+  await search("how many hours did the lamp run in September?");
+});
+
 test("open a memory, edit it, and see the change and its history", { timeout: 60000 }, async () => {
   await s.click('[data-testid="xray-table"] tbody tr.hit td.mem');
   await s.waitFor('[data-testid="detail-text"]', { pred: (t) => t.includes("412 hours") });

@@ -8,6 +8,7 @@ import { invoke } from "@tauri-apps/api/core";
 import { listen, type UnlistenFn } from "@tauri-apps/api/event";
 import type { ApiError, Events, JobDone, JobId, JobResults, ProgressPayload, ProjectionMethod, Rpc } from "./bindings";
 import { timed } from "./render/perf";
+import { state } from "./store";
 import type {
   AutoSleepSettings, CurateAction, ImportFormat, Review, LiquidParams, ListQuery, SearchArgs, SleepConfig, UpdateFields,
 } from "./types";
@@ -42,10 +43,14 @@ export const rpc = new Proxy({} as { [C in Command]: (req: Req<C>) => Promise<Re
 export const api = {
   status: () => rpc.status(null),
   stats: () => rpc.stats(null),
+  /// Listings, searches and memories are of the store as it was at `state.asOf` when the
+  /// time scrubber is away from now.
   list: (q: ListQuery) =>
-    rpc.list_memories({ filters: q.filter, sort: q.sort, descending: q.descending, offset: q.offset, limit: q.limit }),
-  search: (req: SearchArgs) => rpc.search(req),
-  get: (id: number) => rpc.get_memory({ id }),
+    rpc.list_memories({ filters: q.filter, sort: q.sort, descending: q.descending, offset: q.offset, limit: q.limit, as_of: state.asOf }),
+  search: (req: Omit<SearchArgs, "as_of">) => rpc.search({ ...req, as_of: state.asOf }),
+  get: (id: number) => rpc.get_memory({ id, as_of: state.asOf }),
+  timeline: () => rpc.timeline(null),
+  visibilitySteps: () => rpc.visibility_steps(null),
   history: (id: number) => rpc.memory_history({ id }),
   update: (id: number, update: UpdateFields) => rpc.update_memory({ id, ...update }),
   remove: (id: number, hard: boolean) => rpc.delete_memory({ id, hard }),

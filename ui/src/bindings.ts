@@ -398,6 +398,39 @@ export type IdArgs = {
  */
 id: number, };
 
+export type GetArgs = { 
+/**
+ * The memory id.
+ */
+id: number, 
+/**
+ * The memory as it was at this instant (Unix milliseconds): its fields then, the
+ * links and history up to then. Not found if it did not exist then.
+ */
+as_of?: number | null, };
+
+export type Tick = { 
+/**
+ * Unix ms.
+ */
+at: number, 
+/**
+ * "import", "sleep", "curation" or "undo".
+ */
+kind: string, 
+/**
+ * What happened, for a tooltip ("412 memories added by import", "sleep cycle 3").
+ */
+label: string, };
+
+export type Timeline = { 
+/**
+ * First and last recorded change (Unix ms); `None` for an empty store.
+ */
+first: number | null, last: number | null, ticks: Array<Tick>, };
+
+export type VisibilitySteps = { ids: Array<number>, offsets: Array<number>, at: Array<number>, states: Array<number>, };
+
 export type UpdateArgs = { 
 /**
  * The memory id.
@@ -874,7 +907,7 @@ export type Rpc = {
   stats: { req: null; res: Stats };
   list_memories: { req: ListArgs; res: Page };
   search: { req: SearchArgs; res: SearchResponse };
-  get_memory: { req: IdArgs; res: MemoryDetail };
+  get_memory: { req: GetArgs; res: MemoryDetail };
   memory_history: { req: IdArgs; res: Array<HistoryEntry> };
   update_memory: { req: UpdateArgs; res: Memory };
   delete_memory: { req: DeleteArgs; res: DeleteResult };
@@ -888,6 +921,8 @@ export type Rpc = {
   actors: { req: null; res: Array<string> };
   open_store: { req: PathRequest; res: JobId<"open"> };
   memory_sleep_history: { req: IdArgs; res: Array<MemorySleepEvent> };
+  timeline: { req: null; res: Timeline };
+  visibility_steps: { req: null; res: VisibilitySteps };
   compute_layout: { req: LayoutRequest; res: JobId<"layout"> };
   cluster_run: { req: ClusterRequest; res: JobId<"cluster"> };
   clusters: { req: null; res: Array<ClusterInfo> };

@@ -110,6 +110,7 @@ export class Browser {
     bus.on("selection", () => this.markSelection(), "browser");
     bus.on("search", () => this.showSearch(), "browser");
     bus.on("data", () => this.reload(), "browser");
+    bus.on("asof", () => this.reload(), "browser");
     bus.on("clusters", () => this.fillClusters(), "browser");
   }
 
@@ -207,7 +208,7 @@ export class Browser {
       if (gen !== this.generation) return;
       this.pages.set(page, res.memories);
       this.total = res.total;
-      this.countEl.textContent = `${fmtInt(res.total)} memories`;
+      this.countEl.textContent = res.as_of === null ? `${fmtInt(res.total)} memories` : `${fmtInt(res.total)} memories then`;
       timed("browser.page", () => this.render());
     } catch (e) {
       this.pages.delete(page);

@@ -20,6 +20,7 @@ export class Detail {
     this.el = h("section", { class: "detail panel" }, this.body);
     bus.on("selection", () => void this.load(), "detail");
     bus.on("data", () => void this.load(), "detail");
+    bus.on("asof", () => void this.load(), "detail");
     this.empty();
   }
 
@@ -65,9 +66,15 @@ export class Detail {
       h("button", { class: "danger", onclick: () => void this.remove(m.id, true) }, "Delete permanently"));
     // Up to 10,000 selected memories are acted on at once (the engine's limit per action).
     const ids = state.selection.size > 1 ? state.selection.take(10_000) : [m.id];
+    // As it was at the time scrubber's instant: read-only (an edit would change it now).
+    const past = d.as_of !== null
+      ? h("div", { class: "past-note", "data-testid": "detail-past" },
+        `As it was at ${new Date(d.as_of).toISOString().replace("T", " ").slice(0, 19)} UTC. Go back to now to change it.`)
+      : null;
     append(this.body,
       multi,
-      selectionActions(ids),
+      past,
+      past ? null : selectionActions(ids),
       h("header", null,
         h("span", { class: `kind k-${m.kind}` }, m.kind),
         h("span", { class: "id" }, `#${m.id}`),
@@ -75,7 +82,7 @@ export class Detail {
         m.pinned ? h("span", { class: "state s-pinned", title: "never compressed, decayed, archived or forgotten by a sleep cycle", "data-testid": "pinned" }, "pinned") : null,
         m.deleted_at ? h("span", { class: "state s-deleted" }, `deleted ${fmtTime(m.deleted_at)}`) : null),
       h("div", { class: "mtext", "data-testid": "detail-text" }, m.text),
-      actions,
+      past ? null : actions,
       section("5W1H", grid([
         ["who", m.who], ["what", m.what], ["when", m.when], ["where", m.where], ["why", m.why], ["how", m.how],
       ])),

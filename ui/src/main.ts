@@ -15,6 +15,7 @@ import { SleepPanel } from "./sleep";
 import { ClusterPanel } from "./clusters";
 import { recordSpan, timed } from "./render/perf";
 import { openImportDialog, openExportDialog, openSettingsDialog } from "./dialogs";
+import { TimeScrubber } from "./timeline";
 
 const app = document.getElementById("app")!;
 
@@ -67,7 +68,8 @@ tabs[0].el.append(space.el);
 const tabBar = h("nav", { class: "tabs", role: "tablist" }, ...tabs.map((t) =>
   h("button", { role: "tab", "data-tab": t.id, "data-testid": `tab-${t.id}`, onclick: () => showTab(t.id) }, t.label)));
 const views = h("div", { class: "views" }, ...tabs.map((t) => t.el));
-const center = h("main", { class: "center" }, tabBar, views);
+const scrubber = new TimeScrubber((steps, at) => space.setTime(steps, at));
+const center = h("main", { class: "center" }, tabBar, views, scrubber.el);
 
 let currentTab: Tab = "space";
 function showTab(id: Tab): void {
@@ -85,7 +87,7 @@ function showTab(id: Tab): void {
 
 app.append(topbar, h("div", { class: "body" }, browser.el, center, detail.el));
 // Handles for the end-to-end tests and for poking at the app from the web inspector.
-Object.assign(globalThis, { __somnaSpace: space, __somnaState: state, __somnaGraph: graph, __somnaSelect: select, __somnaApi: { rpc, waitJob } });
+Object.assign(globalThis, { __somnaScrubber: scrubber, __somnaSpace: space, __somnaState: state, __somnaGraph: graph, __somnaSelect: select, __somnaApi: { rpc, waitJob } });
 showTab("space");
 
 // ---- search -------------------------------------------------------------------------
@@ -121,6 +123,9 @@ function clearSearch(): void {
   bus.emit("search");
 }
 bus.on("filter", () => {
+  if (state.search) void runSearch(false);
+}, "main");
+bus.on("asof", () => {
   if (state.search) void runSearch(false);
 }, "main");
 

@@ -8,7 +8,8 @@ import type { Columns } from "./workers/upload";
 import { timed } from "./render/perf";
 
 /// `hues`: which clusters the colour-by-cluster palette gives a hue changed.
-type Topic = "selection" | "filter" | "search" | "points" | "layout" | "data" | "clusters" | "hues" | "duplicates";
+/// `asof`: the time scrubber moved (`state.asOf`).
+type Topic = "selection" | "filter" | "search" | "points" | "layout" | "data" | "clusters" | "hues" | "duplicates" | "asof";
 
 class Bus {
   private subs = new Map<Topic, Map<() => void, string>>();
@@ -112,6 +113,8 @@ export const state = {
   hues: new Int32Array(0) as Int32Array,
   /// The near-duplicate groups last found (linked in the Space), or null.
   duplicates: null as number[][] | null,
+  /// The instant the time scrubber shows (Unix ms), or null for now.
+  asOf: null as number | null,
 };
 
 export function select(ids: Iterable<number> | IdSet, primary: number | null = null): void {

@@ -18,8 +18,8 @@ use std::time::Instant;
 
 #[derive(Args)]
 pub struct BenchArgs {
-    /// Sections to run: embed, ingest, search, ann, sleep; and pca, tsne, kmeans, stability,
-    /// liquid (see bench_cluster.rs).
+    /// Sections to run: embed, ingest, search, ann, sleep, asof (time travel); and pca, tsne,
+    /// kmeans, stability, liquid (see bench_cluster.rs).
     #[arg(long, value_delimiter = ',', default_value = "embed,ingest,search,ann")]
     only: Vec<String>,
     /// Sentences for the embedding benchmark.
@@ -71,6 +71,14 @@ pub struct BenchArgs {
     /// A LoCoMo file whose turns (repeated) make the sleep store; default: synthetic.
     #[arg(long)]
     sleep_data: Option<PathBuf>,
+    /// Memories and history rows of the time-travel benchmark's store.
+    #[arg(long, default_value_t = 100_000)]
+    asof_memories: usize,
+    #[arg(long, default_value_t = 1_000_000)]
+    asof_history: usize,
+    /// Runs per time-travel measurement (the median is reported).
+    #[arg(long, default_value_t = 3)]
+    asof_runs: usize,
     #[command(flatten)]
     cluster: crate::bench_cluster::ClusterBenchArgs,
 }
@@ -84,6 +92,7 @@ struct Report {
     search: Vec<SearchResult>,
     ann: Vec<(AnnResult, Option<serde_json::Value>)>,
     sleep: Option<crate::sleep_cmd::SleepBench>,
+    asof: Option<crate::bench_asof::AsOfBench>,
     cluster: Option<crate::bench_cluster::ClusterReport>,
 }
 
@@ -206,6 +215,14 @@ pub fn run(args: BenchArgs, model_dir: &Path, json: bool) -> anyhow::Result<()> 
         )?;
         eprintln!("sleep: {:.1} s over {} episodes", b.seconds, b.episodes);
         report.sleep = Some(b);
+    }
+    if has("asof") {
+        report.asof = Some(crate::bench_asof::run(
+            &cache,
+            args.asof_memories,
+            args.asof_history,
+            args.asof_runs,
+        )?);
     }
     if has("ann") {
         for &n in &args.ann_sizes {
@@ -570,6 +587,9 @@ fn print_report(r: &Report) {
     out!("machine: {}", r.machine);
     if let Some(b) = &r.sleep {
         crate::sleep_cmd::print_bench(b);
+    }
+    if let Some(b) = &r.asof {
+        crate::bench_asof::print(b);
     }
     if let Some((e, reference, peer)) = &r.embed {
         out!("\nembedding (all-MiniLM-L6-v2, {} sentences)", e.sentences);

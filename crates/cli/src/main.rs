@@ -2,6 +2,7 @@
 
 #[macro_use]
 mod output;
+mod bench_asof;
 mod bench_cluster;
 mod bench_cmd;
 mod cluster_cmd;

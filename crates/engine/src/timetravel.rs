@@ -202,23 +202,13 @@ pub fn reconstruct(
     ops: &[CycleRow],
 ) -> HashMap<i64, Option<Memory>> {
     let mut walked = walk(at, now, history, ops, |_, _, _| {});
-    let mut out: HashMap<i64, Option<Memory>> = HashMap::new();
-    for id in touched {
-        let m = match walked.remove(id) {
-            Some(Walked::Json(v)) => v.and_then(|v| serde_json::from_value::<Memory>(v).ok()),
-            Some(Walked::Untouched(m)) => Some(*m),
-            None => None,
-        };
-        out.insert(*id, m.filter(|m| m.created_at <= at));
-    }
-    out
-}
-
-/// A memory after the walk: taken back (its JSON form; `None`: not in the store), or
-/// untouched by any step.
-enum Walked {
-    Json(Option<Value>),
-    Untouched(Box<Memory>),
+    touched
+        .iter()
+        .map(|id| {
+            let m = walked.remove(id).flatten();
+            (*id, m.filter(|m| m.created_at <= at))
+        })
+        .collect()
 }
 
 /// Takes back every change after `at`, newest first, starting from the memories as they
@@ -226,11 +216,11 @@ enum Walked {
 /// before instant `t` (`None`: not in the store). Returns every memory, touched or not.
 fn walk(
     at: i64,
-    mut now: HashMap<i64, Memory>,
+    now: HashMap<i64, Memory>,
     history: &[HistoryEntry],
     ops: &[CycleRow],
-    mut seen: impl FnMut(i64, i64, Option<&Value>),
-) -> HashMap<i64, Walked> {
+    mut seen: impl FnMut(i64, i64, Option<&Memory>),
+) -> HashMap<i64, Option<Memory>> {
     let op_changes: Vec<(&CycleRow, Vec<LoggedChange>)> =
         ops.iter().map(|op| (op, op_changes(op))).collect();
     let mut steps: Vec<Step<'_>> = Vec::new();
@@ -284,27 +274,22 @@ fn walk(
     }
     steps.sort_by_key(|s| std::cmp::Reverse((s.at, s.seq)));
 
-    // Each memory's steps apply to its JSON form, converted once each way.
-    let mut json: HashMap<i64, Option<Value>> = HashMap::new();
+    let mut memories: HashMap<i64, Option<Memory>> =
+        now.into_iter().map(|(id, m)| (id, Some(m))).collect();
     for s in &steps {
-        let slot = json.entry(s.memory_id).or_insert_with(|| {
-            now.remove(&s.memory_id)
-                .and_then(|m| serde_json::to_value(m).ok())
-        });
-        match (&s.revert, slot.as_mut().and_then(Value::as_object_mut)) {
-            (Revert::Snapshot(v), _) => *slot = Some((*v).clone()),
+        let slot = memories.entry(s.memory_id).or_default();
+        match (&s.revert, slot.as_mut()) {
+            (Revert::Snapshot(v), _) => *slot = serde_json::from_value((*v).clone()).ok(),
             (Revert::Fields(fields), Some(m)) => {
                 for (k, v) in fields.iter() {
                     set_field(m, k, v);
                 }
             }
             (Revert::Field(k, v), Some(m)) => set_field(m, k, v),
-            (Revert::Undelete, Some(m)) => {
-                m.insert("deleted_at".into(), Value::Null);
-            }
+            (Revert::Undelete, Some(m)) => m.deleted_at = None,
             (Revert::Unrestore(t), Some(m)) => {
-                if m.get("state") == Some(&Value::from(State::Active.as_str())) {
-                    m.insert("deleted_at".into(), Value::from(t - 1));
+                if m.state == State::Active {
+                    m.deleted_at = Some(t - 1);
                 }
             }
             // A change of a memory that is gone and left no snapshot (a legacy undo's
@@ -313,15 +298,7 @@ fn walk(
         }
         seen(s.memory_id, s.at, slot.as_ref());
     }
-    let mut out: HashMap<i64, Walked> = json
-        .into_iter()
-        .map(|(id, v)| (id, Walked::Json(v)))
-        .collect();
-    out.extend(
-        now.into_iter()
-            .map(|(id, m)| (id, Walked::Untouched(Box::new(m)))),
-    );
-    out
+    memories
 }
 
 /// Each memory's states over time, for scrubbing a view through time without asking the
@@ -333,19 +310,13 @@ pub fn state_steps(
     history: &[HistoryEntry],
     ops: &[CycleRow],
 ) -> HashMap<i64, Vec<(i64, Option<State>)>> {
-    fn shown(v: Option<&Value>) -> Option<State> {
-        let m = v?.as_object()?;
-        if !m.get("deleted_at").is_none_or(Value::is_null) {
-            return None;
-        }
-        let state: State = serde_json::from_value(m.get("state")?.clone()).ok()?;
-        (state != State::Forgotten).then_some(state)
+    fn shown(m: Option<&Memory>) -> Option<State> {
+        m.filter(|m| m.deleted_at.is_none() && m.state != State::Forgotten)
+            .map(|m| m.state)
     }
     let mut born: HashMap<i64, i64> = now.iter().map(|m| (m.id, m.created_at)).collect();
-    let mut current: HashMap<i64, Option<State>> = now
-        .iter()
-        .map(|m| (m.id, shown(serde_json::to_value(m).ok().as_ref())))
-        .collect();
+    let mut current: HashMap<i64, Option<State>> =
+        now.iter().map(|m| (m.id, shown(Some(m)))).collect();
     // Collected newest first: from each step on, the memory was what the walk held before
     // taking the step back.
     let mut steps: HashMap<i64, Vec<(i64, Option<State>)>> = HashMap::new();
@@ -353,11 +324,8 @@ pub fn state_steps(
     walk(i64::MIN, now, history, ops, |id, t, before| {
         let after = current.get(&id).copied().flatten();
         steps.entry(id).or_default().push((t, after));
-        if let Some(c) = before
-            .and_then(|v| v.get("created_at"))
-            .and_then(Value::as_i64)
-        {
-            born.insert(id, c);
+        if let Some(m) = before {
+            born.insert(id, m.created_at);
         }
         current.insert(id, shown(before));
     });
@@ -373,13 +341,47 @@ pub fn state_steps(
         .collect()
 }
 
-/// Sets one recorded field on a memory's JSON form. Fields a memory does not carry
-/// (`cluster`: membership is not reconstructed) are left out.
-fn set_field(m: &mut Map<String, Value>, field: &str, value: &Value) {
-    if field == "cluster" || field == "merged_from" {
-        return;
+/// Sets one recorded field of a memory to its value as the history and the operation log
+/// record it (the memory's JSON field names). Fields a memory does not carry (`cluster`:
+/// membership is not reconstructed; `merged_from`) and values of the wrong type are left
+/// out.
+fn set_field(m: &mut Memory, field: &str, v: &Value) {
+    fn text(v: &Value) -> Option<String> {
+        v.as_str().map(str::to_string)
     }
-    m.insert(field.to_string(), value.clone());
+    fn parsed<T: serde::de::DeserializeOwned>(v: &Value) -> Option<T> {
+        serde_json::from_value(v.clone()).ok()
+    }
+    let w = &mut m.w5h1;
+    match field {
+        "text" => m.text = text(v).unwrap_or_else(|| m.text.clone()),
+        "who" => w.who = text(v),
+        "what" => w.what = text(v),
+        "when" => w.when = text(v),
+        "where" => w.where_ = text(v),
+        "why" => w.why = text(v),
+        "how" => w.how = text(v),
+        "conversation" => m.conversation = text(v),
+        "session" => m.session = text(v),
+        "occurred_at" => m.occurred_at = v.as_i64(),
+        "last_accessed" => m.last_accessed = v.as_i64(),
+        "deleted_at" => m.deleted_at = v.as_i64(),
+        "tokens" => m.tokens = v.as_i64(),
+        "created_at" => m.created_at = v.as_i64().unwrap_or(m.created_at),
+        "updated_at" => m.updated_at = v.as_i64().unwrap_or(m.updated_at),
+        "access_count" => m.access_count = v.as_i64().unwrap_or(m.access_count),
+        "importance" => m.importance = v.as_f64().unwrap_or(m.importance),
+        "novelty" => m.novelty = v.as_f64().unwrap_or(m.novelty),
+        "l_score" => m.l_score = v.as_f64().unwrap_or(m.l_score),
+        "pinned" => m.pinned = v.as_bool().unwrap_or(m.pinned),
+        "metadata" => m.metadata = v.clone(),
+        "kind" => m.kind = parsed(v).unwrap_or(m.kind),
+        "state" => m.state = parsed(v).unwrap_or(m.state),
+        "source" => m.source = parsed(v).unwrap_or(m.source),
+        "tags" => m.tags = parsed(v).unwrap_or_else(|| m.tags.clone()),
+        "details" => m.details = parsed(v).unwrap_or_else(|| m.details.clone()),
+        _ => {}
+    }
 }
 
 #[cfg(test)]
@@ -510,6 +512,34 @@ mod tests {
             undone_at: None,
         };
         assert_eq!(undone_at(&op), Some(77));
+    }
+
+    #[test]
+    fn every_field_of_a_memory_can_be_set_back() {
+        let mut other = memory(1, "other", 1);
+        other.w5h1.where_ = Some("Lisbon".into());
+        other.tags = vec!["trip".into()];
+        other.deleted_at = Some(9);
+        other.pinned = true;
+        other.state = State::Cold;
+        other.details = crate::memory::Details::Schema {
+            name: "n".into(),
+            description: "d".into(),
+            core_concepts: vec!["c".into()],
+            related_memory_ids: vec![2],
+            examples: vec![],
+            confidence: 0.5,
+        };
+        (other.w5h1.who, other.w5h1.how) = (Some("Ada".into()), Some("by train".into()));
+        (other.conversation, other.session) = (Some("c".into()), Some("s".into()));
+        (other.occurred_at, other.last_accessed, other.tokens) = (Some(3), Some(4), Some(5));
+        (other.access_count, other.novelty, other.l_score) = (6, 0.25, 0.75);
+        other.metadata = json!({"turn": 7});
+        let mut m = memory(2, "m", 5);
+        for (k, v) in serde_json::to_value(&other).unwrap().as_object().unwrap() {
+            set_field(&mut m, k, v);
+        }
+        assert_eq!(Memory { id: other.id, ..m }, other);
     }
 
     #[test]

@@ -61,7 +61,50 @@ export class PointCloud {
   private stale = false;
   private readonly pool = new BufferPool();
 
+  /// Time travel: per row the state code then (-1: not there, or hidden, then), or null for
+  /// now; and the rows it hid (restored when it changes).
+  private timeStates: Int8Array | null = null;
+  private timeHidden: number[] = [];
+
   constructor(private readonly r: PointsRenderer, private readonly worker: () => WorkerProxy<UploadProtocol>) {}
+
+  /// Shows the points as they were at an instant: rows coded -1 are hidden, the others
+  /// take their state of then (for colour by state). `codes` is per row of the installed
+  /// points; null shows them as they are now.
+  setTime(codes: Int8Array | null): void {
+    this.timeStates = codes;
+    this.applyTime();
+  }
+
+  private applyTime(): void {
+    const p = this.shown, f = this.flags;
+    if (!p || f.length !== p.n) return;
+    for (const i of this.timeHidden) if (f[i] === 0) f[i] = 1;
+    this.timeHidden = [];
+    const codes = this.timeStates;
+    if (codes && codes.length === p.n) {
+      for (let i = 0; i < p.n; i++) {
+        if (codes[i] < 0 && f[i] !== 0) {
+          f[i] = 0;
+          this.timeHidden.push(i);
+        }
+      }
+    }
+    this.r.invalidate("flags");
+    if (this.colorBy === "state") {
+      paintValues("state", this.statesThen(p), this.hues, this.values);
+      this.r.invalidate("values");
+    }
+  }
+
+  /// The point data with each row's state as it was at the scrubbed instant.
+  private statesThen(p: PointData): PointData {
+    const codes = this.timeStates;
+    if (!codes || codes.length !== p.n) return p;
+    const states = new Uint8Array(p.n);
+    for (let i = 0; i < p.n; i++) states[i] = codes[i] >= 0 ? codes[i] : p.states[i];
+    return { ...p, states };
+  }
 
   /// Uploads point attributes and (when present) a layout; ids missing from the layout are
   /// hidden until placed. The layout's buffers are transferred to the worker: the caller must
@@ -126,6 +169,9 @@ export class PointCloud {
     if (this.stale || sent.pull !== this.pull) pullTargets(this.base, this.flags, points.clusters, n, this.pull, this.target, animated ? null : this.positions);
     if (this.stale || sent.colorBy !== this.colorBy) paintValues(this.colorBy, points, this.hues, this.values);
     this.stale = false;
+    // Fresh flags: what time travel hid is shown again unless the Space sets it anew.
+    this.timeHidden = [];
+    this.timeStates = null;
     this.r.setProps({ positions: this.positions, values: this.values, flags: this.flags, table: tableOf(this.colorBy), ramp: isRamp(this.colorBy) });
     const parts = perf.upload_parts;
     parts.install = performance.now() - t0;
@@ -156,7 +202,7 @@ export class PointCloud {
     if (this.pending) this.stale = true;
     if (!p || this.values.length !== p.n) return false;
     const t0 = performance.now();
-    paintValues(colorBy, p, this.hues, this.values);
+    paintValues(colorBy, colorBy === "state" ? this.statesThen(p) : p, this.hues, this.values);
     this.r.setProps({ table: tableOf(colorBy), ramp: isRamp(colorBy) });
     this.r.invalidate("values");
     perf.recolor_ms = performance.now() - t0;

@@ -17,6 +17,8 @@ import { PointsRenderer } from "../render/points";
 import { Tooltip } from "../render/tooltip";
 import { bus, select, state, type LayoutData, type PointData } from "../store";
 import { KINDS, STATES } from "../types";
+import type { VisibilitySteps } from "../bindings";
+import { statesAt } from "../timesteps";
 import type { UploadProtocol } from "../workers/protocol";
 import { WorkerProxy } from "../workers/proxy";
 import { applyClusterMoves, clusterCounts } from "../workers/upload";
@@ -41,6 +43,8 @@ export class Space {
   private frameQueued = false;
   private firstFrameStart = 0;
   private onMethod: (m: ProjectionMethod) => void = () => {};
+  /// The scrubbed instant and the steps it is read from; null: now.
+  private time: { steps: VisibilitySteps; at: number } | null = null;
 
   constructor() {
     this.toolbar = new SpaceToolbar(this.pull, NEAR_K, {
@@ -141,11 +145,35 @@ export class Space {
     }
     if (!installed) return;
     const t0 = performance.now();
+    this.applyTime();
     cloud.paintSelection(state.selection);
     this.huesChanged();
     this.drawLegend();
     this.drawOverlays();
     recordUpload(points.n, performance.now() - t0);
+  }
+
+  /// Shows the memories as they were at `at` (null: now), from every memory's visibility
+  /// steps (loaded once by the time scrubber): the points of memories that did not exist
+  /// then, or were deleted or forgotten, are hidden; colour by state shows the state then.
+  setTime(steps: VisibilitySteps | null, at: number | null): void {
+    this.time = steps && at !== null ? { steps, at } : null;
+    this.applyTime();
+    this.cloud?.paintSelection(state.selection);
+    this.drawOverlays();
+    this.requestFrame();
+  }
+
+  private applyTime(): void {
+    const cloud = this.cloud, p = cloud?.shown;
+    if (!cloud || !p) return;
+    if (!this.time) {
+      cloud.setTime(null);
+      return;
+    }
+    const t0 = performance.now();
+    cloud.setTime(statesAt(this.time.steps, p.ids, this.time.at));
+    recordSpan("space.time", t0);
   }
 
   resetNormalisation(): void {

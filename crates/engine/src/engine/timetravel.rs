@@ -8,8 +8,9 @@ use crate::timetravel::{state_steps, AsOf};
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 
-/// Adds within this long of each other are one import on the timeline.
-const IMPORT_GAP_MS: i64 = 60_000;
+/// Adds by one actor within this long of each other are one import on the timeline (an
+/// import's batches come seconds apart; two files imported a minute apart are two marks).
+const IMPORT_GAP_MS: i64 = 10_000;
 
 /// A mark on the store's timeline: an import (a burst of added memories) or an operation
 /// (a sleep cycle, a curation, an undo).
@@ -36,7 +37,8 @@ pub struct Timeline {
 
 /// Every memory's visibility over time, so a view can scrub without asking at each step.
 /// `ids[i]`'s steps are `at[offsets[i]..offsets[i + 1]]` with the state from that instant
-/// on in `states` (0 active, 1 cold, 2 archived; -1 hidden: deleted, forgotten or gone).
+/// on in `states` (0 active, 1 warm, 2 cold, 3 archived, as the app's point buffer codes
+/// them; -1 hidden: deleted, forgotten or gone).
 /// Before its first step a memory did not exist.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -219,8 +221,9 @@ impl Somna {
                 out.at.push(*t);
                 out.states.push(match s {
                     Some(State::Active) => 0,
-                    Some(State::Cold) => 1,
-                    Some(State::Archived) => 2,
+                    Some(State::Warm) => 1,
+                    Some(State::Cold) => 2,
+                    Some(State::Archived) => 3,
                     _ => -1,
                 });
             }

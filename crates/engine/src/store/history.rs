@@ -82,14 +82,28 @@ impl Tx<'_> {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
-    /// Every change recorded after `at` (Unix ms), oldest first: what time travel to `at`
-    /// reverts. Read through the `history_time` index (migration 0008), so the cost is
-    /// that of the changes since `at`, not of the whole history.
+    /// Every change recorded after `at` (Unix ms), oldest first, as far as time travel to
+    /// `at` needs it: each entry's old values, not its new ones (`new_value` is `None`, and
+    /// `actor` and `cause` are empty). Read through the `history_time` index (migration
+    /// 0008), so the cost is that of the changes since `at`, not of the whole history.
     pub fn history_since(&self, at: i64) -> Result<Vec<HistoryEntry>> {
-        let mut stmt = self.conn().prepare_cached(&format!(
-            "SELECT {HISTORY_COLUMNS} FROM history WHERE created_at > ?1 ORDER BY created_at, id"
-        ))?;
-        let rows = stmt.query_map([at], entry)?;
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT id, memory_id, event, old_value, created_at FROM history
+             WHERE created_at > ?1 ORDER BY created_at, id",
+        )?;
+        let rows = stmt.query_map([at], |r| {
+            let old: Option<String> = r.get(3)?;
+            Ok(HistoryEntry {
+                id: r.get(0)?,
+                memory_id: r.get(1)?,
+                event: r.get(2)?,
+                old_value: old.and_then(|s| serde_json::from_str(&s).ok()),
+                new_value: None,
+                actor: String::new(),
+                cause: None,
+                created_at: r.get(4)?,
+            })
+        })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
