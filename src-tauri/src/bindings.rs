@@ -61,6 +61,7 @@ fn render() -> String {
         HistoryEntry,
         MemoryDetail,
         MemoryFilter,
+        somna_engine::store::Superseded,
         SortKey,
         ListQuery,
         Page,

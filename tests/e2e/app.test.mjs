@@ -164,6 +164,33 @@ test("the time scrubber shows the store before an import, then now again", { tim
   await search("how many hours did the lamp run in September?");
 });
 
+test("a fact replaced by a newer one is kept, marked and found under the superseded filter", { timeout: 180000 }, async () => {
+  // Rui lived in Lisbon (May), then in Porto (September): the Lisbon fact is closed, not lost.
+  const status = await importFile(join(here, "fixtures", "moved.jsonl"));
+  assert.match(status, /Imported moved\.jsonl \(chat-jsonl\): 3 stored\./);
+  // The list, not a search's hits.
+  await s.exec(`document.querySelector('button[title="clear search"]').click();`);
+  await s.click('[data-testid="filter-superseded"]');
+  // Once the list has reloaded, every row shown is a superseded fact, Rui's Lisbon among them.
+  const shown = `[...document.querySelectorAll('[data-testid="memory-list"] .mrow:not([hidden])')].map((r) => r.textContent)`;
+  try {
+    await s.until(`(() => { const rows = ${shown}; return rows.length > 0 && rows.every((r) => r.includes("superseded")) && rows.some((r) => r.includes("Rui lives in Lisbon")); })()`, 30000);
+  } catch (e) {
+    throw new Error(`${e.message}; rows: ${(await s.exec(`return ${shown};`)).join(" | ")}`);
+  }
+  const rows = await s.exec(`return ${shown};`);
+  assert.ok(!rows.some((r) => r.includes("Rui lives in Porto")), "the current fact is not stale");
+  const id = await s.exec(`return Number([...document.querySelectorAll('[data-testid="memory-list"] .mrow:not([hidden])')].find((r) => r.textContent.includes("Rui lives in Lisbon")).dataset.testid.replace("memory-row-", ""));`);
+  await s.exec(`globalThis.__somnaSelect([${id}]);`);
+  await s.waitFor('[data-testid="superseded"]', { pred: (t) => /^superseded by #[0-9]+ on 2026-09-14/.test(t) });
+  await s.exec(`document.querySelectorAll(".toast").forEach((t) => t.remove());`);
+  await shot("stale-fact");
+  await s.click('[data-testid="filter-superseded"]');
+  await s.until(`![...document.querySelectorAll('[data-testid="memory-list"] .mrow:not([hidden]) .text')].some((e) => e.textContent.includes("Rui lives in Lisbon"))`, 30000);
+  // The next test starts from the search.
+  await search("how many hours did the lamp run in September?");
+});
+
 test("open a memory, edit it, and see the change and its history", { timeout: 60000 }, async () => {
   await s.click('[data-testid="xray-table"] tbody tr.hit td.mem');
   await s.waitFor('[data-testid="detail-text"]', { pred: (t) => t.includes("412 hours") });

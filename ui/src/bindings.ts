@@ -27,7 +27,17 @@ tokens: number | null,
 /**
  * Pinned by a person: a sleep cycle never compresses, decays, archives or forgets it.
  */
-pinned: boolean, who: string | null, what: string | null, when: string | null, where: string | null, why: string | null, how: string | null, };
+pinned: boolean, 
+/**
+ * For facts: from when it held in the world (the time of the message that said it)
+ * and until when (the time of the message that replaced it; `None` while it holds).
+ */
+valid_from: number | null, valid_to: number | null, 
+/**
+ * The fact that replaced this one (reconciliation: same subject and attribute, a new
+ * value). A superseded fact is kept, hidden from searches and listings by default.
+ */
+superseded_by: number | null, who: string | null, what: string | null, when: string | null, where: string | null, why: string | null, how: string | null, };
 
 export type Link = { src: number, dst: number, kind: LinkKind, score: number, created_at: number, };
 
@@ -76,7 +86,19 @@ include_deleted: boolean,
  * Only members of this concept cluster. Checked in SQL only: [`MemoryFilter::matches`]
  * cannot see cluster membership, so searches apply it through the allowed-id set.
  */
-cluster: number | null, };
+cluster: number | null, 
+/**
+ * Facts another fact replaced: hidden (the default), included, or only those (the
+ * stale ones). Ignored when `valid_at` is set.
+ */
+superseded: Superseded, 
+/**
+ * What held at this event time (Unix ms): facts valid then (superseded or not), and
+ * other memories that had occurred by then.
+ */
+valid_at: number | null, };
+
+export type Superseded = "hide" | "include" | "only";
 
 export type SortKey = "id" | "created_at" | "updated_at" | "occurred_at" | "importance" | "access_count" | "last_accessed";
 
@@ -340,7 +362,16 @@ include_deleted: boolean,
 /**
  * Only members of this concept cluster.
  */
-cluster?: number | null, };
+cluster?: number | null, 
+/**
+ * Facts another fact replaced: hide (default), include, or only (the stale ones).
+ */
+superseded?: Superseded | null, 
+/**
+ * What held at this event time (Unix milliseconds): facts valid then, superseded or
+ * not, and other memories that had occurred by then.
+ */
+valid_at?: number | null, };
 
 export type ListArgs = { filters?: Filters | null, 
 /**
@@ -485,11 +516,13 @@ messages_skipped: number, episodes: Array<number>, facts_added: Array<number>,
  */
 facts_unchanged: number, 
 /**
- * Stored facts rewritten with a new value (UPDATE; the old text is in history).
+ * Stored facts a new fact replaced (a new value, or a contradiction): each is kept,
+ * closed (`valid_to`, `superseded_by` the new fact, in `facts_added`).
  */
 facts_updated: Array<number>, 
 /**
- * Stored facts a new fact contradicted (DELETE: soft, restorable).
+ * Stored facts deleted by an add (none since facts are superseded instead; kept for
+ * readers of older reports).
  */
 facts_deleted: Array<number>, links_created: number, 
 /**

@@ -41,8 +41,15 @@ export class Browser {
   constructor() {
     const kindChips = h("div", { class: "chips", "data-testid": "kind-filter" },
       ...KINDS.map((k) => this.chip(k, () => this.toggle(state.filter.kinds, k))));
+    // "superseded": only the facts another fact replaced (stale), which are hidden otherwise.
+    const staleChip = this.chip("superseded", () => {
+      state.filter.superseded = state.filter.superseded === "only" ? "hide" : "only";
+      this.filterChanged();
+    });
+    staleChip.title = "facts another fact replaced: a new value, or a contradiction (hidden otherwise)";
+    staleChip.setAttribute("data-testid", "filter-superseded");
     const stateChips = h("div", { class: "chips", "data-testid": "state-filter" },
-      ...STATES.map((s) => this.chip(s, () => this.toggle(state.filter.states, s))));
+      ...STATES.map((s) => this.chip(s, () => this.toggle(state.filter.states, s))), staleChip);
     this.convSelect = h("select", { "aria-label": "conversation", onchange: () => {
       state.filter.conversation = this.convSelect.value || null;
       this.filterChanged();
@@ -208,7 +215,8 @@ export class Browser {
       if (gen !== this.generation) return;
       this.pages.set(page, res.memories);
       this.total = res.total;
-      this.countEl.textContent = res.as_of === null ? `${fmtInt(res.total)} memories` : `${fmtInt(res.total)} memories then`;
+      const noun = res.total === 1 ? "memory" : "memories";
+      this.countEl.textContent = `${fmtInt(res.total)} ${noun}${res.as_of === null ? "" : " then"}`;
       timed("browser.page", () => this.render());
     } catch (e) {
       this.pages.delete(page);
@@ -287,6 +295,7 @@ export class Browser {
         h("span", { class: "who" }, m.who ?? "—"),
         h("span", { class: "muted" }, fmtTime(m.occurred_at ?? m.created_at)),
         m.state !== "active" ? h("span", { class: `state s-${m.state}` }, m.state) : null,
+        m.superseded_by !== null ? h("span", { class: "state s-superseded", title: `replaced by #${m.superseded_by}` }, "superseded") : null,
         h("span", { class: "id muted" }, `#${m.id}`)),
       h("div", { class: "text" }, m.text));
   }

@@ -80,7 +80,11 @@ export class Detail {
         h("span", { class: "id" }, `#${m.id}`),
         h("span", { class: `state s-${m.state}` }, m.state),
         m.pinned ? h("span", { class: "state s-pinned", title: "never compressed, decayed, archived or forgotten by a sleep cycle", "data-testid": "pinned" }, "pinned") : null,
-        m.deleted_at ? h("span", { class: "state s-deleted" }, `deleted ${fmtTime(m.deleted_at)}`) : null),
+        m.deleted_at ? h("span", { class: "state s-deleted" }, `deleted ${fmtTime(m.deleted_at)}`) : null,
+        m.superseded_by !== null
+          ? h("span", { class: "state s-superseded", "data-testid": "superseded" },
+            `superseded by #${m.superseded_by}${m.valid_to === null ? "" : ` on ${fmtTime(m.valid_to)}`}`)
+          : null),
       h("div", { class: "mtext", "data-testid": "detail-text" }, m.text),
       past ? null : actions,
       section("5W1H", grid([

@@ -22,5 +22,8 @@ export const KINDS: Kind[] = ["episode", "fact", "summary", "schema"];
 export const STATES: MemState[] = ["active", "warm", "cold", "archived", "forgotten"];
 
 export function emptyFilter(): MemoryFilter {
-  return { kinds: [], states: [], who: null, conversation: null, from: null, to: null, include_deleted: false, cluster: null };
+  return {
+    kinds: [], states: [], who: null, conversation: null, from: null, to: null, include_deleted: false, cluster: null,
+    superseded: "hide", valid_at: null,
+  };
 }

@@ -62,7 +62,11 @@ export class Xray {
       const tr = h("tr", { class: `clickable ${cls}`, "data-id": String(hit.memory.id), onclick: () => select([hit.memory.id], hit.memory.id) },
         h("td", null, hit.rank === null ? "·" : String(hit.rank)),
         h("td", { class: "mem", title: hit.memory.text }, h("span", { class: `kind k-${hit.memory.kind}` }, hit.memory.kind[0]),
-          h("span", { class: "who" }, hit.memory.who ?? ""), " ", h("span", { class: "text" }, hit.memory.text.slice(0, 300))),
+          h("span", { class: "who" }, hit.memory.who ?? ""), " ",
+          hit.memory.superseded_by !== null
+            ? h("span", { class: "state s-superseded", title: `replaced by #${hit.memory.superseded_by}` }, "superseded ")
+            : null,
+          h("span", { class: "text" }, hit.memory.text.slice(0, 300))),
         ...SIGNALS.map((s) => {
           const v = hit.signals[s];
           const td = h("td", { class: "num sig" }, v ? fmtNum(v, 2) : "");

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use somna_engine::cluster::ClusterUpkeep;
 use somna_engine::ingest::{ImportFormat, ImportOutcome};
 use somna_engine::points::Similar;
-use somna_engine::store::{HistoryEntry, SortKey};
+use somna_engine::store::{HistoryEntry, SortKey, Superseded};
 use somna_engine::{
     AddOptions, AddReport, Error, Job, Kind, ListQuery, Memory, MemoryDetail, MemoryFilter,
     MemoryUpdate, Message, Page, Result, Source, State,
@@ -38,6 +38,11 @@ pub struct Filters {
     pub include_deleted: bool,
     /// Only members of this concept cluster.
     pub cluster: Option<i64>,
+    /// Facts another fact replaced: hide (default), include, or only (the stale ones).
+    pub superseded: Option<Superseded>,
+    /// What held at this event time (Unix milliseconds): facts valid then, superseded or
+    /// not, and other memories that had occurred by then.
+    pub valid_at: Option<i64>,
 }
 
 impl Filters {
@@ -59,6 +64,8 @@ impl Filters {
             to: self.to,
             include_deleted: self.include_deleted,
             cluster: self.cluster,
+            superseded: self.superseded.unwrap_or_default(),
+            valid_at: self.valid_at,
         })
     }
 }

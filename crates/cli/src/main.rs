@@ -201,6 +201,13 @@ pub struct FilterArgs {
     /// Only members of this concept cluster (see `somna cluster`).
     #[arg(long)]
     cluster: Option<i64>,
+    /// Facts another fact replaced: hide (default), include, or only (the stale ones).
+    #[arg(long, value_name = "hide|include|only")]
+    superseded: Option<String>,
+    /// What held at this event time (RFC 3339 or YYYY-MM-DD): facts valid then, superseded
+    /// or not, and what had occurred by then.
+    #[arg(long, value_name = "TIME")]
+    valid_at: Option<String>,
 }
 
 impl FilterArgs {
@@ -231,6 +238,20 @@ impl FilterArgs {
                 .transpose()?,
             include_deleted: self.include_deleted,
             cluster: self.cluster,
+            superseded: self
+                .superseded
+                .as_deref()
+                .map(|s| {
+                    serde_json::from_value(serde_json::Value::String(s.into())).with_context(|| {
+                        format!("--superseded is hide, include or only, not {s:?}")
+                    })
+                })
+                .transpose()?,
+            valid_at: self
+                .valid_at
+                .as_deref()
+                .map(|t| parse_time(t, true))
+                .transpose()?,
         })
     }
 }
@@ -492,8 +513,12 @@ mod tests {
             to: Some("2024-03-01".into()),
             include_deleted: false,
             cluster: None,
+            superseded: Some("only".into()),
+            valid_at: Some("2024-03-01".into()),
         };
         let f = args.to_filters().unwrap();
+        assert_eq!(f.superseded, Some(somna_engine::store::Superseded::Only));
+        assert_eq!(f.valid_at, Some(1_709_337_599_999));
         assert_eq!(f.kinds, vec![Kind::Fact]);
         assert_eq!(f.states, vec![State::Warm]);
         assert_eq!(f.from, Some(1_709_251_200_000));

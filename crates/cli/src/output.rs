@@ -213,6 +213,13 @@ pub fn print_detail(d: &MemoryDetail) {
         fmt_time(m.created_at),
         fmt_time(m.updated_at)
     );
+    if let Some(from) = m.valid_from {
+        let until = m.valid_to.map_or("now".to_string(), fmt_time);
+        out!("  valid        {} to {until}", fmt_time(from));
+    }
+    if let Some(by) = m.superseded_by {
+        out!("  superseded by #{by}");
+    }
     out!("  metadata {}", m.metadata);
     if !d.provenance.is_empty() {
         out!("provenance:");

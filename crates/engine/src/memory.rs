@@ -161,6 +161,32 @@ pub struct Memory {
     /// Pinned by a person: a sleep cycle never compresses, decays, archives or forgets it.
     #[serde(default)]
     pub pinned: bool,
+    /// For facts: from when it held in the world (the time of the message that said it)
+    /// and until when (the time of the message that replaced it; `None` while it holds).
+    #[serde(default)]
+    pub valid_from: Option<i64>,
+    #[serde(default)]
+    pub valid_to: Option<i64>,
+    /// The fact that replaced this one (reconciliation: same subject and attribute, a new
+    /// value). A superseded fact is kept, hidden from searches and listings by default.
+    #[serde(default)]
+    pub superseded_by: Option<i64>,
+}
+
+impl Memory {
+    /// True when this memory held at event time `t` (Unix ms): a fact within its validity,
+    /// anything else once it had occurred.
+    pub fn valid_at(&self, t: i64) -> bool {
+        let occurred = self.occurred_at.is_none_or(|o| o <= t);
+        if self.kind != Kind::Fact {
+            return occurred;
+        }
+        let from = self
+            .valid_from
+            .or(self.occurred_at)
+            .unwrap_or(self.created_at);
+        occurred && from <= t && self.valid_to.is_none_or(|end| end > t)
+    }
 }
 
 /// What a caller provides to create a memory; the engine fills in the rest.

@@ -367,6 +367,9 @@ fn set_field(m: &mut Memory, field: &str, v: &Value) {
         "last_accessed" => m.last_accessed = v.as_i64(),
         "deleted_at" => m.deleted_at = v.as_i64(),
         "tokens" => m.tokens = v.as_i64(),
+        "valid_from" => m.valid_from = v.as_i64(),
+        "valid_to" => m.valid_to = v.as_i64(),
+        "superseded_by" => m.superseded_by = v.as_i64(),
         "created_at" => m.created_at = v.as_i64().unwrap_or(m.created_at),
         "updated_at" => m.updated_at = v.as_i64().unwrap_or(m.updated_at),
         "access_count" => m.access_count = v.as_i64().unwrap_or(m.access_count),
@@ -535,6 +538,7 @@ mod tests {
         (other.occurred_at, other.last_accessed, other.tokens) = (Some(3), Some(4), Some(5));
         (other.access_count, other.novelty, other.l_score) = (6, 0.25, 0.75);
         other.metadata = json!({"turn": 7});
+        (other.valid_from, other.valid_to, other.superseded_by) = (Some(8), Some(9), Some(10));
         let mut m = memory(2, "m", 5);
         for (k, v) in serde_json::to_value(&other).unwrap().as_object().unwrap() {
             set_field(&mut m, k, v);

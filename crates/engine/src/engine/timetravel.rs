@@ -3,13 +3,13 @@
 
 use super::{MemoryDetail, Page, Somna};
 use crate::memory::State;
-use crate::store::{ListQuery, MemoryFilter};
+use crate::store::{ListQuery, MemoryFilter, Superseded};
 use crate::timetravel::{state_steps, AsOf};
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 
-/// Adds by one actor within this long of each other are one import on the timeline (an
-/// import's batches come seconds apart; two files imported a minute apart are two marks).
+/// Adds within this long of each other are one import on the timeline (an import's batches
+/// come seconds apart; two files imported a minute apart are two marks).
 const IMPORT_GAP_MS: i64 = 10_000;
 
 /// A mark on the store's timeline: an import (a burst of added memories) or an operation
@@ -97,6 +97,7 @@ impl Somna {
                     cluster: Some(c),
                     include_deleted: true,
                     states: State::ALL.to_vec(),
+                    superseded: Superseded::Include,
                     ..Default::default()
                 })?
                 .into_iter()
@@ -145,24 +146,37 @@ impl Somna {
             return Ok(Timeline::default());
         };
         let mut ticks = Vec::new();
-        let mut burst: Option<(i64, i64, usize, String)> = None;
-        let flush = |b: Option<(i64, i64, usize, String)>, ticks: &mut Vec<Tick>| {
-            if let Some((start, _, n, actor)) = b {
+        // Adds of imports and agents (an import's summaries included); what cycles and
+        // curations add is marked by their own ticks.
+        let mut burst: Option<(i64, i64, usize, Vec<String>)> = None;
+        let flush = |b: Option<(i64, i64, usize, Vec<String>)>, ticks: &mut Vec<Tick>| {
+            if let Some((start, _, n, actors)) = b {
                 ticks.push(Tick {
                     at: start,
                     kind: "import".into(),
-                    label: format!("{n} memories added by {actor}"),
+                    label: format!("{n} memories added ({})", actors.join(", ")),
                 });
             }
         };
+        let logged = |actor: &str| {
+            ["sleep:", "curate:", "undo:"]
+                .iter()
+                .any(|p| actor.starts_with(p))
+        };
         for (at, actor) in read.add_times()? {
+            if logged(&actor) {
+                continue;
+            }
             match &mut burst {
-                Some((_, end, n, who)) if at - *end <= IMPORT_GAP_MS && *who == actor => {
+                Some((_, end, n, actors)) if at - *end <= IMPORT_GAP_MS => {
                     (*end, *n) = (at, *n + 1);
+                    if !actors.contains(&actor) {
+                        actors.push(actor);
+                    }
                 }
                 _ => {
                     flush(burst.take(), &mut ticks);
-                    burst = Some((at, at, 1, actor));
+                    burst = Some((at, at, 1, vec![actor]));
                 }
             }
         }

@@ -17,6 +17,15 @@ use crate::{Error, Result};
 use std::collections::{HashMap, HashSet};
 use std::sync::RwLock;
 
+/// What becomes of a planned fact (see `Writer::fact_fate`).
+enum FactFate {
+    /// A fact of its speaker says it already.
+    Known,
+    New,
+    /// Stored, and it replaces this stored fact.
+    Replaces(i64),
+}
+
 /// Memories of the conversation stored before this batch.
 struct Scope {
     /// Every one, listed for exact k-NN.
@@ -100,10 +109,18 @@ pub(crate) fn commit(
         };
         let message_ids = w.messages(&plan)?;
         for (p, v) in plan.planned.iter().zip(vectors) {
-            if p.memory.kind == Kind::Fact && !w.fact_is_new(p, v)? {
-                continue;
+            let replaces = match p.memory.kind {
+                Kind::Fact => match w.fact_fate(p, v)? {
+                    FactFate::Known => continue,
+                    FactFate::New => None,
+                    FactFate::Replaces(old) => Some(old),
+                },
+                _ => None,
+            };
+            let id = w.insert(p, v, &message_ids)?;
+            if let Some(old) = replaces {
+                w.supersede(old, id, p)?;
             }
-            w.insert(p, v, &message_ids)?;
         }
         Ok(w.report)
     })?;
@@ -156,10 +173,10 @@ impl<'a> Writer<'a, '_> {
         Ok(ids)
     }
 
-    /// Whether fact `p` is to be stored as a new memory: not when it duplicates a fact of
-    /// its speaker (stored or in this batch) or reconciles into a stored one (updated);
-    /// a contradicted stored fact is deleted and the new one stored.
-    fn fact_is_new(&mut self, p: &Planned, v: &[f32]) -> Result<bool> {
+    /// What becomes of fact `p`: nothing when it duplicates a fact of its speaker (stored or
+    /// in this batch); stored, and replacing a stored fact whose value it changes or
+    /// contradicts (that one is closed, not rewritten: see [`Self::supersede`]); or stored.
+    fn fact_fate(&mut self, p: &Planned, v: &[f32]) -> Result<FactFate> {
         let who = p.memory.w5h1.who.as_deref();
         let facts = &self.scope.facts;
         let existing = self
@@ -176,91 +193,69 @@ impl<'a> Writer<'a, '_> {
             .fold(0.0, f32::max);
         if existing.max(in_batch) >= FACT_DUPLICATE {
             self.report.facts_unchanged += 1;
-            return Ok(false);
+            return Ok(FactFate::Known);
         }
         // Reconcile with the 10 most similar stored facts (seed 004).
         let near = self
             .idx
             .search(v, 10, Some(&|id| facts.contains(&id)), None)
             .0;
-        let sims: HashMap<i64, f32> = near.iter().copied().collect();
-        let ids: Vec<i64> = near.iter().map(|n| n.0).collect();
-        let similar: Vec<(i64, String, f32)> = self
+        let mut sims: HashMap<i64, f32> = near.iter().copied().collect();
+        // And with this batch's facts of the speaker: a value said twice in one import
+        // (moved in May, moved again in September) is reconciled like one said across two.
+        sims.extend(
+            self.created
+                .iter()
+                .filter(|c| c.3 == Kind::Fact && c.2 == who)
+                .map(|c| (c.0, dot(v, c.1))),
+        );
+        let ids: Vec<i64> = sims.keys().copied().collect();
+        let mut similar: Vec<(i64, String, f32)> = self
             .tx
             .get_memories(&ids)?
             .into_iter()
-            .filter(|m| m.deleted_at.is_none())
+            .filter(|m| m.deleted_at.is_none() && m.superseded_by.is_none())
             .map(|m| (m.id, m.text, sims[&m.id]))
             .collect();
+        similar.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.0.cmp(&b.0)));
+        similar.truncate(10);
         let subject = who.unwrap_or_default();
-        match reconcile(&p.memory.text, subject, &similar, FACT_DUPLICATE) {
-            FactAction::Add => Ok(true),
-            FactAction::Noop(_) => {
-                self.report.facts_unchanged += 1;
-                Ok(false)
-            }
-            FactAction::Update(target) => {
-                self.update_fact(target, p, v)?;
-                Ok(false)
-            }
-            FactAction::Delete(target) => {
-                self.delete_fact(target, p)?;
-                Ok(true)
-            }
-        }
+        Ok(
+            match reconcile(&p.memory.text, subject, &similar, FACT_DUPLICATE) {
+                FactAction::Add => FactFate::New,
+                FactAction::Noop(_) => {
+                    self.report.facts_unchanged += 1;
+                    FactFate::Known
+                }
+                FactAction::Update(old) | FactAction::Delete(old) => FactFate::Replaces(old),
+            },
+        )
     }
 
-    /// Rewrites stored fact `target` with the new value of `p` (the old one in history).
-    fn update_fact(&mut self, target: i64, p: &Planned, v: &[f32]) -> Result<()> {
+    /// Closes stored fact `old`, replaced by the new fact `new` (planned as `p`): it held
+    /// until the new one's message, links to it (`superseded_by`), and keeps its text. Its
+    /// history says what replaced it and why.
+    fn supersede(&mut self, old: i64, new: i64, p: &Planned) -> Result<()> {
         let (tx, now) = (self.tx, self.now);
-        let old = tx.require_memory(target)?;
-        let mut new = old.clone();
-        new.text = p.memory.text.clone();
-        new.w5h1.what = Some(p.memory.text.clone());
-        // Provenance moves to the turn that said it last.
-        new.metadata = p.memory.metadata.clone();
-        tx.write_memory_fields(&new, now)?;
-        tx.set_embedding(target, v)?;
-        tx.set_tokens(target, (self.ctx.count_tokens)(&new.text))?;
+        let until = p.memory.occurred_at.unwrap_or(now);
+        tx.supersede(old, new, until)?;
         tx.record_history(
-            target,
+            old,
             "update",
-            Some(&serde_json::json!({"text": old.text, "what": old.w5h1.what, "metadata": old.metadata,
-                "tokens": old.tokens, "updated_at": old.updated_at})),
-            Some(&serde_json::json!({"text": new.text, "what": new.w5h1.what, "metadata": new.metadata,
-                "updated_at": now})),
+            Some(&serde_json::json!({"valid_to": null, "superseded_by": null})),
+            Some(&serde_json::json!({"valid_to": until, "superseded_by": new})),
             &self.ctx.opts.actor,
-            Some("reconcile: same subject and attribute, new value"),
+            Some(&format!("reconcile: superseded by \"{}\"", p.memory.text)),
             now,
         )?;
-        if let Some(b) = self.bubble_of_message[p.message] {
-            tx.upsert_link(target, b, LinkKind::DerivedFrom, 1.0, now)?;
-        }
-        self.report.facts_updated.push(target);
-        Ok(())
-    }
-
-    /// Soft-deletes stored fact `target`, contradicted by `p`.
-    fn delete_fact(&mut self, target: i64, p: &Planned) -> Result<()> {
-        let old = self.tx.require_memory(target)?;
-        self.tx.set_deleted(target, Some(self.now))?;
-        self.tx.record_history(
-            target,
-            "delete",
-            Some(&serde_json::json!({"text": old.text, "deleted_at": null, "updated_at": old.updated_at})),
-            None,
-            &self.ctx.opts.actor,
-            Some(&format!("reconcile: contradicted by \"{}\"", p.memory.text)),
-            self.now,
-        )?;
-        self.report.facts_deleted.push(target);
+        self.report.facts_updated.push(old);
         Ok(())
     }
 
     /// Stores planned memory `p` with vector `v`: novelty from its nearest neighbour in the
     /// conversation, provenance, history, its links (message, cause, fact-to-bubble,
     /// parents, similarity in both directions).
-    fn insert(&mut self, p: &'a Planned, v: &'a [f32], message_ids: &[i64]) -> Result<()> {
+    fn insert(&mut self, p: &'a Planned, v: &'a [f32], message_ids: &[i64]) -> Result<i64> {
         let (tx, now, opts) = (self.tx, self.now, self.ctx.opts);
         let near = self.neighbours(v);
         let novelty = 1.0 - near.first().map_or(0.0, |n| n.1.max(0.0) as f64);
@@ -322,7 +317,7 @@ impl<'a> Writer<'a, '_> {
         }
         self.created
             .push((id, v, p.memory.w5h1.who.as_deref(), mem.kind));
-        Ok(())
+        Ok(id)
     }
 
     /// Nearest memories to `v` among the conversation's stored ones and this batch's,

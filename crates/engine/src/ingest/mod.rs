@@ -87,10 +87,12 @@ pub struct AddReport {
     pub facts_added: Vec<i64>,
     /// Facts that duplicated an existing one (NOOP).
     pub facts_unchanged: usize,
-    /// Stored facts rewritten with a new value (UPDATE; the old text is in history).
+    /// Stored facts a new fact replaced (a new value, or a contradiction): each is kept,
+    /// closed (`valid_to`, `superseded_by` the new fact, in `facts_added`).
     #[serde(default)]
     pub facts_updated: Vec<i64>,
-    /// Stored facts a new fact contradicted (DELETE: soft, restorable).
+    /// Stored facts deleted by an add (none since facts are superseded instead; kept for
+    /// readers of older reports).
     #[serde(default)]
     pub facts_deleted: Vec<i64>,
     pub links_created: usize,

@@ -11,7 +11,7 @@ use super::sources::{Allowed, Sources, StoreSources};
 use crate::embed::{dot, Embedder};
 use crate::index::SearchPath;
 use crate::memory::{embedding_text, Memory, State};
-use crate::store::MemoryFilter;
+use crate::store::{MemoryFilter, Superseded};
 use crate::timetravel::AsOf;
 use crate::Result;
 use std::collections::{HashMap, HashSet};
@@ -122,6 +122,7 @@ impl Sources for AsOfSources<'_> {
                         cluster: Some(c),
                         include_deleted: true,
                         states: State::ALL.to_vec(),
+                        superseded: Superseded::Include,
                         ..Default::default()
                     })?
                     .into_iter()
@@ -202,6 +203,7 @@ impl Sources for AsOfSources<'_> {
         let wide = MemoryFilter {
             include_deleted: true,
             states: State::ALL.to_vec(),
+            superseded: Superseded::Include,
             ..filter.clone()
         };
         let allowed = self.allowed(filter)?;

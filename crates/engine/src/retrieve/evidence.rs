@@ -194,6 +194,9 @@ mod tests {
             deleted_at: None,
             tokens: None,
             pinned: false,
+            valid_from: None,
+            valid_to: None,
+            superseded_by: None,
         }
     }
 

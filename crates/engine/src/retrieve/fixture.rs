@@ -37,6 +37,9 @@ pub fn memory(id: i64, text: &str, who: &str) -> Memory {
         deleted_at: None,
         tokens: Some(10),
         pinned: false,
+        valid_from: None,
+        valid_to: None,
+        superseded_by: None,
     }
 }
 

@@ -5,7 +5,7 @@
 
 use crate::index::{SearchPath, VectorIndex};
 use crate::memory::{LinkKind, Memory, State};
-use crate::store::{MemoryFilter, Tx};
+use crate::store::{MemoryFilter, Superseded, Tx};
 use crate::Result;
 use std::collections::{HashMap, HashSet};
 
@@ -71,15 +71,23 @@ pub struct StoreSources<'a> {
 impl Sources for StoreSources<'_> {
     fn allowed(&self, filter: &MemoryFilter) -> Result<Allowed> {
         if filter.is_default_visibility() {
-            let hidden: HashSet<i64> = self
+            // Deleted memories are not indexed; forgotten ones and superseded facts are.
+            let mut hidden: HashSet<i64> = self
                 .read
                 .filter_ids(&MemoryFilter {
                     states: vec![State::Forgotten],
                     include_deleted: true,
+                    superseded: Superseded::Include,
                     ..Default::default()
                 })?
                 .into_iter()
                 .collect();
+            hidden.extend(self.read.filter_ids(&MemoryFilter {
+                states: State::ALL.to_vec(),
+                include_deleted: true,
+                superseded: Superseded::Only,
+                ..Default::default()
+            })?);
             return Ok(if hidden.is_empty() {
                 Allowed::All
             } else {

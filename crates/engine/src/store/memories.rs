@@ -12,7 +12,7 @@ const COLUMNS: &str =
     "m.id, m.kind, m.text, m.who, m.what, m.\"when\", m.\"where\", m.why, m.how, m.conversation, \
      m.session, m.occurred_at, m.created_at, m.updated_at, m.importance, m.novelty, \
      IFNULL(a.count, 0), a.last_at, m.state, m.tags, m.source, m.l_score, m.metadata, m.details, \
-     m.deleted_at, m.tokens, m.pinned";
+     m.deleted_at, m.tokens, m.pinned, m.valid_from, m.valid_to, m.superseded_by";
 
 /// What [`COLUMNS`] are read from: a memory (`m`) with its access counts (`a`, kept in a
 /// narrow table of their own: see migration 0006).
@@ -57,6 +57,26 @@ pub struct MemoryFilter {
     /// cannot see cluster membership, so searches apply it through the allowed-id set.
     #[serde(default)]
     pub cluster: Option<i64>,
+    /// Facts another fact replaced: hidden (the default), included, or only those (the
+    /// stale ones). Ignored when `valid_at` is set.
+    #[serde(default)]
+    pub superseded: Superseded,
+    /// What held at this event time (Unix ms): facts valid then (superseded or not), and
+    /// other memories that had occurred by then.
+    #[serde(default)]
+    pub valid_at: Option<i64>,
+}
+
+/// What a filter does with superseded facts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema, utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum Superseded {
+    #[default]
+    Hide,
+    Include,
+    Only,
 }
 
 impl MemoryFilter {
@@ -70,6 +90,8 @@ impl MemoryFilter {
             && self.to.is_none()
             && !self.include_deleted
             && self.cluster.is_none()
+            && self.superseded == Superseded::Hide
+            && self.valid_at.is_none()
     }
 
     /// SQL condition (on table alias `m`) and its parameters.
@@ -111,6 +133,20 @@ impl MemoryFilter {
             );
             params.push(Value::Integer(c));
         }
+        match (self.valid_at, self.superseded) {
+            (Some(t), _) => {
+                conds.push(
+                    "(m.kind != 'fact' OR (COALESCE(m.valid_from, m.occurred_at, m.created_at) <= ? \
+                     AND (m.valid_to IS NULL OR m.valid_to > ?))) \
+                     AND (m.occurred_at IS NULL OR m.occurred_at <= ?)"
+                        .into(),
+                );
+                params.extend([Value::Integer(t), Value::Integer(t), Value::Integer(t)]);
+            }
+            (None, Superseded::Hide) => conds.push("m.superseded_by IS NULL".into()),
+            (None, Superseded::Include) => {}
+            (None, Superseded::Only) => conds.push("m.superseded_by IS NOT NULL".into()),
+        }
         let sql = if conds.is_empty() {
             "1".to_string()
         } else {
@@ -144,6 +180,12 @@ impl MemoryFilter {
             && self
                 .to
                 .is_none_or(|t| m.occurred_at.is_some_and(|o| o <= t))
+            && match (self.valid_at, self.superseded) {
+                (Some(t), _) => m.valid_at(t),
+                (None, Superseded::Hide) => m.superseded_by.is_none(),
+                (None, Superseded::Include) => true,
+                (None, Superseded::Only) => m.superseded_by.is_some(),
+            }
     }
 }
 
@@ -298,6 +340,9 @@ fn row_to_memory(row: &Row<'_>) -> rusqlite::Result<Memory> {
         deleted_at: row.get(24)?,
         tokens: row.get(25)?,
         pinned: row.get(26)?,
+        valid_from: row.get(27)?,
+        valid_to: row.get(28)?,
+        superseded_by: row.get(29)?,
     })
 }
 
@@ -319,9 +364,9 @@ impl Tx<'_> {
         self.conn().execute(
             "INSERT INTO memories (id, kind, text, who, what, \"when\", \"where\", why, how, conversation,
                 session, occurred_at, created_at, updated_at, importance, novelty, tags, source,
-                l_score, metadata, details)
+                l_score, metadata, details, valid_from)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
-                ?19, ?20, ?21)",
+                ?19, ?20, ?21, ?22)",
             params![
                 id,
                 m.kind.as_str(),
@@ -344,6 +389,8 @@ impl Tx<'_> {
                 l_score,
                 serde_json::to_string(&m.metadata)?,
                 serde_json::to_string(&m.details)?,
+                // A fact holds from the time of the message that said it.
+                (m.kind == Kind::Fact).then(|| m.occurred_at.unwrap_or(created_at)),
             ],
         )?;
         let id = self.conn().last_insert_rowid();
@@ -699,13 +746,33 @@ impl Tx<'_> {
         };
         self.insert_memory_with_id(Some(m.id), &new, m.l_score, m.created_at, m.updated_at)?;
         self.conn().execute(
-            "UPDATE memories SET state = ?2, deleted_at = ?3, tokens = ?4, pinned = ?5 WHERE id = ?1",
-            params![m.id, m.state.as_str(), m.deleted_at, m.tokens, m.pinned],
+            "UPDATE memories SET state = ?2, deleted_at = ?3, tokens = ?4, pinned = ?5,
+                valid_from = COALESCE(?6, valid_from), valid_to = ?7, superseded_by = ?8 WHERE id = ?1",
+            params![
+                m.id,
+                m.state.as_str(),
+                m.deleted_at,
+                m.tokens,
+                m.pinned,
+                m.valid_from,
+                m.valid_to,
+                m.superseded_by
+            ],
         )?;
         self.set_access(m.id, m.access_count, m.last_accessed)?;
         if let Some(v) = embedding {
             self.set_embedding(m.id, v)?;
         }
+        Ok(())
+    }
+
+    /// Closes fact `old`'s validity at `valid_to`: fact `new` replaced it.
+    pub fn supersede(&self, old: i64, new: i64, valid_to: i64) -> Result<()> {
+        self.note(Change::MemoriesUpdated { ids: vec![old] })?;
+        self.conn().execute(
+            "UPDATE memories SET valid_to = ?2, superseded_by = ?3 WHERE id = ?1",
+            params![old, valid_to, new],
+        )?;
         Ok(())
     }
 

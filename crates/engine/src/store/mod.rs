@@ -39,7 +39,7 @@ pub use history::HistoryEntry;
 pub use layouts::StoredLayout;
 pub use ledger::{LedgerEntry, LedgerSummary};
 pub use links::Link;
-pub use memories::{ListQuery, MemoryFilter, MemoryUpdate, PointRow, SortKey};
+pub use memories::{ListQuery, MemoryFilter, MemoryUpdate, PointRow, SortKey, Superseded};
 pub use messages::{ExportedMessage, Message};
 pub use sleep_cycles::CycleRow;
 pub use sqlite::SCHEMA_VERSION;

@@ -36,6 +36,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0006_memory_access.sql"),
     include_str!("migrations/0007_curation.sql"),
     include_str!("migrations/0008_time_travel.sql"),
+    include_str!("migrations/0009_validity.sql"),
 ];
 
 /// The store's schema version after all migrations.
