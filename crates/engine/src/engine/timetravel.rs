@@ -3,7 +3,7 @@
 
 use super::{MemoryDetail, Page, Somna};
 use crate::memory::State;
-use crate::store::{ListQuery, MemoryFilter, Superseded};
+use crate::store::ListQuery;
 use crate::timetravel::{state_steps, AsOf};
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
@@ -92,16 +92,7 @@ impl Somna {
         let read = store.read();
         let then = AsOf::read(&read, at)?;
         let members = match q.filter.cluster {
-            Some(c) => read
-                .filter_ids(&MemoryFilter {
-                    cluster: Some(c),
-                    include_deleted: true,
-                    states: State::ALL.to_vec(),
-                    superseded: Superseded::Include,
-                    ..Default::default()
-                })?
-                .into_iter()
-                .collect(),
+            Some(c) => read.cluster_member_ids(c)?,
             None => std::collections::HashSet::new(),
         };
         let memories = then.list(

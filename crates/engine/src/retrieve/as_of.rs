@@ -114,22 +114,10 @@ impl<'a> AsOfSources<'a> {
 impl Sources for AsOfSources<'_> {
     fn allowed(&self, filter: &MemoryFilter) -> Result<Allowed> {
         let today = self.now.allowed(filter)?;
-        let members: Option<HashSet<i64>> = match filter.cluster {
-            Some(c) => Some(
-                self.now
-                    .read
-                    .filter_ids(&MemoryFilter {
-                        cluster: Some(c),
-                        include_deleted: true,
-                        states: State::ALL.to_vec(),
-                        superseded: Superseded::Include,
-                        ..Default::default()
-                    })?
-                    .into_iter()
-                    .collect(),
-            ),
-            None => None,
-        };
+        let members = filter
+            .cluster
+            .map(|c| self.now.read.cluster_member_ids(c))
+            .transpose()?;
         let (mut shown, mut hidden) = (HashSet::new(), HashSet::new());
         for (id, m) in &self.then.then {
             let visible = m.as_ref().is_some_and(|m| {

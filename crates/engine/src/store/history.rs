@@ -88,22 +88,10 @@ impl Tx<'_> {
     /// 0008), so the cost is that of the changes since `at`, not of the whole history.
     pub fn history_since(&self, at: i64) -> Result<Vec<HistoryEntry>> {
         let mut stmt = self.conn().prepare_cached(
-            "SELECT id, memory_id, event, old_value, created_at FROM history
+            "SELECT id, memory_id, event, old_value, NULL, '', NULL, created_at FROM history
              WHERE created_at > ?1 ORDER BY created_at, id",
         )?;
-        let rows = stmt.query_map([at], |r| {
-            let old: Option<String> = r.get(3)?;
-            Ok(HistoryEntry {
-                id: r.get(0)?,
-                memory_id: r.get(1)?,
-                event: r.get(2)?,
-                old_value: old.and_then(|s| serde_json::from_str(&s).ok()),
-                new_value: None,
-                actor: String::new(),
-                cause: None,
-                created_at: r.get(4)?,
-            })
-        })?;
+        let rows = stmt.query_map([at], entry)?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 

@@ -6,7 +6,7 @@ use crate::{Error, Result};
 use rusqlite::types::Value;
 use rusqlite::{params, OptionalExtension, Row};
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 const COLUMNS: &str =
     "m.id, m.kind, m.text, m.who, m.what, m.\"when\", m.\"where\", m.why, m.how, m.conversation, \
@@ -764,6 +764,21 @@ impl Tx<'_> {
             self.set_embedding(m.id, v)?;
         }
         Ok(())
+    }
+
+    /// Every member of cluster `cluster`, whatever its state (deleted, forgotten and
+    /// superseded ones too): what time travel checks a memory of the past against.
+    pub fn cluster_member_ids(&self, cluster: i64) -> Result<HashSet<i64>> {
+        Ok(self
+            .filter_ids(&MemoryFilter {
+                cluster: Some(cluster),
+                include_deleted: true,
+                states: State::ALL.to_vec(),
+                superseded: Superseded::Include,
+                ..Default::default()
+            })?
+            .into_iter()
+            .collect())
     }
 
     /// Closes fact `old`'s validity at `valid_to`: fact `new` replaced it.
