@@ -14,24 +14,11 @@ impl Somna {
         let store = self.store();
         let read = store.read();
         let memory = read.require_memory(id)?;
-        let mut provenance = Vec::new();
-        let mut seen = std::collections::HashSet::from([id]);
-        let mut frontier = vec![id];
-        while let Some(cur) = frontier.pop() {
-            for (parent, _) in read.neighbours(cur, &[LinkKind::DerivedFrom])? {
-                if seen.insert(parent) {
-                    if let Some(m) = read.get_memory(parent)? {
-                        provenance.push(m);
-                        frontier.push(parent);
-                    }
-                }
-            }
-        }
         Ok(MemoryDetail {
             links: read.links_of(id)?,
             history: read.history(id)?,
             memory,
-            provenance,
+            provenance: provenance(&read, id, Some)?,
             as_of: None,
         })
     }
@@ -260,6 +247,29 @@ impl Somna {
 }
 
 /// The fields that differ between two versions of a memory, as (before, after) objects.
+/// The memories `id` derives from, transitively, nearest first, each as `seen` maps it
+/// (today's memory, or as it was at an instant; `None` leaves it and its parents out).
+pub(super) fn provenance(
+    read: &crate::store::Tx<'_>,
+    id: i64,
+    seen: impl Fn(Memory) -> Option<Memory>,
+) -> Result<Vec<Memory>> {
+    let mut chain = Vec::new();
+    let mut visited = std::collections::HashSet::from([id]);
+    let mut frontier = vec![id];
+    while let Some(cur) = frontier.pop() {
+        for (parent, _) in read.neighbours(cur, &[LinkKind::DerivedFrom])? {
+            if visited.insert(parent) {
+                if let Some(m) = read.get_memory(parent)?.and_then(&seen) {
+                    chain.push(m);
+                    frontier.push(parent);
+                }
+            }
+        }
+    }
+    Ok(chain)
+}
+
 fn changed_fields(old: &Memory, new: &Memory) -> (serde_json::Value, serde_json::Value) {
     let (a, b) = (
         serde_json::to_value(old).unwrap_or_default(),

@@ -81,7 +81,7 @@ impl Somna {
             memory,
             links,
             history,
-            provenance: Vec::new(),
+            provenance: super::memories::provenance(&read, id, |m| then.memory(m.id, Some(m)))?,
             as_of: Some(at),
         })
     }

@@ -107,6 +107,22 @@ fn the_store_as_of_each_instant_equals_what_was_observed_then() {
             assert_eq!(&got[id], m, "memory {id} {label}");
         }
     }
+    // As of now, a memory is what `get` shows, provenance chain included.
+    let summary = observed(e)
+        .into_values()
+        .find(|m| m.kind == somna_engine::Kind::Summary)
+        .expect("the second cycle's summaries");
+    let (then, now) = (
+        e.get_as_of(summary.id, somna_engine::store::now_ms())
+            .unwrap(),
+        e.get(summary.id).unwrap(),
+    );
+    assert!(!now.provenance.is_empty());
+    assert_eq!(then.provenance, now.provenance);
+    assert_eq!(
+        (then.memory, then.links.len()),
+        (now.memory, now.links.len())
+    );
 }
 
 #[test]
