@@ -35,6 +35,9 @@ pub struct AsOf {
     /// Memories changed or created after `at`, as they were at `at`: `None` when the
     /// memory did not exist then. A memory not in here was then as it is now.
     pub then: HashMap<i64, Option<Memory>>,
+    /// The same memories as they are now (missing: not in the store now), read once for
+    /// the callers that compare then with now (a search's vectors, a listing's total).
+    pub today: HashMap<i64, Memory>,
 }
 
 impl AsOf {
@@ -55,7 +58,8 @@ impl AsOf {
             .collect();
         Ok(Self {
             at,
-            then: reconstruct(at, &touched, now, &history, &ops),
+            then: reconstruct(at, &touched, now.clone(), &history, &ops),
+            today: now,
         })
     }
 
@@ -556,6 +560,7 @@ mod tests {
         let asof = AsOf {
             at: 25,
             then: HashMap::from([(2, Some(b_then)), (3, None)]),
+            today: HashMap::from([(2, b.clone()), (3, c.clone())]),
         };
         let q = ListQuery {
             limit: 10,

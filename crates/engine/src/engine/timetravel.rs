@@ -108,11 +108,10 @@ impl Somna {
         )?;
         // The total then: today's, less the changed memories it counts, plus those the
         // filter passed then.
-        let ids: Vec<i64> = then.then.keys().copied().collect();
         let in_cluster = |id: i64| q.filter.cluster.is_none() || members.contains(&id);
-        let counted_now = read
-            .get_memories(&ids)?
-            .iter()
+        let counted_now = then
+            .today
+            .values()
             .filter(|m| q.filter.matches(m) && in_cluster(m.id))
             .count() as u64;
         let counted_then = then

@@ -30,13 +30,7 @@ pub struct AsOfSources<'a> {
 
 impl<'a> AsOfSources<'a> {
     pub fn new(now: StoreSources<'a>, then: &'a AsOf, embedder: &dyn Embedder) -> Result<Self> {
-        let ids: Vec<i64> = then.then.keys().copied().collect();
-        let today: HashMap<i64, Memory> = now
-            .read
-            .get_memories(&ids)?
-            .into_iter()
-            .map(|m| (m.id, m))
-            .collect();
+        let today = &then.today;
         let mut vectors = HashMap::new();
         let mut retexted = HashSet::new();
         let mut to_embed: Vec<(i64, String)> = Vec::new();

@@ -201,16 +201,7 @@ fn liquid_steps_pull_strays_home_merge_split_topics_and_track_energy() {
         .map(|a| (a.0, a.1))
         .unwrap();
     let away = clusters.iter().find(|c| c.id != home).unwrap().id;
-    e.with_store(|s| {
-        s.conn()
-            .execute(
-                "UPDATE cluster_members SET cluster_id = ?2 WHERE memory_id = ?1",
-                [stray, away],
-            )
-            .map(|_| ())
-            .map_err(Into::into)
-    })
-    .unwrap();
+    misplace(e, &[stray], away, None);
     let params = somna_engine::LiquidParams::default();
     let first = e.liquid_step(&params).unwrap();
     assert_eq!(first.step, 1);
@@ -328,19 +319,13 @@ fn liquid_moves_relabel_the_clusters_they_change() {
     let e = &f.engine;
     let (hiking, home, away) = hiking_home_away(e);
     // Three strays (15% of the cluster) sit in the wrong cluster, and both labels are stale.
-    e.with_store(|s| {
-        for (id, _) in hiking.iter().take(3) {
-            s.conn().execute(
-                "UPDATE cluster_members SET cluster_id = ?2 WHERE memory_id = ?1",
-                [*id, away],
-            )?;
-        }
-        s.conn()
-            .execute("UPDATE clusters SET label = 'stale'", [])
-            .map(|_| ())
-            .map_err(Into::into)
-    })
-    .unwrap();
+    let strays: Vec<i64> = hiking.iter().take(3).map(|h| h.0).collect();
+    misplace(
+        e,
+        &strays,
+        away,
+        Some("UPDATE clusters SET label = 'stale'"),
+    );
     let step = e
         .liquid_step(&somna_engine::LiquidParams::default())
         .unwrap();
@@ -507,19 +492,9 @@ fn a_cluster_a_person_named_keeps_its_name_through_liquid_steps_and_undo_restore
     assert_eq!(label_of(home), "Mountain walks");
     // The same strays as in the test above: both clusters change enough to be relabelled,
     // but the named one keeps its name.
-    e.with_store(|s| {
-        for (id, _) in hiking.iter().take(3) {
-            s.conn().execute(
-                "UPDATE cluster_members SET cluster_id = ?2 WHERE memory_id = ?1",
-                [*id, away],
-            )?;
-        }
-        s.conn()
-            .execute("UPDATE clusters SET label = 'stale' WHERE id = ?1", [away])
-            .map(|_| ())
-            .map_err(Into::into)
-    })
-    .unwrap();
+    let strays: Vec<i64> = hiking.iter().take(3).map(|h| h.0).collect();
+    let stale = format!("UPDATE clusters SET label = 'stale' WHERE id = {away}");
+    misplace(e, &strays, away, Some(&stale));
     let step = e
         .liquid_step(&somna_engine::LiquidParams::default())
         .unwrap();
@@ -604,4 +579,22 @@ fn memories_a_person_moved_stay_in_their_new_cluster_and_undo_puts_them_back() {
         &extractive,
     );
     assert_eq!(bad.unwrap_err().code(), "invalid_input");
+}
+
+/// Puts memories `ids` in cluster `to` behind the engine's back (as a stale membership
+/// would leave them), then runs `also` (a statement making labels stale), if any.
+fn misplace(e: &Somna, ids: &[i64], to: i64, also: Option<&str>) {
+    e.with_store(|s| {
+        for id in ids {
+            s.conn().execute(
+                "UPDATE cluster_members SET cluster_id = ?2 WHERE memory_id = ?1",
+                [*id, to],
+            )?;
+        }
+        if let Some(sql) = also {
+            s.conn().execute(sql, [])?;
+        }
+        Ok(())
+    })
+    .unwrap();
 }

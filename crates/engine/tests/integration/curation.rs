@@ -470,16 +470,7 @@ fn a_reviewed_cycle_with_half_the_proposals_rejected_writes_exactly_the_accepted
         states: states.clone(),
         decay: false,
     };
-    let done = f
-        .engine
-        .sleep(
-            &SleepOptions {
-                review: Some(review),
-                ..options()
-            },
-            &Job::default(),
-        )
-        .unwrap();
+    let done = sleep_reviewed(&f.engine, review);
     let mut written: Vec<Vec<i64>> = done
         .created
         .iter()
@@ -542,16 +533,7 @@ fn a_review_of_proposals_the_store_no_longer_makes_writes_nothing_of_them_and_sa
         states: vec![999_993],
         decay: false,
     };
-    let done = f
-        .engine
-        .sleep(
-            &SleepOptions {
-                review: Some(review),
-                ..options()
-            },
-            &Job::default(),
-        )
-        .unwrap();
+    let done = sleep_reviewed(&f.engine, review);
     assert!(
         done.created.is_empty() && done.changed.is_empty(),
         "{done:?}"
@@ -561,4 +543,17 @@ fn a_review_of_proposals_the_store_no_longer_makes_writes_nothing_of_them_and_sa
         "{:?}",
         done.notes
     );
+}
+
+/// A sleep cycle with the test options that writes only what `review` accepts.
+fn sleep_reviewed(engine: &Somna, review: somna_engine::Review) -> somna_engine::SleepReport {
+    engine
+        .sleep(
+            &SleepOptions {
+                review: Some(review),
+                ..options()
+            },
+            &Job::default(),
+        )
+        .unwrap()
 }
