@@ -121,7 +121,7 @@ pub fn extract_facts(speaker: &str, text: &str) -> Vec<String> {
         for (opening, rewrite) in FACT_OPENINGS {
             if body.starts_with(opening) {
                 let rest = sentence[start + opening.len()..].trim_end_matches(['.', '!']);
-                if rest.split_whitespace().count() >= 1 && rest.len() <= 200 {
+                if names_something(rest) && rest.len() <= 200 {
                     out.push(format!("{}{}", rewrite.replace("{}", speaker), rest));
                 }
                 break;
@@ -129,6 +129,61 @@ pub fn extract_facts(speaker: &str, text: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// Words that point at something said or shown elsewhere ("I love it", "I love how you
+/// use it"): a statement that opens with one says nothing on its own.
+const ANAPHORIC_OPENINGS: &[&str] = &[
+    "it",
+    "it's",
+    "its",
+    "that",
+    "this",
+    "these",
+    "those",
+    "them",
+    "they",
+    "how",
+    "what",
+    "when",
+    "where",
+    "why",
+    "which",
+    "who",
+    "so",
+    "too",
+    "you",
+    "your",
+    "him",
+    "her",
+    "me",
+    "us",
+    "everything",
+    "anything",
+    "something",
+    "one",
+];
+
+/// Words that carry no object of their own: function words and intensifiers ("a huge
+/// fan", "to", "a lot").
+const EMPTY_WORDS: &[&str] = &[
+    "a", "an", "the", "to", "of", "and", "or", "but", "too", "also", "as", "well", "very",
+    "really", "so", "such", "much", "huge", "big", "total", "fan", "lot", "lots", "bit", "little",
+    "it", "this", "that", "them", "again", "all", "both", "just", "pretty",
+];
+
+/// Whether the rest of a fact ("pottery and hiking", not "it", "to" or "how you use it")
+/// names something a reader can understand without the conversation around it.
+fn names_something(rest: &str) -> bool {
+    let words: Vec<String> = crate::lang::words(rest)
+        .into_iter()
+        .map(|w| w.lower)
+        .collect();
+    match words.first() {
+        None => false,
+        Some(first) if ANAPHORIC_OPENINGS.contains(&first.as_str()) => false,
+        Some(_) => words.iter().any(|w| !EMPTY_WORDS.contains(&w.as_str())),
+    }
 }
 
 fn split_sentences(text: &str) -> Vec<&str> {
@@ -230,6 +285,25 @@ mod tests {
         );
         let f = extract_facts("Mel", "Well, I work as a nurse in Boston.");
         assert_eq!(f, vec!["Mel works as a nurse in Boston"]);
+    }
+
+    #[test]
+    fn statements_that_point_elsewhere_are_not_facts() {
+        for said in [
+            "I love to.",
+            "I love it!",
+            "I love how you use it to tell your stories.",
+            "I love that it teaches me patience.",
+            "I'm a huge fan.",
+            "I love this series.",
+            "I love when you try something new.",
+        ] {
+            assert!(extract_facts("Mel", said).is_empty(), "{said}");
+        }
+        assert_eq!(
+            extract_facts("Mel", "I'm a big fan of pottery. I love to paint."),
+            vec!["Mel is a big fan of pottery", "Mel loves to paint"]
+        );
     }
 
     #[test]

@@ -22,11 +22,22 @@ pub struct MemoryFacts {
 
 /// Reads a memory's dates and entities; `known` are the store's speakers.
 pub fn facts_of(m: &Memory, known: &[String]) -> MemoryFacts {
+    MemoryFacts {
+        entities: extract_entities(&m.text, m.w5h1.who.as_deref(), known)
+            .into_iter()
+            .map(|e| e.key)
+            .collect(),
+        ..dates_of(m)
+    }
+}
+
+/// Reads a memory's dates only: the day it happened and the days its text refers to,
+/// resolved against that day.
+pub fn dates_of(m: &Memory) -> MemoryFacts {
     let day = m.occurred_at.and_then(day_of_ms);
-    let mentions = find_times(&m.text, day);
     let mut dates: Vec<DayRange> = day.map(DayRange::day).into_iter().collect();
     let mut dated_text = false;
-    for t in &mentions {
+    for t in find_times(&m.text, day) {
         if let When::Range(r) = t.when {
             if !t.vague {
                 dates.push(r);
@@ -34,14 +45,10 @@ pub fn facts_of(m: &Memory, known: &[String]) -> MemoryFacts {
             }
         }
     }
-    let entities = extract_entities(&m.text, m.w5h1.who.as_deref(), known)
-        .into_iter()
-        .map(|e| e.key)
-        .collect();
     MemoryFacts {
         dates,
         dated_text,
-        entities,
+        entities: Vec::new(),
     }
 }
 

@@ -29,7 +29,7 @@ pub(crate) fn score(
         .unwrap_or(0)
         .max(1) as f64;
     let tuning = plan.tuning;
-    let reads_text = tuning.temporal > 0.0 || tuning.when_prior > 0.0 || tuning.entity > 0.0;
+    let reads_dates = tuning.temporal > 0.0 || tuning.when_prior > 0.0;
     let entity_keys = evidence::query_entity_keys(&plan.analysis, &plan.actors);
     let mut scored: Vec<(i64, Signals, f64)> = Vec::with_capacity(c.cands.len());
     for (&id, cand) in &c.cands {
@@ -39,8 +39,10 @@ pub(crate) fn score(
         if !q.filter.matches(m) {
             continue;
         }
-        let facts = if reads_text {
+        let facts = if tuning.entity > 0.0 {
             evidence::facts_of(m, known_actors)
+        } else if reads_dates {
+            evidence::dates_of(m)
         } else {
             MemoryFacts::default()
         };
