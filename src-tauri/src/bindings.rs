@@ -73,6 +73,8 @@ fn render() -> String {
         Budget,
         Signals,
         Origin,
+        somna_engine::retrieve::Reason,
+        somna_engine::retrieve::Question,
         Hit,
         Timings,
         SearchPath,

@@ -154,6 +154,26 @@ expand: number, };
 
 export type Origin = "vector" | "lexical" | "both" | "graph" | "adjacent" | "connected";
 
+export type Reason = { "kind": "date", phrase: string | null, date: string, asked: string, 
+/**
+ * Days between the two (0 when they overlap).
+ */
+gap_days: number, } | { "kind": "dated", phrase: string, date: string, } | { "kind": "entity", names: Array<string>, } | { "kind": "link", link: string, from: number | null, };
+
+export type Question = { 
+/**
+ * It asks for a time ("when", "what year", "how long ago").
+ */
+asks_when: boolean, 
+/**
+ * The times it names, each as written and as resolved ("in May 2023 = May 2023").
+ */
+times: Array<string>, 
+/**
+ * The entities it names besides the speakers.
+ */
+entities: Array<string>, };
+
 export type Hit = { memory: Memory, 
 /**
  * 1-based rank by score; connected bubbles have none.
@@ -166,7 +186,11 @@ score: number, mmr_score: number | null, mmr_rank: number | null, tokens: number
 /**
  * softmax(q·m/√d) over the packed memories.
  */
-attention: number | null, };
+attention: number | null, 
+/**
+ * Why it matched beyond its scores: dates, entities, links (hits and near misses).
+ */
+reasons: Array<Reason>, };
 
 export type Timings = { embed_ms: number, vector_ms: number, lexical_ms: number, score_ms: number, pack_ms: number, total_ms: number, };
 
@@ -239,6 +263,11 @@ export type SearchResponse = { query: string, route: Route, route_reason: string
  * Actors the query was matched against (from the query text or `actor`).
  */
 actors: Array<string>, 
+/**
+ * What the search read in the question: whether it asks when, the times and entities
+ * it names.
+ */
+question: Question, 
 /**
  * The top k, best first.
  */

@@ -11,7 +11,7 @@ export type {
   Neighbourhood, AutoSleepSettings, ServerStatus, ChangeEvent, Similar, Filters, ListArgs, SearchArgs,
   UpdateFields, ImportFormat, ImportDone, LayoutSummary, ClusterReport, LiquidParams, LiquidStatus, SleepConfig,
   SleepReport, PhaseReport, ProposedMemory, Rpc, LiquidStep, Events, JobId, JobResults, ProjectionMethod,
-  CurateAction, CurationReport, DuplicateGroup, LossBudget, MergedMemory, FieldChange, Review,
+  CurateAction, CurationReport, DuplicateGroup, LossBudget, MergedMemory, FieldChange, Review, Reason, Question,
 } from "./bindings";
 
 /** A memory's lifecycle state (the engine's `State`). */

@@ -3,9 +3,26 @@
 
 import { h, clear, fmtNum } from "./dom";
 import { bus, select, state } from "./store";
-import type { Hit, SearchResponse } from "./types";
+import type { Hit, Reason, SearchResponse } from "./types";
 
-const SIGNALS = ["semantic", "lexical", "recency", "actor", "spatial", "usage", "neighbour", "graph"] as const;
+const SIGNALS = ["semantic", "lexical", "recency", "actor", "spatial", "usage", "neighbour", "graph", "temporal"] as const;
+const SIGNAL_HEADS: Record<(typeof SIGNALS)[number], string> = {
+  semantic: "sema", lexical: "lexi", recency: "rece", actor: "acto", spatial: "spat", usage: "usag",
+  neighbour: "neig", graph: "grap", temporal: "time",
+};
+
+/** One reason a hit matched, as a person reads it. */
+export function reasonText(r: Reason): string {
+  switch (r.kind) {
+    case "date": {
+      const what = r.phrase === null ? `happened ${r.date}` : `"${r.phrase}" = ${r.date}`;
+      return r.gap_days === 0 ? `${what}, within ${r.asked}` : `${what}, ${r.gap_days} d from ${r.asked}`;
+    }
+    case "dated": return `"${r.phrase}" = ${r.date}`;
+    case "entity": return `names ${r.names.join(", ")}`;
+    case "link": return r.from === null ? `reached by a ${r.link} link` : `${r.link} #${r.from}`;
+  }
+}
 
 export class Xray {
   readonly el: HTMLElement;
@@ -50,12 +67,13 @@ export class Xray {
         h("span", null, "vector ", h("b", null, r.vector_path)),
         h("span", null, `${r.candidates_considered} candidates`),
         r.actors.length ? h("span", null, "actors ", h("b", null, r.actors.join(", "))) : null),
+      ...[questionLine(r)].filter((x): x is HTMLElement => x !== null),
       h("div", { class: "kv muted" },
         `embed ${fmtNum(t.embed_ms, 1)} · vector ${fmtNum(t.vector_ms, 1)} · lexical ${fmtNum(t.lexical_ms, 1)} · score ${fmtNum(t.score_ms, 1)} · pack ${fmtNum(t.pack_ms, 1)} · total ${fmtNum(t.total_ms, 1)} ms`),
       h("div", { class: "kv muted" }, "weights ",
         ...Object.entries(r.weights).map(([k, v]) => h("span", { class: "w" }, `${k} ${fmtNum(v, 2)}`))));
     const head = h("tr", null, h("th", null, "#"), h("th", null, "memory"),
-      ...SIGNALS.map((s) => h("th", { class: "num", title: s }, s.slice(0, 4))),
+      ...SIGNALS.map((s) => h("th", { class: "num", title: s }, SIGNAL_HEADS[s])),
       h("th", { class: "num" }, "score"), h("th", { class: "num" }, "MMR"), h("th", { class: "num" }, "tok"), h("th", null, "ctx"));
     const body = h("tbody", null);
     const row = (hit: Hit, cls: string) => {
@@ -66,7 +84,10 @@ export class Xray {
           hit.memory.superseded_by !== null
             ? h("span", { class: "state s-superseded", title: `replaced by #${hit.memory.superseded_by}` }, "superseded ")
             : null,
-          h("span", { class: "text" }, hit.memory.text.slice(0, 300))),
+          h("span", { class: "text" }, hit.memory.text.slice(0, 300)),
+          hit.reasons.length
+            ? h("div", { class: "why", "data-testid": "xray-why" }, ...hit.reasons.map((x) => h("span", { class: "reason" }, reasonText(x))))
+            : null),
         ...SIGNALS.map((s) => {
           const v = hit.signals[s];
           const td = h("td", { class: "num sig" }, v ? fmtNum(v, 2) : "");
@@ -110,6 +131,17 @@ export class Xray {
       tr.classList.toggle("selected", state.selection.has(Number((tr as HTMLElement).dataset.id)));
     }
   }
+}
+
+/** What the search read in the question: a "when" question, the times and entities it names. */
+function questionLine(r: SearchResponse): HTMLElement | null {
+  const q = r.question;
+  if (!q.asks_when && !q.times.length && !q.entities.length) return null;
+  return h("div", { class: "kv", "data-testid": "xray-question" },
+    h("span", { class: "muted" }, "the question"),
+    q.asks_when ? h("span", null, "asks ", h("b", null, "when")) : null,
+    q.times.length ? h("span", null, "names ", h("b", null, q.times.join("; "))) : null,
+    q.entities.length ? h("span", null, "about ", h("b", null, q.entities.join(", "))) : null);
 }
 
 export function searchSummary(r: SearchResponse): string {

@@ -106,6 +106,20 @@ pub struct W5H1 {
     pub how: Option<String>,
 }
 
+/// Separates the time a text was written from the times it refers to in a grounded `when`
+/// ("8 May 2023, 1:56 pm · yesterday = 7 May 2023").
+pub const WHEN_RESOLVED: &str = " · ";
+
+impl W5H1 {
+    /// The time expressions of the text, resolved at ingest ("yesterday = 7 May 2023").
+    pub fn resolved_times(&self) -> Vec<&str> {
+        self.when
+            .as_deref()
+            .map(|w| w.split(WHEN_RESOLVED).skip(1).collect())
+            .unwrap_or_default()
+    }
+}
+
 /// Kind-specific fields of summaries and schemas (SPEC data model).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -229,7 +243,8 @@ impl NewMemory {
 }
 
 /// The text that is embedded for a memory: speaker and content first (the speaker name
-/// matters for retrieval), then the remaining 5W1H fields that carry meaning.
+/// matters for retrieval), then the remaining 5W1H fields that carry meaning: why, how, and
+/// the dates the text's own time expressions resolve to ("yesterday = 7 May 2023").
 pub fn embedding_text(kind: Kind, text: &str, w: &W5H1) -> String {
     let what = w.what.as_deref().unwrap_or(text);
     let mut out = match (&w.who, kind) {
@@ -241,6 +256,10 @@ pub fn embedding_text(kind: Kind, text: &str, w: &W5H1) -> String {
             out.push_str(". ");
             out.push_str(extra);
         }
+    }
+    let times = w.resolved_times();
+    if !times.is_empty() {
+        out.push_str(&format!(" ({})", times.join("; ")));
     }
     out
 }

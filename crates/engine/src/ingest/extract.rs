@@ -2,7 +2,8 @@
 //! first-person statements of stable properties become facts, and importance comes from
 //! what the text carries.
 
-use crate::memory::W5H1;
+use crate::lang::time::{day_of_ms, find_times, When};
+use crate::memory::{W5H1, WHEN_RESOLVED};
 use crate::text::find_location;
 use chrono::{DateTime, Utc};
 
@@ -10,6 +11,30 @@ use chrono::{DateTime, Utc};
 pub fn human_time(ms: i64) -> Option<String> {
     let t: DateTime<Utc> = DateTime::from_timestamp_millis(ms)?;
     Some(t.format("%-d %B %Y, %-I:%M %P").to_string())
+}
+
+/// The 5W1H `when` of a text written at `occurred_at`: the time it was written, then each
+/// time expression of the text resolved against that day: "8 May 2023, 1:56 pm · yesterday
+/// = 7 May 2023 · last week = 1–7 May 2023". Vague references ("recently") and expressions
+/// that already name their own date are left out.
+pub fn grounded_when(text: &str, occurred_at: Option<i64>) -> Option<String> {
+    let at = occurred_at?;
+    let written = human_time(at)?;
+    let resolved: Vec<String> = find_times(text, day_of_ms(at))
+        .into_iter()
+        .filter(|t| !t.vague)
+        .filter_map(|t| match t.when {
+            When::Range(r) if !r.label().eq_ignore_ascii_case(&t.phrase) => {
+                Some(format!("{} = {}", t.phrase, r.label()))
+            }
+            _ => None,
+        })
+        .collect();
+    Some(if resolved.is_empty() {
+        written
+    } else {
+        format!("{written}{WHEN_RESOLVED}{}", resolved.join(WHEN_RESOLVED))
+    })
 }
 
 /// 5W1H of a conversation turn.
@@ -27,7 +52,7 @@ pub fn w5h1_for_turn(
     W5H1 {
         who: Some(speaker.to_string()),
         what: Some(text.to_string()),
-        when: occurred_at.and_then(human_time),
+        when: grounded_when(text, occurred_at),
         where_: Some(place),
         why: None,
         how: None,
@@ -333,6 +358,27 @@ mod tests {
             human_time(1_683_554_160_000).unwrap(),
             "8 May 2023, 1:56 pm"
         );
+    }
+
+    #[test]
+    fn when_holds_the_time_written_and_the_times_the_text_refers_to() {
+        // Monday 8 May 2023, 13:56 UTC.
+        let at = Some(1_683_554_160_000);
+        assert_eq!(
+            grounded_when(
+                "I went to a support group yesterday, and last week too.",
+                at
+            )
+            .unwrap(),
+            "8 May 2023, 1:56 pm · yesterday = 7 May 2023 · last week = 1–7 May 2023"
+        );
+        assert_eq!(
+            grounded_when("Recently, on 8 May 2023, nothing.", at).unwrap(),
+            "8 May 2023, 1:56 pm"
+        );
+        assert_eq!(grounded_when("yesterday", None), None);
+        let w = w5h1_for_turn("Mel", "See you tomorrow", at, "c", Some("s1"));
+        assert_eq!(w.resolved_times(), vec!["tomorrow = 9 May 2023"]);
     }
 
     #[test]

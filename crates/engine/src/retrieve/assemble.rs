@@ -86,6 +86,7 @@ fn hit(embedder: &dyn Embedder, memory: Memory, origin: Origin) -> Hit {
         mmr_rank: None,
         packed: false,
         attention: None,
+        reasons: Vec::new(),
     }
 }
 
@@ -142,6 +143,7 @@ mod tests {
             graph: 0.0,
             expand: 0.0,
             clause: 0.0,
+            via: None,
         };
         let c = Candidates {
             cands: (1..=3).map(|id| (id, cand.clone())).collect(),

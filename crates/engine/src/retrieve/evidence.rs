@@ -14,6 +14,8 @@ use std::collections::HashMap;
 pub struct MemoryFacts {
     /// The day it happened and the days its text refers to (vague ones left out).
     pub dates: Vec<DayRange>,
+    /// The phrase each of `dates` was written as; none for the day it happened.
+    pub phrases: Vec<Option<String>>,
     /// Whether its text refers to a time of its own.
     pub dated_text: bool,
     /// Entity keys of its text.
@@ -36,17 +38,20 @@ pub fn facts_of(m: &Memory, known: &[String]) -> MemoryFacts {
 pub fn dates_of(m: &Memory) -> MemoryFacts {
     let day = m.occurred_at.and_then(day_of_ms);
     let mut dates: Vec<DayRange> = day.map(DayRange::day).into_iter().collect();
+    let mut phrases: Vec<Option<String>> = dates.iter().map(|_| None).collect();
     let mut dated_text = false;
     for t in find_times(&m.text, day) {
         if let When::Range(r) = t.when {
             if !t.vague {
                 dates.push(r);
+                phrases.push(Some(t.phrase));
                 dated_text = true;
             }
         }
     }
     MemoryFacts {
         dates,
+        phrases,
         dated_text,
         entities: Vec::new(),
     }

@@ -29,6 +29,8 @@ pub(crate) struct Cand {
     pub expand: f64,
     /// Best similarity to one part of a multi-part question.
     pub clause: f64,
+    /// The candidate it was reached from along a similarity link.
+    pub via: Option<i64>,
 }
 
 impl Cand {
@@ -40,6 +42,7 @@ impl Cand {
             graph: 0.0,
             expand: 0.0,
             clause: 0.0,
+            via: None,
         }
     }
 }
@@ -241,7 +244,9 @@ fn grow(
                     .cands
                     .entry(n)
                     .or_insert_with(|| Cand::new(Origin::Graph, semantic(sources, &out.qvec, n)));
-                c.expand = c.expand.max(link);
+                if link > c.expand {
+                    (c.expand, c.via) = (link, Some(id));
+                }
             }
         }
     }

@@ -14,12 +14,14 @@ pub(crate) mod fixture;
 mod gather;
 mod pack;
 mod plan;
+mod reasons;
 mod router;
 mod score;
 pub mod sources;
 mod tuning;
 
 pub use pack::{attention, knapsack, mmr};
+pub use reasons::{Question, Reason};
 pub use router::{classify, Route};
 pub use tuning::Tuning;
 
@@ -277,6 +279,9 @@ pub struct Hit {
     pub packed: bool,
     /// softmax(q·m/√d) over the packed memories.
     pub attention: Option<f64>,
+    /// Why it matched beyond its scores: dates, entities, links (hits and near misses).
+    #[serde(default)]
+    pub reasons: Vec<Reason>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -301,6 +306,10 @@ pub struct SearchResponse {
     pub vector_path: SearchPath,
     /// Actors the query was matched against (from the query text or `actor`).
     pub actors: Vec<String>,
+    /// What the search read in the question: whether it asks when, the times and entities
+    /// it names.
+    #[serde(default)]
+    pub question: Question,
     /// The top k, best first.
     pub hits: Vec<Hit>,
     /// Connected bubbles of the top results (seed 004), score 0.
@@ -377,6 +386,13 @@ fn run<S: sources::Sources>(
     let score_ms = candidates.timings.graph_ms + ms(t);
     let t = Instant::now();
     let mut assembled = assemble::assemble(sources, ctx.embedder, &candidates, &ranked, q)?;
+    reasons::explain(&mut assembled.hits, plan, &candidates, ctx.known_actors);
+    reasons::explain(
+        &mut assembled.near_misses,
+        plan,
+        &candidates,
+        ctx.known_actors,
+    );
     let budget = q.budget.available();
     let packed = pack::pack(&mut assembled, &candidates.qvec, budget);
     let pack_ms = ms(t);
@@ -389,6 +405,7 @@ fn run<S: sources::Sources>(
         weights: plan.weights,
         vector_path: candidates.vector_path,
         actors: plan.actors.clone(),
+        question: Question::of(plan),
         candidates_considered: ranked.len(),
         hits: assembled.hits,
         connected: assembled.connected,

@@ -231,6 +231,7 @@ mod tests {
             tokens,
             packed: false,
             attention: None,
+            reasons: vec![],
         };
         let mut a = Assembled {
             hits: vec![hit(1, 6), hit(2, 5), hit(3, 5)],

@@ -215,6 +215,7 @@ mod tests {
             graph: 0.0,
             expand: 0.0,
             clause: 0.0,
+            via: None,
         }
     }
 
