@@ -152,7 +152,7 @@ clause: number,
  */
 expand: number, };
 
-export type Origin = "vector" | "lexical" | "both" | "graph" | "adjacent" | "connected";
+export type Origin = "vector" | "lexical" | "both" | "graph" | "adjacent" | "date" | "connected";
 
 export type Reason = { "kind": "date", phrase: string | null, date: string, asked: string, 
 /**

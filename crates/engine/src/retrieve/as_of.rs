@@ -240,4 +240,28 @@ impl Sources for AsOfSources<'_> {
             .filter_map(|id| self.then.memory(*id, today.get(id).cloned()))
             .collect())
     }
+
+    fn occurred_in(
+        &self,
+        days: crate::lang::time::DayRange,
+        filter: &MemoryFilter,
+        limit: usize,
+    ) -> Result<Vec<i64>> {
+        // A memory's time of occurrence never changes; which memories existed and were
+        // visible then is the delta's to say.
+        let wide = MemoryFilter {
+            include_deleted: true,
+            states: State::ALL.to_vec(),
+            superseded: Superseded::Include,
+            ..filter.clone()
+        };
+        let allowed = self.allowed(filter)?;
+        Ok(self
+            .now
+            .occurred_in(days, &wide, limit + self.then.then.len())?
+            .into_iter()
+            .filter(|id| allowed.allows(*id))
+            .take(limit)
+            .collect())
+    }
 }

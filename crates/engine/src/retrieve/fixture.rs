@@ -105,8 +105,13 @@ impl Sources for MapSources {
         Ok(hits)
     }
 
-    fn causal(&self, _: &[i64], _: usize) -> Result<Vec<(i64, usize)>> {
-        Ok(self.causal.clone())
+    fn causal(&self, _: &[i64], depth: usize) -> Result<Vec<(i64, usize)>> {
+        Ok(self
+            .causal
+            .iter()
+            .filter(|x| x.1 <= depth)
+            .copied()
+            .collect())
     }
 
     fn similar(&self, id: i64) -> Result<Vec<(i64, f64)>> {
@@ -125,5 +130,22 @@ impl Sources for MapSources {
             .iter()
             .filter_map(|id| self.memories.get(id).cloned())
             .collect())
+    }
+
+    fn occurred_in(
+        &self,
+        days: crate::lang::time::DayRange,
+        filter: &MemoryFilter,
+        limit: usize,
+    ) -> Result<Vec<i64>> {
+        let (from, to) = super::sources::day_span_ms(days);
+        let mut found: Vec<&Memory> = self
+            .memories
+            .values()
+            .filter(|m| filter.matches(m) && !self.hidden.contains(&m.id))
+            .filter(|m| m.occurred_at.is_some_and(|t| from <= t && t <= to))
+            .collect();
+        found.sort_by(|a, b| b.importance.total_cmp(&a.importance).then(a.id.cmp(&b.id)));
+        Ok(found.into_iter().take(limit).map(|m| m.id).collect())
     }
 }

@@ -10,6 +10,7 @@ use super::sources::{Allowed, Sources};
 use super::{ms, Origin, Route, SearchQuery, CONNECTED_FROM};
 use crate::embed::Embedder;
 use crate::index::SearchPath;
+use crate::lang::time::{DayRange, When};
 use crate::memory::{Kind, Memory};
 use crate::{Error, Result};
 use std::collections::HashMap;
@@ -125,9 +126,25 @@ pub(crate) fn gather(
                 .or_insert_with(|| Cand::new(Origin::Vector, semantic(sources, &qvec, id)));
         }
     }
-    if plan.route == Route::Causal {
+    for days in dated_days(plan) {
+        for id in sources.occurred_in(days, &q.filter, plan.pool / 2)? {
+            if allowed.allows(id) {
+                cands
+                    .entry(id)
+                    .or_insert_with(|| Cand::new(Origin::Date, semantic(sources, &qvec, id)));
+            }
+        }
+    }
+    // The causal route walks causal and derived links two hops from its seeds; the hybrid
+    // route combines the vector and lexical search with a one-hop walk (seed 001).
+    let walk = match plan.route {
+        Route::Causal => CAUSAL_DEPTH,
+        Route::Hybrid => 1,
+        Route::Direct | Route::Pattern => 0,
+    };
+    if walk > 0 {
         let seeds: Vec<i64> = vector_hits.iter().take(CAUSAL_SEEDS).map(|h| h.0).collect();
-        for (id, depth) in sources.causal(&seeds, CAUSAL_DEPTH)? {
+        for (id, depth) in sources.causal(&seeds, walk)? {
             if allowed.allows(id) {
                 let c = cands
                     .entry(id)
@@ -158,6 +175,30 @@ pub(crate) fn gather(
     out.timings.graph_ms = ms(t);
     Ok(out)
 }
+
+/// Days whose memories join the candidates: each time the question names that spans at most
+/// [`DATED_MAX_DAYS`], widened by a week on either side (the temporal signal is half at a
+/// week). Off when the temporal stage is.
+fn dated_days(plan: &Plan) -> Vec<DayRange> {
+    if plan.tuning.temporal <= 0.0 {
+        return Vec::new();
+    }
+    plan.analysis
+        .times
+        .iter()
+        .filter_map(|t| match t.when {
+            When::Range(r) if r.days() <= DATED_MAX_DAYS => Some(DayRange::new(
+                r.start - chrono::Duration::days(7),
+                r.end + chrono::Duration::days(7),
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A named time longer than this ("in 2023") is too wide to bring candidates by date; the
+/// temporal signal still ranks the others by it.
+const DATED_MAX_DAYS: i64 = 31;
 
 /// The query's vectors and its BM25 matches, each as it came out, with its time.
 struct QueryMatches {
@@ -364,6 +405,31 @@ mod tests {
     }
 
     #[test]
+    fn a_named_day_brings_the_memories_that_happened_then_beyond_the_vector_pool() {
+        let e = HashEmbedder::new(32);
+        // 60 memories nearer the query than the dated one; k = 1 asks each source for 50.
+        let mut s = (1..=60).fold(MapSources::default(), |s, id| {
+            let text = format!("alpha beta {id}");
+            let v = e.embed_one(&text).unwrap();
+            s.with(memory(id, &text, "Ada"), v)
+        });
+        let mut dated = memory(99, "zeta", "Ada");
+        dated.occurred_at = Some(1_682_942_400_000); // 1 May 2023, noon UTC
+        let mut other_day = memory(98, "zeta", "Ada");
+        other_day.occurred_at = Some(1_690_000_000_000); // late July 2023
+        s = s
+            .with(dated, e.embed_one("zeta").unwrap())
+            .with(other_day, e.embed_one("zeta").unwrap());
+        let mut q = SearchQuery::new("alpha beta on 1 May 2023");
+        q.k = 1;
+        let c = run(&s, &q);
+        assert_eq!(c.cands[&99].origin, Origin::Date);
+        assert!(!c.cands.contains_key(&98), "another day is not brought");
+        q.tuning.temporal = 0.0;
+        assert!(!run(&s, &q).cands.contains_key(&99), "off with its stage");
+    }
+
+    #[test]
     fn the_direct_route_asks_no_lexical_source() {
         let mut s = sources();
         s.bm25 = HashMap::from([(9, 2.0)]);
@@ -375,12 +441,13 @@ mod tests {
     }
 
     #[test]
-    fn the_causal_route_adds_graph_candidates_the_filter_allows() {
+    fn the_causal_route_walks_two_hops_the_hybrid_one_and_the_others_none() {
         let mut s = sources();
         s.vectors.retain(|&id, _| id <= 2);
         s.memories.insert(7, memory(7, "cause", "Ada"));
         s.memories.insert(8, memory(8, "hidden", "Ada"));
-        s.causal = vec![(7, 2), (8, 1)];
+        s.memories.insert(6, memory(6, "effect", "Ada"));
+        s.causal = vec![(7, 2), (8, 1), (6, 1)];
         s.hidden = vec![8];
         let mut q = SearchQuery::new("why alpha");
         q.route = Some(Route::Causal);
@@ -389,10 +456,16 @@ mod tests {
         assert_eq!(c.cands[&7].graph, 0.5);
         assert!(!c.cands.contains_key(&8));
         q.route = Some(Route::Hybrid);
-        assert!(
-            !run(&s, &q).cands.contains_key(&7),
-            "only the causal route walks"
+        let c = run(&s, &q);
+        assert!(!c.cands.contains_key(&7), "the hybrid route walks one hop");
+        assert_eq!(
+            (c.cands[&6].origin, c.cands[&6].graph),
+            (Origin::Graph, 1.0)
         );
+        for route in [Route::Pattern, Route::Direct] {
+            q.route = Some(route);
+            assert!(!run(&s, &q).cands.contains_key(&6), "{route:?} walks none");
+        }
     }
 
     #[test]

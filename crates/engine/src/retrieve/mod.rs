@@ -85,6 +85,9 @@ impl Default for Weights {
     }
 }
 
+/// The share of the semantic weight the pattern route gives to lexical matching.
+const PATTERN_SHIFT: f64 = 0.4;
+
 impl Weights {
     pub fn validate(&self) -> Result<()> {
         let all = [
@@ -109,7 +112,9 @@ impl Weights {
         Ok(())
     }
 
-    /// The weights a route uses: `direct` moves the lexical weight to semantic.
+    /// The weights a route uses: `direct` moves the lexical weight to semantic; `pattern`
+    /// (identifiers, quotes, keywords) leads with words: it moves [`PATTERN_SHIFT`] of
+    /// the semantic weight to lexical.
     fn for_route(self, route: Route) -> Self {
         match route {
             Route::Direct => Self {
@@ -117,7 +122,15 @@ impl Weights {
                 lexical: 0.0,
                 ..self
             },
-            _ => self,
+            Route::Pattern => {
+                let moved = self.semantic * PATTERN_SHIFT;
+                Self {
+                    semantic: self.semantic - moved,
+                    lexical: self.lexical + moved,
+                    ..self
+                }
+            }
+            Route::Causal | Route::Hybrid => self,
         }
     }
 }
@@ -259,6 +272,8 @@ pub enum Origin {
     Both,
     Graph,
     Adjacent,
+    /// Happened within a time the question names.
+    Date,
     /// A connected bubble of a top result (score 0).
     Connected,
 }

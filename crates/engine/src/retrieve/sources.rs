@@ -4,6 +4,7 @@
 //! implementation today.
 
 use crate::index::{SearchPath, VectorIndex};
+use crate::lang::time::DayRange;
 use crate::memory::{LinkKind, Memory, State};
 use crate::store::{MemoryFilter, Superseded, Tx};
 use crate::Result;
@@ -60,6 +61,18 @@ pub trait Sources {
     fn adjacent(&self, ids: &[i64]) -> Result<HashMap<i64, [Option<i64>; 2]>>;
     /// The memories with these ids (missing ones left out).
     fn memories(&self, ids: &[i64]) -> Result<Vec<Memory>>;
+    /// At most `limit` memories passing `filter` that happened within `days`, the most
+    /// important first.
+    fn occurred_in(&self, days: DayRange, filter: &MemoryFilter, limit: usize) -> Result<Vec<i64>>;
+}
+
+/// Unix ms of the first and last instant of `days` (UTC).
+pub fn day_span_ms(days: DayRange) -> (i64, i64) {
+    let ms = |d: chrono::NaiveDate| {
+        d.and_hms_opt(0, 0, 0)
+            .map_or(0, |t| t.and_utc().timestamp_millis())
+    };
+    (ms(days.start), ms(days.end) + 86_400_000 - 1)
 }
 
 /// The SQLite store read in one transaction, with the vector index beside it.
@@ -141,6 +154,11 @@ impl Sources for StoreSources<'_> {
 
     fn memories(&self, ids: &[i64]) -> Result<Vec<Memory>> {
         self.read.get_memories(ids)
+    }
+
+    fn occurred_in(&self, days: DayRange, filter: &MemoryFilter, limit: usize) -> Result<Vec<i64>> {
+        let (from, to) = day_span_ms(days);
+        self.read.occurred_between(filter, from, to, limit)
     }
 }
 

@@ -554,6 +554,25 @@ impl Tx<'_> {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
+    /// Ids of at most `limit` memories passing `filter` that happened between `from` and
+    /// `to` (Unix ms, inclusive), the most important first.
+    pub fn occurred_between(
+        &self,
+        filter: &MemoryFilter,
+        from: i64,
+        to: i64,
+        limit: usize,
+    ) -> Result<Vec<i64>> {
+        let (cond, mut params) = filter.to_sql();
+        params.extend([from, to, limit as i64].map(Value::Integer));
+        let mut stmt = self.conn().prepare(&format!(
+            "SELECT m.id FROM memories m WHERE {cond} AND m.occurred_at BETWEEN ? AND ?
+             ORDER BY m.importance DESC, m.id LIMIT ?"
+        ))?;
+        let rows = stmt.query_map(rusqlite::params_from_iter(params), |r| r.get(0))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
     /// Ids of the memories passing `filter`.
     pub fn filter_ids(&self, filter: &MemoryFilter) -> Result<Vec<i64>> {
         let (cond, params) = filter.to_sql();

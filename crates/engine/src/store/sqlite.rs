@@ -37,6 +37,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0007_curation.sql"),
     include_str!("migrations/0008_time_travel.sql"),
     include_str!("migrations/0009_validity.sql"),
+    include_str!("migrations/0010_occurred_index.sql"),
 ];
 
 /// The store's schema version after all migrations.

@@ -89,14 +89,19 @@ fn the_causal_route_reaches_causes_through_the_links() {
         "reached at depth 1: {:?}",
         hit.signals
     );
-    // The same query without the graph: the cause has no graph signal and ranks lower.
-    let plain = f
-        .engine
-        .search_readonly(&SearchQuery {
-            route: Some(Route::Hybrid),
-            ..q.clone()
-        })
-        .unwrap();
+    // The hybrid route walks the one hop too; the pattern route walks none.
+    let routed = |route| {
+        f.engine
+            .search_readonly(&SearchQuery {
+                route: Some(route),
+                ..q.clone()
+            })
+            .unwrap()
+    };
+    let hybrid = routed(Route::Hybrid);
+    let hybrid_hit = hybrid.hits.iter().find(|h| h.memory.id == cause);
+    assert!(hybrid_hit.is_some_and(|h| h.signals.graph >= 1.0));
+    let plain = routed(Route::Pattern);
     let plain_hit = plain.hits.iter().find(|h| h.memory.id == cause);
     assert!(plain_hit.is_none_or(|h| h.signals.graph == 0.0));
 }
