@@ -126,6 +126,13 @@ test("search shows ranked hits with signals in the X-ray", { timeout: 60000 }, a
   assert.match(table, /412 hours/);
   const summary = await s.text('[data-testid="xray-summary"]');
   assert.match(summary, /route/);
+  // What the search read in the question, and why the lamp's turn matched it: its own
+  // "September", resolved against the day it was said (20 October 2026).
+  assert.match(await s.text('[data-testid="xray-question"]'), /names September = September/);
+  const why = await s.exec(`return [...document.querySelectorAll('[data-testid="xray-table"] tr.hit')]
+    .filter((tr) => tr.textContent.includes("412 hours"))
+    .map((tr) => tr.querySelector('[data-testid="xray-why"]')?.textContent ?? "")[0] ?? "";`);
+  assert.match(why, /"September" = September 2026, within September/);
   await shot("xray");
 });
 

@@ -150,7 +150,12 @@ clause: number,
 /**
  * Reached along a similarity link from a top hit (the link's score).
  */
-expand: number, };
+expand: number, 
+/**
+ * The share of the query's exact patterns (quoted phrases, code-like tokens) the
+ * memory holds; scored on the pattern route.
+ */
+pattern: number, };
 
 export type Origin = "vector" | "lexical" | "both" | "graph" | "adjacent" | "date" | "connected";
 
@@ -158,7 +163,7 @@ export type Reason = { "kind": "date", phrase: string | null, date: string, aske
 /**
  * Days between the two (0 when they overlap).
  */
-gap_days: number, } | { "kind": "dated", phrase: string, date: string, } | { "kind": "entity", names: Array<string>, } | { "kind": "link", link: string, from: number | null, };
+gap_days: number, } | { "kind": "dated", phrase: string, date: string, } | { "kind": "entity", names: Array<string>, } | { "kind": "pattern", found: Array<string>, } | { "kind": "link", link: string, from: number | null, };
 
 export type Question = { 
 /**

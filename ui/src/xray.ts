@@ -20,6 +20,7 @@ export function reasonText(r: Reason): string {
     }
     case "dated": return `"${r.phrase}" = ${r.date}`;
     case "entity": return `names ${r.names.join(", ")}`;
+    case "pattern": return `holds ${r.found.map((f) => `"${f}"`).join(", ")}`;
     case "link": return r.from === null ? `reached by a ${r.link} link` : `${r.link} #${r.from}`;
   }
 }

@@ -175,6 +175,7 @@ fn reason_text(r: &Reason) -> String {
         }
         Reason::Dated { phrase, date } => format!("\"{phrase}\" = {date}"),
         Reason::Entity { names } => format!("names {}", names.join(", ")),
+        Reason::Pattern { found } => format!("holds \"{}\"", found.join("\", \"")),
         Reason::Link { link, from: None } => format!("reached by a {link} link"),
         Reason::Link {
             link,

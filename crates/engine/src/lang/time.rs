@@ -669,7 +669,7 @@ impl Scan<'_> {
     }
 
     /// "on Friday", "Saturday": the nearest such day before the text (after it when the
-    /// sentence speaks of the future).
+    /// sentence speaks of the future); vague when it is a habit ("every Tuesday").
     fn weekday(&self, i: usize, anchor: NaiveDate) -> Option<Found> {
         let wd = weekday_of(self.word(i)).filter(|_| self.capitalised(i))?;
         let d = if self.future(i, i + 1) {
@@ -677,7 +677,10 @@ impl Scan<'_> {
         } else {
             previous_weekday(anchor, wd)
         };
-        Some((1, When::Range(DayRange::day(d)), false))
+        // "every Tuesday", "on Fridays": a habit, not a day.
+        let habit = self.word(i).ends_with("days")
+            || (i > 0 && matches!(self.word(i - 1), "every" | "each" | "most" | "all"));
+        Some((1, When::Range(DayRange::day(d)), habit))
     }
 
     /// "in the summer", "this winter", "last spring" (northern seasons by month:
@@ -880,6 +883,16 @@ mod tests {
             range(d(2023, 5, 6), d(2023, 5, 6))
         );
         assert_eq!(one("3 days ago"), range(d(2023, 5, 5), d(2023, 5, 5)));
+    }
+
+    #[test]
+    fn a_weekday_said_as_a_habit_is_vague() {
+        for habit in ["I polish the lens every Tuesday.", "We swim on Fridays."] {
+            let found = find_times(habit, monday());
+            assert!(found.len() == 1 && found[0].vague, "{habit}: {found:?}");
+        }
+        let once = find_times("I saw her on Friday.", monday());
+        assert!(!once[0].vague);
     }
 
     #[test]

@@ -35,6 +35,8 @@ pub(crate) struct Plan {
     pub place: Option<String>,
     /// The texts embedded: the question first, then the parts of a multi-part question.
     pub to_embed: Vec<String>,
+    /// The exact strings the pattern route looks for (quoted phrases, code-like tokens).
+    pub patterns: Vec<String>,
 }
 
 /// Validates `q` and plans its search; `now` is used unless the query fixes the time.
@@ -82,6 +84,11 @@ pub(crate) fn plan(
         pool: pool(q.k),
         analysis,
         to_embed,
+        patterns: if route == Route::Pattern {
+            super::router::patterns(&query)
+        } else {
+            Vec::new()
+        },
         query,
     })
 }

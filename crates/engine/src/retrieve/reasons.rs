@@ -27,6 +27,9 @@ pub enum Reason {
     Dated { phrase: String, date: String },
     /// The memory names these of the question's entities.
     Entity { names: Vec<String> },
+    /// The memory holds these exact strings of a pattern query (quoted phrases, code-like
+    /// tokens), lower-cased.
+    Pattern { found: Vec<String> },
     /// Reached from another memory: `link` is "replies to" or "is followed by" (adjacent
     /// turns), "causal" or "similar" (links in the store).
     Link { link: String, from: Option<i64> },
@@ -48,6 +51,16 @@ pub(crate) fn explain(hits: &mut [Hit], plan: &Plan, c: &Candidates, known: &[St
             .collect();
         if !named.is_empty() {
             out.push(Reason::Entity { names: named });
+        }
+        let lower = h.memory.text.to_lowercase();
+        let found: Vec<String> = plan
+            .patterns
+            .iter()
+            .filter(|p| lower.contains(p.as_str()))
+            .cloned()
+            .collect();
+        if !found.is_empty() {
+            out.push(Reason::Pattern { found });
         }
         out.extend(links(h, c));
         h.reasons = out;
@@ -220,6 +233,16 @@ mod tests {
             link: "replies to".into(),
             from: Some(2)
         }));
+    }
+
+    #[test]
+    fn a_pattern_query_names_the_exact_strings_a_memory_holds() {
+        let (hits, _) = explained(&sources(), r#"Caroline "support group""#);
+        let said = hits.iter().find(|h| h.memory.id == 1).unwrap();
+        assert!(said.reasons.contains(&Reason::Pattern {
+            found: vec!["support group".into()]
+        }));
+        assert!(said.signals.pattern > 0.99);
     }
 
     #[test]

@@ -76,22 +76,51 @@ pub fn classify(query: &str, has_causal_links: bool) -> (Route, &'static str) {
         return (Route::Direct, "no words to match lexically");
     }
     let tokens: Vec<&str> = query.split_whitespace().collect();
-    let patterned = query.contains('"')
-        || tokens.iter().any(|t| {
-            let t = t.trim_matches(|c: char| !c.is_alphanumeric() && c != '_' && c != '/');
-            t.contains('_')
-                || t.contains("::")
-                || (t.contains('/') && t.len() > 2)
-                || t.chars().any(|c| c.is_ascii_digit()) && t.chars().any(|c| c.is_alphabetic())
-                || is_camel_case(t)
-        });
-    if patterned {
+    if query.contains('"') || !patterns(query).is_empty() {
         return (Route::Pattern, "identifier, path, quote or code-like token");
     }
     if tokens.len() <= 2 {
         return (Route::Pattern, "keyword query (two words or fewer)");
     }
     (Route::Hybrid, "natural-language query")
+}
+
+/// The exact strings a pattern query asks for: quoted phrases ("The Lean Startup") and
+/// code-like tokens (`parse_config`, `std::fs`, `src/main.rs`, `HnswIo`, `5K`, `TICKET-42`),
+/// lower-cased.
+pub fn patterns(query: &str) -> Vec<String> {
+    let mut out: Vec<String> = query
+        .split('"')
+        .skip(1)
+        .step_by(2)
+        .map(|p| p.trim().to_lowercase())
+        .filter(|p| !p.is_empty())
+        .collect();
+    for t in query.split_whitespace() {
+        let t = t.trim_matches(|c: char| !c.is_alphanumeric() && c != '_' && c != '/');
+        let code_like = t.contains('_')
+            || t.contains("::")
+            || (t.contains('/') && t.len() > 2)
+            || t.chars().any(|c| c.is_ascii_digit()) && t.chars().any(|c| c.is_alphabetic())
+            || is_camel_case(t);
+        if code_like && !out.iter().any(|p| p.contains(&t.to_lowercase())) {
+            out.push(t.to_lowercase());
+        }
+    }
+    out
+}
+
+/// The share of `patterns` that `text` holds (case-insensitive).
+pub fn pattern_share(patterns: &[String], text: &str) -> f64 {
+    if patterns.is_empty() {
+        return 0.0;
+    }
+    let lower = text.to_lowercase();
+    patterns
+        .iter()
+        .filter(|p| lower.contains(p.as_str()))
+        .count() as f64
+        / patterns.len() as f64
 }
 
 fn is_camel_case(t: &str) -> bool {
@@ -104,6 +133,22 @@ fn is_camel_case(t: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn patterns_are_quoted_phrases_and_code_like_tokens() {
+        assert_eq!(
+            patterns(r#"When did Jon start reading "The Lean Startup"?"#),
+            vec!["the lean startup"]
+        );
+        assert_eq!(
+            patterns("error in parse_config at src/main.rs after the 5K run"),
+            vec!["parse_config", "src/main.rs", "5k"]
+        );
+        assert!(patterns("what did Caroline paint").is_empty());
+        let p = patterns(r#""Becoming Nicole" by parse_config"#);
+        assert_eq!(pattern_share(&p, "I read BECOMING NICOLE twice"), 0.5);
+        assert_eq!(pattern_share(&[], "anything"), 0.0);
+    }
 
     #[test]
     fn routes_follow_the_rules() {

@@ -9,6 +9,8 @@ use crate::memory::{Kind, Memory};
 use std::collections::HashSet;
 
 const DAY_MS: f64 = 86_400_000.0;
+/// The pattern route's credit for holding the query's exact patterns (all of them).
+const PATTERN_WEIGHT: f64 = 0.2;
 /// Adjacent-turn signal: the preceding turn counts fully when it was a question, by this
 /// share when it was a statement; the following turn by `NEXT_TURN_SHARE`.
 const STATEMENT_SHARE: f64 = 0.5;
@@ -112,6 +114,7 @@ fn signals_of(
         entity: evidence::entity_signal(entity_keys, facts),
         clause: cand.clause,
         expand: cand.expand,
+        pattern: super::router::pattern_share(&plan.patterns, &m.text),
     };
     Evidence {
         signals,
@@ -159,6 +162,7 @@ fn fuse(plan: &Plan, q: &SearchQuery, m: &Memory, e: &Evidence) -> f64 {
                 + w.usage * s.usage
                 + q.neighbour_weight * s.neighbour
                 + 0.1 * s.graph
+                + PATTERN_WEIGHT * s.pattern
                 + t.temporal * e.dated_in
                 + t.when_prior * e.dated
                 + t.entity * s.entity
