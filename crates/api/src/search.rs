@@ -83,7 +83,7 @@ pub struct SearchHit {
     pub rank: Option<usize>,
     /// The score the ranking used (fused or context-mode).
     pub score: f64,
-    /// How the candidate was found: vector, lexical, both, graph, adjacent.
+    /// How the candidate was found: vector, lexical, both, graph, adjacent, date.
     pub origin: String,
     pub kind: String,
     pub text: String,
@@ -92,6 +92,10 @@ pub struct SearchHit {
     /// Unix milliseconds.
     pub occurred_at: Option<i64>,
     pub importance: f64,
+    /// Why it matched beyond its score: the date that met the question's time, the
+    /// question's entities or exact strings it holds, the link it was reached by.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub why: Vec<String>,
 }
 
 /// A search's ranked hits, as agents receive them.
@@ -128,6 +132,7 @@ impl From<SearchResponse> for SearchResult {
                     conversation: h.memory.conversation,
                     occurred_at: h.memory.occurred_at,
                     importance: h.memory.importance,
+                    why: h.reasons.iter().map(ToString::to_string).collect(),
                 })
                 .collect(),
             query: r.query,

@@ -16,7 +16,7 @@ macro_rules! out {
 
 use indicatif::{ProgressBar, ProgressStyle};
 use somna_engine::eval::locomo::{Report, Scores};
-use somna_engine::retrieve::{Hit, Reason, SearchResponse};
+use somna_engine::retrieve::{Hit, SearchResponse};
 use somna_engine::{Memory, MemoryDetail, Progress, ProgressEvent, Stats};
 use std::sync::Mutex;
 
@@ -154,36 +154,6 @@ fn hit_line(h: &Hit) -> String {
     )
 }
 
-/// One reason a hit matched, as the X-ray writes it.
-fn reason_text(r: &Reason) -> String {
-    match r {
-        Reason::Date {
-            phrase,
-            date,
-            asked,
-            gap_days,
-        } => {
-            let what = match phrase {
-                None => format!("happened {date}"),
-                Some(p) => format!("\"{p}\" = {date}"),
-            };
-            if *gap_days == 0 {
-                format!("{what}, within {asked}")
-            } else {
-                format!("{what}, {gap_days} d from {asked}")
-            }
-        }
-        Reason::Dated { phrase, date } => format!("\"{phrase}\" = {date}"),
-        Reason::Entity { names } => format!("names {}", names.join(", ")),
-        Reason::Pattern { found } => format!("holds \"{}\"", found.join("\", \"")),
-        Reason::Link { link, from: None } => format!("reached by a {link} link"),
-        Reason::Link {
-            link,
-            from: Some(id),
-        } => format!("{link} #{id}"),
-    }
-}
-
 pub fn print_search(r: &SearchResponse) {
     out!(
         "route {:?} ({}), mode {:?}, {} candidates, {:.1} ms (embed {:.1}, vector {:.1} {:?}, lexical {:.1})",
@@ -210,7 +180,7 @@ pub fn print_search(r: &SearchResponse) {
     for h in &r.hits {
         out!("{}", hit_line(h));
         if !h.reasons.is_empty() {
-            let why: Vec<String> = h.reasons.iter().map(reason_text).collect();
+            let why: Vec<String> = h.reasons.iter().map(ToString::to_string).collect();
             out!("      why: {}", why.join(" · "));
         }
     }

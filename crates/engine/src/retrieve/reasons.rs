@@ -35,11 +35,49 @@ pub enum Reason {
     Link { link: String, from: Option<i64> },
 }
 
+/// As the X-ray and `somna search` write it: `"yesterday" = 7 May 2023, within May 2023`,
+/// `names Lake Tahoe`, `holds "the lean startup"`, `replies to #2`.
+impl std::fmt::Display for Reason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Reason::Date {
+                phrase,
+                date,
+                asked,
+                gap_days,
+            } => {
+                match phrase {
+                    None => write!(f, "happened {date}")?,
+                    Some(p) => write!(f, "\"{p}\" = {date}")?,
+                }
+                if *gap_days == 0 {
+                    write!(f, ", within {asked}")
+                } else {
+                    write!(f, ", {gap_days} d from {asked}")
+                }
+            }
+            Reason::Dated { phrase, date } => write!(f, "\"{phrase}\" = {date}"),
+            Reason::Entity { names } => write!(f, "names {}", names.join(", ")),
+            Reason::Pattern { found } => write!(f, "holds \"{}\"", found.join("\", \"")),
+            Reason::Link { link, from: None } => write!(f, "reached by a {link} link"),
+            Reason::Link {
+                link,
+                from: Some(id),
+            } => write!(f, "{link} #{id}"),
+        }
+    }
+}
+
 /// Fills the reasons of `hits` from the plan and the candidates they were ranked among.
 pub(crate) fn explain(hits: &mut [Hit], plan: &Plan, c: &Candidates, known: &[String]) {
     let entity_keys = evidence::query_entity_keys(&plan.analysis, &plan.actors);
+    let reads_dates = plan.analysis.asks_when || !plan.analysis.times.is_empty();
     for h in hits {
-        let facts = evidence::facts_of(&h.memory, known);
+        let facts = match (entity_keys.is_empty(), reads_dates) {
+            (false, _) => evidence::facts_of(&h.memory, known),
+            (true, true) => evidence::dates_of(&h.memory),
+            (true, false) => MemoryFacts::default(),
+        };
         let mut out = dates(plan, &facts);
         let named: Vec<String> = plan
             .analysis
@@ -233,6 +271,9 @@ mod tests {
             link: "replies to".into(),
             from: Some(2)
         }));
+        let written: Vec<String> = said.reasons.iter().map(ToString::to_string).collect();
+        assert!(written.contains(&"\"yesterday\" = 7 May 2023".to_string()));
+        assert!(written.contains(&"replies to #2".to_string()));
     }
 
     #[test]

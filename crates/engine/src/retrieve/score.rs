@@ -31,7 +31,9 @@ pub(crate) fn score(
         .unwrap_or(0)
         .max(1) as f64;
     let tuning = plan.tuning;
-    let reads_dates = tuning.temporal > 0.0 || tuning.when_prior > 0.0;
+    // A memory's dates matter only to a question that names a time or asks when.
+    let reads_dates = (tuning.temporal > 0.0 && !plan.analysis.times.is_empty())
+        || (tuning.when_prior > 0.0 && plan.analysis.asks_when);
     let entity_keys = evidence::query_entity_keys(&plan.analysis, &plan.actors);
     let mut scored: Vec<(i64, Signals, f64)> = Vec::with_capacity(c.cands.len());
     for (&id, cand) in &c.cands {
