@@ -129,10 +129,12 @@ test("search shows ranked hits with signals in the X-ray", { timeout: 60000 }, a
   // What the search read in the question, and why the lamp's turn matched it: its own
   // "September", resolved against the day it was said (20 October 2026).
   assert.match(await s.text('[data-testid="xray-question"]'), /names September = September/);
-  const why = await s.exec(`return [...document.querySelectorAll('[data-testid="xray-table"] tr.hit')]
-    .filter((tr) => tr.textContent.includes("412 hours"))
-    .map((tr) => tr.querySelector('[data-testid="xray-why"]')?.textContent ?? "")[0] ?? "";`);
+  const why = await s.exec(`const row = [...document.querySelectorAll('[data-testid="xray-table"] tr.hit:not(.why)')]
+      .find((tr) => tr.textContent.includes("412 hours"));
+    const next = row?.nextElementSibling;
+    return next?.classList.contains("why") ? next.textContent : "";`);
   assert.match(why, /"September" = September 2026, within September/);
+  await s.exec(`document.querySelectorAll(".toast").forEach((t) => t.remove());`);
   await shot("xray");
 });
 

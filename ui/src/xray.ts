@@ -85,10 +85,7 @@ export class Xray {
           hit.memory.superseded_by !== null
             ? h("span", { class: "state s-superseded", title: `replaced by #${hit.memory.superseded_by}` }, "superseded ")
             : null,
-          h("span", { class: "text" }, hit.memory.text.slice(0, 300)),
-          hit.reasons.length
-            ? h("div", { class: "why", "data-testid": "xray-why" }, ...hit.reasons.map((x) => h("span", { class: "reason" }, reasonText(x))))
-            : null),
+          h("span", { class: "text" }, hit.memory.text.slice(0, 300))),
         ...SIGNALS.map((s) => {
           const v = hit.signals[s];
           const td = h("td", { class: "num sig" }, v ? fmtNum(v, 2) : "");
@@ -100,6 +97,13 @@ export class Xray {
         h("td", { class: "num" }, String(hit.tokens)),
         h("td", null, hit.packed ? "✓" : ""));
       body.append(tr);
+      // Why it matched, on a line of its own under the row: dates, entities, links.
+      if (hit.reasons.length) {
+        body.append(h("tr", { class: `why ${cls}`, "data-id": String(hit.memory.id) },
+          h("td", null),
+          h("td", { colspan: String(SIGNALS.length + 5), "data-testid": "xray-why" },
+            ...hit.reasons.map((x) => h("span", { class: "reason" }, reasonText(x))))));
+      }
     };
     r.hits.forEach((x) => row(x, "hit"));
     if (r.near_misses.length) {
