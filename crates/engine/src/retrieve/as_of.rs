@@ -182,16 +182,10 @@ impl Sources for AsOfSources<'_> {
     fn lexical(&self, query: &str, filter: &MemoryFilter, limit: usize) -> Result<Vec<(i64, f64)>> {
         // Today's index over every memory (then-visible ones may be deleted or forgotten
         // now), kept to those visible then whose text has not changed since.
-        let wide = MemoryFilter {
-            include_deleted: true,
-            states: State::ALL.to_vec(),
-            superseded: Superseded::Include,
-            ..filter.clone()
-        };
         let allowed = self.allowed(filter)?;
         Ok(self
             .now
-            .lexical(query, &wide, limit + self.then.then.len())?
+            .lexical(query, &widened(filter), limit + self.then.then.len())?
             .into_iter()
             .filter(|(id, _)| allowed.allows(*id) && !self.retexted.contains(id))
             .take(limit)
@@ -249,19 +243,24 @@ impl Sources for AsOfSources<'_> {
     ) -> Result<Vec<i64>> {
         // A memory's time of occurrence never changes; which memories existed and were
         // visible then is the delta's to say.
-        let wide = MemoryFilter {
-            include_deleted: true,
-            states: State::ALL.to_vec(),
-            superseded: Superseded::Include,
-            ..filter.clone()
-        };
         let allowed = self.allowed(filter)?;
         Ok(self
             .now
-            .occurred_in(days, &wide, limit + self.then.then.len())?
+            .occurred_in(days, &widened(filter), limit + self.then.then.len())?
             .into_iter()
             .filter(|id| allowed.allows(*id))
             .take(limit)
             .collect())
+    }
+}
+
+/// `filter` over every memory today, whatever its state: one visible then may be deleted,
+/// forgotten or superseded now.
+fn widened(filter: &MemoryFilter) -> MemoryFilter {
+    MemoryFilter {
+        include_deleted: true,
+        states: State::ALL.to_vec(),
+        superseded: Superseded::Include,
+        ..filter.clone()
     }
 }

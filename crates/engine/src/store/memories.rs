@@ -870,3 +870,50 @@ impl Tx<'_> {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::Store;
+    use super::MemoryFilter;
+    use crate::memory::{Kind, NewMemory};
+
+    #[test]
+    fn memories_that_happened_between_two_times_come_most_important_first_within_the_filter() {
+        let mut store = Store::open_in_memory().unwrap();
+        let day = 86_400_000;
+        let ids = store
+            .transaction(|tx| {
+                let mut ids = Vec::new();
+                for (i, (at, conversation, importance)) in [
+                    (Some(10 * day), "a", 0.2),
+                    (Some(11 * day), "a", 0.9),
+                    (Some(11 * day), "b", 0.9),
+                    (Some(40 * day), "a", 1.0),
+                    (None, "a", 1.0),
+                ]
+                .into_iter()
+                .enumerate()
+                {
+                    let mut m = NewMemory::new(Kind::Episode, format!("m{i}"));
+                    m.occurred_at = at;
+                    m.conversation = Some(conversation.into());
+                    m.importance = importance;
+                    ids.push(tx.insert_memory(&m, 1.0, 0)?);
+                }
+                Ok(ids)
+            })
+            .unwrap();
+        let in_a = MemoryFilter {
+            conversation: Some("a".into()),
+            ..Default::default()
+        };
+        let found = store
+            .snapshot(|tx| tx.occurred_between(&in_a, 10 * day, 12 * day, 10))
+            .unwrap();
+        assert_eq!(found, vec![ids[1], ids[0]]);
+        let first = store
+            .snapshot(|tx| tx.occurred_between(&in_a, 10 * day, 12 * day, 1))
+            .unwrap();
+        assert_eq!(first, vec![ids[1]]);
+    }
+}
