@@ -95,7 +95,6 @@ const FACT_OPENINGS: &[(&str, &str)] = &[
     ("i speak ", "{} speaks "),
     ("i play ", "{} plays "),
     ("i always ", "{} always "),
-    ("i never ", "{} never "),
     ("i usually ", "{} usually "),
     ("my favorite ", "{}'s favorite "),
     ("my favourite ", "{}'s favourite "),
@@ -197,18 +196,131 @@ const EMPTY_WORDS: &[&str] = &[
     "it", "this", "that", "them", "again", "all", "both", "just", "pretty",
 ];
 
-/// Whether the rest of a fact ("pottery and hiking", not "it", "to" or "how you use it")
-/// names something a reader can understand without the conversation around it.
+/// Words that point at something in the conversation or a photo ("the freedom it brings",
+/// "seeing them eat", "this city"): a fact whose first clause holds one cannot be read alone.
+const ANAPHORA: &[&str] = &[
+    "it", "this", "these", "those", "them", "they", "here", "there", "that's",
+];
+
+/// Nouns for what a person sees in something shown ("the color and texture", "the theme",
+/// "the dark sky and green scenery"): a remark on a photo, not a property of its speaker.
+const REMARKS: &[&str] = &[
+    "color",
+    "colors",
+    "colour",
+    "colours",
+    "texture",
+    "theme",
+    "details",
+    "detail",
+    "vibe",
+    "vibes",
+    "way",
+    "sky",
+    "scenery",
+    "view",
+    "feelings",
+    "plots",
+    "energy",
+    "look",
+    "shape",
+    "design",
+    "message",
+    "idea",
+    "thought",
+    "leaves",
+    "composition",
+    "style",
+];
+
+/// Openings of a passing state or a one-off, not a stable property ("so excited", "a mix of
+/// excited and scared", "a few plans", "a picture from…", "feel like…"); each also without
+/// its article, for the openings that take it ("I have a few plans").
+const PASSING: &[&str] = &[
+    "so excited",
+    "excited",
+    "getting excited",
+    "a mix of",
+    "mix of",
+    "a few",
+    "few",
+    "a picture",
+    "picture",
+    "a photo",
+    "photo",
+    "a pic",
+    "pic",
+    "a question",
+    "question",
+    "a feeling",
+    "feeling",
+    "a great time",
+    "great time",
+    "a blast",
+    "blast",
+    "a lot",
+    "lot",
+    "feel",
+    "felt",
+    "think",
+    "thought",
+    "knew",
+    "want",
+    "wanted",
+];
+
+/// Whether the rest of a fact ("pottery and hiking", not "it", "to", "how you use it", "the
+/// color and texture" or "so excited about summer") names something a reader can understand
+/// without the conversation around it. Only the first clause is read: what follows a comma,
+/// a dash or "but" is the speaker's aside.
 fn names_something(rest: &str) -> bool {
-    let words: Vec<String> = crate::lang::words(rest)
+    let clause = rest
+        .split([',', ';', '-', '–', '—'])
+        .next()
+        .unwrap_or("")
+        .split(" but ")
+        .next()
+        .unwrap_or("");
+    let words: Vec<String> = crate::lang::words(clause)
         .into_iter()
         .map(|w| w.lower)
         .collect();
-    match words.first() {
-        None => false,
-        Some(first) if ANAPHORIC_OPENINGS.contains(&first.as_str()) => false,
-        Some(_) => words.iter().any(|w| !EMPTY_WORDS.contains(&w.as_str())),
-    }
+    let lower = words.join(" ");
+    let Some(first) = words.first() else {
+        return false;
+    };
+    let head_nouns_are_remarks = words
+        .iter()
+        .filter(|w| !EMPTY_WORDS.contains(&w.as_str()))
+        .all(|w| {
+            REMARKS.contains(&w.as_str()) || matches!(w.as_str(), "dark" | "green" | "yellow")
+        });
+    // "that" after a preposition or "and" points ("escaping to that world", "his tech and
+    // that humour"); after a noun it relates ("stories that tackle issues").
+    let pointing_that = words.windows(2).any(|w| {
+        w[1] == "that"
+            && matches!(
+                w[0].as_str(),
+                "and" | "to" | "of" | "in" | "with" | "about" | "for" | "on" | "at"
+            )
+    });
+    !(ANAPHORIC_OPENINGS.contains(&first.as_str())
+        || words.iter().any(|w| ANAPHORA.contains(&w.as_str()))
+        || pointing_that
+        // "My wife and I hosted…": an event shared with them, not a property of theirs.
+        || lower.starts_with("and i ")
+        || lower.starts_with("and me ")
+        || lower.starts_with("the way ")
+        || lower.starts_with("the thought")
+        || PASSING.iter().any(|p| {
+            let core = ["are ", "is ", "am ", "was ", "were "]
+                .iter()
+                .find_map(|c| lower.strip_prefix(c))
+                .unwrap_or(&lower);
+            core == *p || core.starts_with(&format!("{p} "))
+        })
+        || (first == "the" || first == "all") && head_nouns_are_remarks
+        || words.iter().all(|w| EMPTY_WORDS.contains(&w.as_str())))
 }
 
 fn split_sentences(text: &str) -> Vec<&str> {
@@ -322,12 +434,35 @@ mod tests {
             "I'm a huge fan.",
             "I love this series.",
             "I love when you try something new.",
+            "I love the color and texture!",
+            "I love all the yellow leaves, it looks so cozy.",
+            "I love the freedom and connection it brings.",
+            "I love seeing them eat fruit.",
+            "I love the energy of this city.",
+            "My kids are so excited about summer break.",
+            "I have a few plans.",
+            "I'm a mix of excited and scared.",
+            "I always feel like I could write a movie.",
+            "I love escaping to that world.",
+            "My wife and I hosted a get-together.",
+            "I love the way the frosting turned out.",
         ] {
             assert!(extract_facts("Mel", said).is_empty(), "{said}");
         }
         assert_eq!(
-            extract_facts("Mel", "I'm a big fan of pottery. I love to paint."),
-            vec!["Mel is a big fan of pottery", "Mel loves to paint"]
+            extract_facts(
+                "Mel",
+                "I'm a big fan of pottery. I love to paint. I love the ocean. \
+                 I love coconut milk, but I also enjoy it with chocolate. \
+                 I love stories that tackle important issues."
+            ),
+            vec![
+                "Mel is a big fan of pottery",
+                "Mel loves to paint",
+                "Mel loves the ocean",
+                "Mel loves coconut milk, but I also enjoy it with chocolate",
+                "Mel loves stories that tackle important issues"
+            ]
         );
     }
 
