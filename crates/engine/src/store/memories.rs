@@ -107,6 +107,10 @@ impl MemoryFilter {
         }
         if self.states.is_empty() {
             conds.push("m.state != 'forgotten'".into());
+        } else if State::ALL.iter().all(|s| self.states.contains(s)) {
+            // Every state: no condition. `state IN (all five)` leads SQLite to walk the state
+            // index over every row (80–150 ms at 100K) instead of a narrower index, such as
+            // the superseded one search reads on every query.
         } else {
             conds.push(format!("m.state IN ({})", placeholders(self.states.len())));
             params.extend(self.states.iter().map(|s| Value::Text(s.as_str().into())));
@@ -874,8 +878,38 @@ impl Tx<'_> {
 #[cfg(test)]
 mod tests {
     use super::super::Store;
-    use super::MemoryFilter;
-    use crate::memory::{Kind, NewMemory};
+    use super::{MemoryFilter, Superseded};
+    use crate::memory::{Kind, NewMemory, State};
+
+    #[test]
+    fn a_filter_over_every_state_adds_no_state_condition_so_search_reads_the_superseded_index() {
+        let superseded = MemoryFilter {
+            states: State::ALL.to_vec(),
+            include_deleted: true,
+            superseded: Superseded::Only,
+            ..Default::default()
+        };
+        let (cond, _) = superseded.to_sql();
+        assert!(!cond.contains("m.state"), "{cond}");
+        let store = Store::open_in_memory().unwrap();
+        let plan: String = store
+            .snapshot(|tx| {
+                let (cond, _) = superseded.to_sql();
+                Ok(tx.conn().query_row(
+                    &format!("EXPLAIN QUERY PLAN SELECT m.id FROM memories m WHERE {cond}"),
+                    [],
+                    |r| r.get::<_, String>(3),
+                )?)
+            })
+            .unwrap();
+        assert!(plan.contains("memories_superseded"), "{plan}");
+        let (cond, _) = MemoryFilter {
+            states: vec![State::Forgotten],
+            ..Default::default()
+        }
+        .to_sql();
+        assert!(cond.contains("m.state IN"), "{cond}");
+    }
 
     #[test]
     fn memories_that_happened_between_two_times_come_most_important_first_within_the_filter() {
