@@ -34,7 +34,7 @@ pub use cluster::{
 };
 pub use engine::{
     Changes, Config, ExternalWatch, LiquidLoop, MemoryDetail, OpenReport, Page, Somna, Stats, Tick,
-    Timeline, VisibilitySteps, IMPORT_BATCH,
+    Timeline, VisibilitySteps, import_batch_sizes, IMPORT_BATCH, IMPORT_RAMP,
 };
 pub use error::{Error, ErrorKind, Result};
 pub use events::{CancelToken, Job, Progress, ProgressEvent};

@@ -2,7 +2,7 @@
 //! text in a known format, Somna's own export and its re-import. Parsing, policies and the
 //! ingestion transaction itself live in `crate::ingest`.
 
-use super::{Somna, IMPORT_BATCH};
+use super::{import_batch_sizes, Somna, IMPORT_BATCH};
 use crate::events::Job;
 use crate::ingest::{
     self, parse_chat_jsonl_lines, parse_locomo_text, read_text, strip_bom, AddOptions, AddReport,
@@ -194,8 +194,15 @@ impl Somna {
         let policies = self.policies();
         let mut done = 0;
         job.report("import", 0, total as u64);
+        // One size sequence for the whole import: its first transactions are small, so
+        // the first memories appear quickly, whichever conversation comes first.
+        let mut sizes = import_batch_sizes();
         for b in batches {
-            for chunk in b.messages.chunks(IMPORT_BATCH) {
+            let mut rest = &b.messages[..];
+            while !rest.is_empty() {
+                let size = sizes.next().unwrap_or(IMPORT_BATCH);
+                let (chunk, after) = rest.split_at(size.min(rest.len()));
+                rest = after;
                 job.cancel.check()?;
                 report.merge(ingest::add_batch(
                     &self.store,
