@@ -90,7 +90,10 @@ fn a_killed_import_loses_nothing_committed_and_resumes() {
         })
         .take_while(|&end| end <= total as i64)
         .collect();
-    assert!(ends.contains(&committed), "{committed} is not a batch end: {ends:?}");
+    assert!(
+        ends.contains(&committed),
+        "{committed} is not a batch end: {ends:?}"
+    );
 
     // Reopen: everything committed is there, embedded and indexed.
     let stats = json(somna(&db).args(["--json", "stats"]).output().unwrap());
