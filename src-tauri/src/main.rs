@@ -11,6 +11,7 @@ mod commands;
 mod error;
 mod jobs;
 mod live;
+mod panels;
 mod points;
 mod priority;
 mod state;

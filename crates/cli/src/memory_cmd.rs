@@ -190,6 +190,7 @@ pub fn search(ctx: &Ctx, input: SearchInput) -> anyhow::Result<()> {
             conversation_tokens: input.conversation_tokens,
             ..Budget::default()
         },
+        weights: None,
     };
     let r = ctx.api("user")?.search(&args, opts)?;
     if ctx.json {

@@ -673,3 +673,72 @@ fn list_get_and_search_go_back_in_time_and_the_timeline_shows_what_happened() {
     assert_eq!(line["ticks"][0]["kind"], "import", "{line}");
     assert!(line["first"].as_i64() <= line["last"].as_i64());
 }
+
+#[test]
+fn list_superseded_stale_shows_a_fact_a_newer_one_contradicts_elsewhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let file = |name: &str, text: &str, timestamp: i64| {
+        let path = dir.path().join(name);
+        let line = serde_json::json!({"role": "user", "name": "Ada", "content": text, "timestamp": timestamp});
+        std::fs::write(&path, format!("{line}\n")).unwrap();
+        path
+    };
+    // Two conversations: reconciliation (within one) replaces nothing.
+    let home = file("home.jsonl", "I live in Lisbon.", 1_735_732_800); // 2025-01-01
+    let work = file("work.jsonl", "I live in Porto.", 1_748_779_200); // 2025-06-01
+    for f in [&home, &work] {
+        ok(somna(&db).arg("import").arg(f).output().unwrap());
+    }
+    let texts = |args: &[&str]| -> Vec<String> {
+        let page = json(
+            somna(&db)
+                .args(["--json", "list", "--kind", "fact"])
+                .args(args)
+                .output()
+                .unwrap(),
+        );
+        page["memories"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["text"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(texts(&[]).len(), 2, "both facts are current");
+    assert!(texts(&["--superseded", "only"]).is_empty());
+    assert_eq!(
+        texts(&["--superseded", "stale"]),
+        vec!["Ada lives in Lisbon"]
+    );
+    // Confirmed (held from) within the last ten years: not stale.
+    assert!(texts(&["--superseded", "stale", "--stale-days", "3650"]).is_empty());
+    let human = ok(somna(&db)
+        .args(["list", "--superseded", "stale"])
+        .output()
+        .unwrap());
+    assert!(
+        human.contains("Lisbon") && !human.contains("Porto"),
+        "{human}"
+    );
+
+    for (args, says) in [
+        (
+            &["--superseded", "stale", "--stale-days", "5000"][..],
+            "stale_days must be 1 to 3650",
+        ),
+        (
+            &["--stale-days", "30"][..],
+            "stale_days applies only with filters.superseded = stale",
+        ),
+        (
+            &["--superseded", "old"][..],
+            "--superseded is hide, include, only or stale",
+        ),
+    ] {
+        let out = somna(&db).arg("list").args(args).output().unwrap();
+        assert!(!out.status.success(), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+}

@@ -23,7 +23,7 @@ pub use import::{
 };
 pub(crate) use import::{parse_chat_jsonl_lines, ChatLines};
 pub use policy::{Decision, Policies, Rule, Style, Update, POLICIES_FILE};
-pub use reconcile::{reconcile, FactAction};
+pub use reconcile::{contradiction_openings, contradicts, reconcile, FactAction};
 
 use crate::index::VectorIndex;
 use crate::memory::Source;

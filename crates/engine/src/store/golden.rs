@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 /// A saved query and the memories it should find in its top `k`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct GoldenQuery {
     pub id: i64,
     pub query: String,
@@ -47,6 +48,15 @@ fn query_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<GoldenQuery> {
         k: r.get::<_, i64>(3)? as usize,
         options: serde_json::from_str(&r.get::<_, String>(4)?).unwrap_or_default(),
         created_at: r.get(5)?,
+    })
+}
+
+fn run_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<GoldenRunRow> {
+    Ok(GoldenRunRow {
+        id: r.get(0)?,
+        run_at: r.get(1)?,
+        stage: r.get(2)?,
+        cycle_id: r.get(3)?,
     })
 }
 
@@ -178,14 +188,16 @@ impl Tx<'_> {
         let mut stmt = self.conn().prepare(
             "SELECT id, run_at, stage, cycle_id FROM golden_runs WHERE cycle_id = ?1 ORDER BY id",
         )?;
-        let rows = stmt.query_map([cycle_id], |r| {
-            Ok(GoldenRunRow {
-                id: r.get(0)?,
-                run_at: r.get(1)?,
-                stage: r.get(2)?,
-                cycle_id: r.get(3)?,
-            })
-        })?;
+        let rows = stmt.query_map([cycle_id], run_row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// The latest `limit` runs (manual ones and those around sleep cycles), newest first.
+    pub fn golden_runs(&self, limit: usize) -> Result<Vec<GoldenRunRow>> {
+        let mut stmt = self.conn().prepare(
+            "SELECT id, run_at, stage, cycle_id FROM golden_runs ORDER BY id DESC LIMIT ?1",
+        )?;
+        let rows = stmt.query_map([limit.min(i64::MAX as usize) as i64], run_row)?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 }

@@ -19,6 +19,7 @@ pub struct LedgerEntry {
 
 /// Totals of one group (an operation, a period, or both).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct LedgerSummary {
     /// The operation, or `None` when grouping by period only.
     pub op: Option<String>,

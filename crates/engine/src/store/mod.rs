@@ -28,6 +28,7 @@ mod messages;
 mod meta;
 mod sleep_cycles;
 mod sqlite;
+mod stale;
 
 pub use changes::{coalesce, Change, ChangeBus, ChangeEvent, Origin};
 pub use clusters::{ClusterMerge, ClusterRow, EnergyRow};
@@ -39,10 +40,13 @@ pub use history::HistoryEntry;
 pub use layouts::StoredLayout;
 pub use ledger::{LedgerEntry, LedgerSummary};
 pub use links::Link;
-pub use memories::{ListQuery, MemoryFilter, MemoryUpdate, PointRow, SortKey, Superseded};
+pub use memories::{
+    ListQuery, MemoryFilter, MemoryUpdate, PointRow, SortKey, Superseded, STALE_DAYS,
+};
 pub use messages::{ExportedMessage, Message};
 pub use sleep_cycles::CycleRow;
 pub use sqlite::SCHEMA_VERSION;
+pub use stale::{Contradiction, FactRow};
 
 use crate::{Error, Result};
 use changes::Pending;
