@@ -54,7 +54,8 @@ enum Command {
         #[command(subcommand)]
         action: ModelAction,
     },
-    /// Import conversations from a file.
+    /// Import conversations or memories from a file: chat JSONL, LoCoMo, a Somna export,
+    /// ChatGPT's or Claude's data export, mem0 memories, a Letta agent file.
     Import {
         /// The file's format; detected from its name and content when left out.
         #[arg(long, value_enum)]
@@ -172,9 +173,20 @@ enum EvalWhat {
 
 #[derive(Clone, Copy, ValueEnum)]
 pub enum ImportFormat {
+    /// LoCoMo JSON (a list of samples)
     Locomo,
+    /// one {role, content, name?, timestamp?, conversation?} message per line
     ChatJsonl,
+    /// a Somna export
     Json,
+    /// ChatGPT's data export (conversations.json); the current branch of each conversation
+    Chatgpt,
+    /// Claude's data export (conversations.json)
+    Claude,
+    /// mem0 memories as get_all returns them ({"results": [...]}); each becomes a fact
+    Mem0,
+    /// a Letta agent file (.af): core memory blocks and archival passages, as facts
+    Letta,
 }
 
 #[derive(Args, Clone, Default)]

@@ -742,3 +742,71 @@ fn list_superseded_stale_shows_a_fact_a_newer_one_contradicts_elsewhere() {
         assert!(err.contains(says), "{args:?}: {err}");
     }
 }
+
+/// A fixture of the engine's import tests.
+fn import_fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../engine/tests/fixtures/imports")
+        .join(name)
+}
+
+#[test]
+fn a_chatgpt_export_imports_once_and_a_bad_record_is_named_with_nothing_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let export = import_fixture("chatgpt-conversations.json");
+    // Detected from the content; the current branch of each conversation only.
+    let out = ok(somna(&db).arg("import").arg(&export).output().unwrap());
+    assert!(
+        out.starts_with("imported 5 messages (0 already present): 5 episodes"),
+        "{out}"
+    );
+    let out = ok(somna(&db)
+        .args(["import", "--format", "chatgpt"])
+        .arg(&export)
+        .output()
+        .unwrap());
+    assert!(
+        out.starts_with("imported 0 messages (5 already present)"),
+        "{out}"
+    );
+    assert_eq!(count_messages(&db), 5);
+    let listed = json(
+        somna(&db)
+            .args(["--json", "list", "--conversation"])
+            .arg("chatgpt:67e1a2b3-aaaa-4bbb-8ccc-0000000000c1")
+            .output()
+            .unwrap(),
+    );
+    let texts: Vec<&str> = listed["memories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["kind"] == "episode")
+        .map(|m| m["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(texts.len(), 3, "{texts:?}");
+    assert!(texts.iter().all(|t| !t.contains("ABANDONED")), "{texts:?}");
+
+    // A record without its author: exit 1, the file, record and problem named, nothing stored.
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&export).unwrap()).unwrap();
+    doc[1]["mapping"]["aaa-1"]["message"]
+        .as_object_mut()
+        .unwrap()
+        .remove("author");
+    let bad = dir.path().join("conversations.json");
+    std::fs::write(&bad, doc.to_string()).unwrap();
+    let fresh = dir.path().join("fresh.db");
+    let out = somna(&fresh).arg("import").arg(&bad).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.starts_with(&format!(
+            "error[import]: {}: record 2 (id 67e1a2b3-aaaa-4bbb-8ccc-0000000000c2), message aaa-1: missing string field `author.role`",
+            bad.display()
+        )),
+        "{stderr}"
+    );
+    assert_eq!(count_messages(&fresh), 0);
+}

@@ -110,7 +110,7 @@ pub(crate) fn commit(
         let message_ids = w.messages(&plan)?;
         for (p, v) in plan.planned.iter().zip(vectors) {
             let replaces = match p.memory.kind {
-                Kind::Fact => match w.fact_fate(p, v)? {
+                Kind::Fact if !p.verbatim => match w.fact_fate(p, v)? {
                     FactFate::Known(same) => {
                         w.restated(same, p)?;
                         continue;
@@ -341,6 +341,9 @@ impl<'a> Writer<'a, '_> {
             Kind::Fact => {
                 if let Some(b) = parent_bubble {
                     tx.upsert_link(id, b, LinkKind::DerivedFrom, 1.0, now)?;
+                } else if p.verbatim {
+                    // A stated fact is its message's memory, as a bubble is a turn's.
+                    tx.link_message(message_ids[p.message], id)?;
                 }
                 self.report.facts_added.push(id);
             }
@@ -414,6 +417,7 @@ mod tests {
     use super::*;
     use crate::embed::{Embedder, HashEmbedder};
     use crate::index::IndexParams;
+    use crate::ingest::Records;
     use crate::store::Message;
     use std::sync::Mutex;
 
@@ -435,7 +439,7 @@ mod tests {
     fn add(store: &Mutex<Store>, index: &RwLock<VectorIndex>, texts: &[&str]) -> AddReport {
         let msgs: Vec<Message> = texts.iter().map(|t| message(t)).collect();
         let (opts, policies) = (AddOptions::default(), Policies::default());
-        let plan = plan_batch(store, "c1", &msgs, &opts, &policies).unwrap();
+        let plan = plan_batch(store, "c1", &msgs, Records::Turns, &opts, &policies).unwrap();
         let e = HashEmbedder::new(DIM);
         let embed = |texts: Vec<String>| {
             let refs: Vec<&str> = texts.iter().map(String::as_str).collect();

@@ -759,6 +759,37 @@ impl Tx<'_> {
         Ok(out)
     }
 
+    /// The highest memory id ever given, hard-deleted ones included (ids are never
+    /// reused); `None` before the first memory. SQLite dialect: AUTOINCREMENT keeps it in
+    /// `sqlite_sequence` (Postgres: the sequence of `memories.id`).
+    pub fn last_memory_id(&self) -> Result<Option<i64>> {
+        Ok(self
+            .conn()
+            .query_row(
+                "SELECT seq FROM sqlite_sequence WHERE name = 'memories'",
+                [],
+                |r| r.get(0),
+            )
+            .optional()?)
+    }
+
+    /// Makes `last` the highest memory id given so far unless a higher one was: a restored
+    /// store never reuses an id its source gave to a memory removed since.
+    pub fn raise_last_memory_id(&self, last: i64) -> Result<()> {
+        self.writing()?;
+        let updated = self.conn().execute(
+            "UPDATE sqlite_sequence SET seq = MAX(seq, ?1) WHERE name = 'memories'",
+            [last],
+        )?;
+        if updated == 0 {
+            self.conn().execute(
+                "INSERT INTO sqlite_sequence (name, seq) VALUES ('memories', ?1)",
+                [last],
+            )?;
+        }
+        Ok(())
+    }
+
     pub fn max_embed_seq(&self) -> Result<i64> {
         Ok(self
             .conn()

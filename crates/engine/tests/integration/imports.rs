@@ -211,10 +211,7 @@ fn import_the_old_way(engine: &Somna, file: &Path) {
         .collect();
     let r = engine
         .import(
-            &[ConversationBatch {
-                conversation,
-                messages,
-            }],
+            &[ConversationBatch::turns(conversation, messages)],
             &AddOptions::default(),
             &Job::default(),
         )
