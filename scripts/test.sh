@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # Somna's whole test suite, from a fresh clone on Debian/Ubuntu: installs what is missing
-# (system packages, the embedding model), then format check, clippy, every test, and the
-# Debian package built, installed and started.
+# (system packages, the embedding model), then format check, clippy, and every test.
 # Exits non-zero when anything fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,7 +27,4 @@ cargo test --workspace --all-targets --locked
 cargo test --locked -p bhtsne --lib
 step "end-to-end tests of the desktop app"
 bash scripts/e2e.sh
-step "the Debian package: build it, install it, start the installed app"
-bash scripts/package.sh
-bash scripts/package-check.sh
 step "all tests passed"
