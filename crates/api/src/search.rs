@@ -153,9 +153,11 @@ fn snake<T: Serialize>(v: &T) -> String {
 }
 
 impl Api {
-    /// Hybrid search with the engine's full response (every signal of every hit).
+    /// Hybrid search with the engine's full response (every signal of every hit), ranked
+    /// with the saved fusion weights.
     pub fn search(&self, args: &SearchArgs, opts: SearchOptions) -> Result<SearchResponse> {
-        let q = args.to_query(opts.budget)?;
+        let mut q = args.to_query(opts.budget)?;
+        q.weights = self.engine().settings()?.weights;
         if opts.track {
             self.engine().search(&q)
         } else {
