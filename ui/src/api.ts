@@ -10,7 +10,8 @@ import type { ApiError, Events, JobDone, JobId, JobResults, ProgressPayload, Pro
 import { timed } from "./render/perf";
 import { state } from "./store";
 import type {
-  AutoSleepSettings, CurateAction, ImportFormat, Review, LiquidParams, ListQuery, SearchArgs, SleepConfig, UpdateFields,
+  AutoSleepSettings, CurateAction, ImportFormat, Review, LiquidParams, ListQuery, SearchArgs, SettingsPatch, SleepConfig,
+  UpdateFields, WhatIfRequest,
 } from "./types";
 
 export class CommandError extends Error {
@@ -92,6 +93,11 @@ export const api = {
   sleepUndo: (id: number) => rpc.sleep_undo({ id, cascade: false }),
   autoSleepSettings: () => rpc.auto_sleep_settings(null),
   setAutoSleep: (settings: AutoSleepSettings) => rpc.set_auto_sleep(settings),
+  settings: () => rpc.settings(null),
+  whatIf: (req: WhatIfRequest) => rpc.what_if(req),
+  applySettings: (patch: SettingsPatch) => rpc.apply_settings(patch),
+  settingsUndo: (id: number) => rpc.settings_undo(id),
+  settingsHistory: (limit: number) => rpc.settings_history(limit),
   serverStatus: () => rpc.server_status(null),
   serverStart: (port: number) => rpc.server_start(port),
   serverStop: () => rpc.server_stop(null),

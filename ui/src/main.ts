@@ -16,6 +16,7 @@ import { ClusterPanel } from "./clusters";
 import { recordSpan, timed } from "./render/perf";
 import { openImportDialog, openExportDialog, openSettingsDialog } from "./dialogs";
 import { TimeScrubber } from "./timeline";
+import { WhatIfPanel } from "./whatif";
 
 const app = document.getElementById("app")!;
 
@@ -26,6 +27,7 @@ const xray = new Xray();
 const graph = new Graph();
 const sleep = new SleepPanel();
 const clusters = new ClusterPanel();
+const whatif = new WhatIfPanel();
 
 // ---- top bar ------------------------------------------------------------------------
 const searchInput = h("input", {
@@ -56,13 +58,14 @@ const topbar = h("header", { class: "topbar" },
   h("button", { class: "icon", title: "settings", onclick: () => openSettingsDialog(), "data-testid": "settings-open" }, "⚙"));
 
 // ---- views --------------------------------------------------------------------------
-type Tab = "space" | "xray" | "graph" | "sleep" | "clusters";
+type Tab = "space" | "xray" | "graph" | "sleep" | "clusters" | "whatif";
 const tabs: { id: Tab; label: string; el: HTMLElement }[] = [
   { id: "space", label: "Space", el: h("div", { class: "view space-view" }) },
   { id: "xray", label: "Retrieval X-ray", el: xray.el },
   { id: "graph", label: "Bubble graph", el: graph.el },
   { id: "sleep", label: "Sleep", el: sleep.el },
   { id: "clusters", label: "Clusters", el: clusters.el },
+  { id: "whatif", label: "What-if", el: whatif.el },
 ];
 tabs[0].el.append(space.el);
 const tabBar = h("nav", { class: "tabs", role: "tablist" }, ...tabs.map((t) =>
@@ -82,6 +85,7 @@ function showTab(id: Tab): void {
   graph.setActive(id === "graph");
   if (id === "sleep") void sleep.refresh();
   if (id === "clusters") void clusters.refresh();
+  if (id === "whatif") void whatif.refresh();
   space.requestFrame();
 }
 
@@ -126,6 +130,10 @@ bus.on("filter", () => {
   if (state.search) void runSearch(false);
 }, "main");
 bus.on("asof", () => {
+  if (state.search) void runSearch(false);
+}, "main");
+// Applied settings change the fusion weights searches rank with.
+bus.on("settings", () => {
   if (state.search) void runSearch(false);
 }, "main");
 

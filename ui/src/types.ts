@@ -12,6 +12,8 @@ export type {
   UpdateFields, ImportFormat, ImportDone, LayoutSummary, ClusterReport, LiquidParams, LiquidStatus, SleepConfig,
   SleepReport, PhaseReport, ProposedMemory, Rpc, LiquidStep, Events, JobId, JobResults, ProjectionMethod,
   CurateAction, CurationReport, DuplicateGroup, LossBudget, MergedMemory, FieldChange, Review, Reason, Question,
+  Bucket, DecayModel, GoldenSummary, GoldenWhatIf, LifecycleWhatIf, SearchWhatIf, Settings, SettingsChange,
+  SettingsPatch, StateChange, Transition, WhatIfReport, WhatIfRequest,
 } from "./bindings";
 
 /** A memory's lifecycle state (the engine's `State`). */
