@@ -13,6 +13,7 @@ mod eval_memory;
 mod golden;
 mod imports;
 mod index_tamper;
+mod labels;
 mod parity;
 mod policies;
 mod reconcile;
