@@ -489,12 +489,12 @@ test("points move in the 3D view as the liquid loop moves memories", { timeout: 
 });
 
 test("a ChatGPT data export imports through the same dialog, its current branch only", { timeout: 180000 }, async () => {
-  const before = await listCount();
   const file = join(here, "..", "..", "crates", "engine", "tests", "fixtures", "imports", "chatgpt-conversations.json");
   const status = await importFile(file);
   // Detected as ChatGPT's conversations.json: five turns on the current branches.
   assert.match(status, /Imported chatgpt-conversations\.json \(chatgpt\): 5 stored\./);
-  await s.until(`Number(document.querySelector('[data-testid="browser-count"]').textContent.replace(/[^0-9]/g, "")) > ${before}`);
+  // (The list may hold an earlier test's search results, so its count is not checked here:
+  // the search below finds the imported turn.)
   await search("sourdough starter sluggish in Zürich");
   const table = await s.text('[data-testid="xray-table"]');
   assert.match(table, /Brötchen-Mutter/);
