@@ -48,13 +48,6 @@
     "server_status",
     "server_start",
     "server_stop",
-    "golden_list",
-    "golden_add",
-    "golden_remove",
-    "golden_run",
-    "golden_history",
-    "ledger",
-    "search_defaults",
     "point_attributes",
     "layout_data",
 ]

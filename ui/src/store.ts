@@ -9,8 +9,7 @@ import { timed } from "./render/perf";
 
 /// `hues`: which clusters the colour-by-cluster palette gives a hue changed.
 /// `asof`: the time scrubber moved (`state.asOf`).
-/// `golden`: a golden query was saved or removed.
-type Topic = "selection" | "filter" | "search" | "points" | "layout" | "data" | "clusters" | "hues" | "duplicates" | "asof" | "golden";
+type Topic = "selection" | "filter" | "search" | "points" | "layout" | "data" | "clusters" | "hues" | "duplicates" | "asof";
 
 class Bus {
   private subs = new Map<Topic, Map<() => void, string>>();

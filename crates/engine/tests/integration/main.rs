@@ -10,7 +10,6 @@ mod common;
 mod crud;
 mod curation;
 mod eval_memory;
-mod foreign;
 mod golden;
 mod imports;
 mod index_tamper;
