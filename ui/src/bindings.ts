@@ -532,7 +532,7 @@ hard: boolean, };
 
 export type DeleteResult = { id: number, hard: boolean, };
 
-export type ImportFormat = "locomo" | "chat-jsonl" | "json";
+export type ImportFormat = "locomo" | "chat-jsonl" | "json" | "chatgpt" | "claude" | "mem0" | "letta";
 
 export type ImportRequest = { 
 /**
