@@ -5,10 +5,21 @@
 # first frame and raster time; with SYNTHETIC_POINTS, the same for that many generated points.
 # With SOMNA_PERF_BUSY=N in the environment it also measures main-thread blocking while a
 # sleep cycle and an import of N messages run (this writes to STORE.db: use a copy).
+#
+# scripts/e2e-perf.sh --first-start: a new user's first minute instead (tests/e2e/first_start.mjs):
+# the app started on a fresh, empty store with the demo; prints when the list and the Space
+# first showed memories and when the demo import ended, in seconds from the launch.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/env.sh
 source scripts/env.sh
+first_start=
+if [ "${1:-}" = "--first-start" ]; then
+  first_start=1
+  fresh="$(mktemp -d)"
+  set -- "$fresh/somna.db"
+  export SOMNA_HOME="$fresh"
+fi
 store="$(realpath "$1")"
 somna_build_ui
 somna_build_all
@@ -25,5 +36,10 @@ export SOMNA_MODEL_DIR="${SOMNA_MODEL_DIR:-$(somna_model_dir)}"
 tauri-driver --port "$port" --native-port $((port + 1)) --native-driver /usr/bin/WebKitWebDriver >"$work/driver.log" 2>&1 &
 driver_pid=$!
 sleep 1
+if [ -n "$first_start" ]; then
+  SOMNA_APP_BIN="$CARGO_TARGET_DIR/debug/somna-app" SOMNA_WEBDRIVER_URL="http://127.0.0.1:$port" \
+    node tests/e2e/first_start.mjs
+  exit
+fi
 SOMNA_APP_BIN="$CARGO_TARGET_DIR/debug/somna-app" SOMNA_WEBDRIVER_URL="http://127.0.0.1:$port" \
   SOMNA_PERF_SYNTH="${2:-0}" SOMNA_PERF_BUSY="${SOMNA_PERF_BUSY:-0}" node tests/e2e/perf.mjs

@@ -3,6 +3,7 @@
 # tauri-driver (WebKitWebDriver), and runs tests/e2e with Node's test runner against a
 # fresh store. Screenshots go to $SOMNA_E2E_SHOTS when set. The X display and the driver
 # port are random unless SOMNA_E2E_DISPLAY (e.g. :33) and SOMNA_E2E_PORT say otherwise.
+# Arguments: test files to run instead of all of tests/e2e.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/env.sh
@@ -49,10 +50,13 @@ for _ in $(seq 50); do
   sleep 0.2
 done
 
+# The test files given as arguments (e.g. tests/e2e/panels.test.mjs), else all of them.
+files=("$@")
+[ ${#files[@]} -eq 0 ] && files=(tests/e2e/)
 step "end-to-end tests (Xvfb $display, tauri-driver :$port)"
 status=0
 SOMNA_APP_BIN="$CARGO_TARGET_DIR/debug/somna-app" SOMNA_CLI_BIN="$CARGO_TARGET_DIR/debug/somna" SOMNA_WEBDRIVER_URL="http://127.0.0.1:$port" \
-  node --test --test-concurrency=1 tests/e2e/ || status=$?
+  node --test --test-concurrency=1 "${files[@]}" || status=$?
 if [ "$status" -ne 0 ]; then
   echo "--- tauri-driver log (tail) ---"
   tail -n 40 "$work/driver.log" || true

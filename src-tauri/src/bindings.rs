@@ -155,6 +155,15 @@ fn render() -> String {
         SetLlmSettings,
         SleepRunRequest,
         UndoRequest,
+        somna_api::TunedSearchArgs,
+        somna_api::SearchDefaults,
+        somna_engine::store::GoldenQuery,
+        somna_engine::golden::GoldenEntry,
+        somna_api::GoldenAddArgs,
+        somna_api::GoldenHistoryArgs,
+        somna_engine::store::LedgerSummary,
+        somna_api::LedgerArgs,
+        somna_api::LedgerReport,
     );
     out.push_str(&rpc_map(&cfg));
     out.push('\n');

@@ -48,6 +48,13 @@
     "server_status",
     "server_start",
     "server_stop",
+    "golden_list",
+    "golden_add",
+    "golden_remove",
+    "golden_run",
+    "golden_history",
+    "ledger",
+    "search_defaults",
     "point_attributes",
     "layout_data",
 ]

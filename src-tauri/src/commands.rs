@@ -10,7 +10,7 @@ use crate::state::{AppState, Engine};
 use serde::{Deserialize, Serialize};
 use somna_api::{
     DeleteArgs, DeleteResult, GetArgs, IdArgs, ImportRequest, ListArgs, NeighbourhoodRequest,
-    SearchArgs, SearchOptions, SimilarArgs, SimilarResult, UpdateArgs, Workspace,
+    SimilarArgs, SimilarResult, TunedSearchArgs, UpdateArgs, Workspace,
 };
 use somna_engine::ingest::ImportFormat;
 use somna_engine::points::{MemorySleepEvent, Neighbourhood};
@@ -102,14 +102,12 @@ pub async fn list_memories(app: AppHandle, req: ListArgs) -> ApiResult<Page> {
 }
 
 /// Searches without recording accesses: looking at memories in the app is not an agent
-/// using them, so it must not change their usage signals.
+/// using them, so it must not change their usage signals. The X-ray may set the context
+/// window and the fusion weights.
 #[tauri::command]
-pub async fn search(app: AppHandle, req: SearchArgs) -> ApiResult<SearchResponse> {
-    let opts = SearchOptions {
-        track: false,
-        ..SearchOptions::default()
-    };
-    on_engine(&app, move |ws| ws.api().search(&req, opts)).await
+pub async fn search(app: AppHandle, req: TunedSearchArgs) -> ApiResult<SearchResponse> {
+    let (args, opts) = req.split(false);
+    on_engine(&app, move |ws| ws.api().search(&args, opts)).await
 }
 
 #[tauri::command]

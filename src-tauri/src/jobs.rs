@@ -81,6 +81,7 @@ job_kinds! {
     Sleep "sleep" => somna_engine::SleepReport,
     SleepUndo "sleep-undo" => somna_engine::SleepReport,
     Open "open" => String,
+    Golden "golden" => somna_engine::golden::GoldenRun,
 }
 
 /// The id of a job of kind `K` (a number on the wire).

@@ -11,6 +11,7 @@ mod commands;
 mod error;
 mod jobs;
 mod live;
+mod panels;
 mod points;
 mod priority;
 mod state;
@@ -35,9 +36,11 @@ fn main() {
         .map(Into::into)
         .unwrap_or_else(somna_engine::paths::default_db);
     let model_dir = somna_engine::paths::model_dir();
-    // `--demo-if-empty` (used by scripts/setup.sh): load the bundled demo into an empty store
+    // `--demo-if-empty` (used by scripts/setup.sh; SOMNA_DEMO_IF_EMPTY=1 for launchers that
+    // pass no arguments, such as WebDriver): load the bundled demo into an empty store
     // without asking.
-    let demo_if_empty = std::env::args().any(|a| a == "--demo-if-empty");
+    let demo_if_empty = std::env::args().any(|a| a == "--demo-if-empty")
+        || std::env::var_os("SOMNA_DEMO_IF_EMPTY").is_some_and(|v| v == "1");
     tauri::Builder::default()
         .manage(AppState::new(db_path, model_dir, demo_if_empty))
         .manage(live::ServerSlot::default())

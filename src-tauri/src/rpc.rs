@@ -20,7 +20,7 @@ macro_rules! rpc_table {
                 commands::status => commands::Status,
                 commands::stats => somna_engine::Stats,
                 commands::list_memories(somna_api::ListArgs) => somna_engine::Page,
-                commands::search(somna_api::SearchArgs) => somna_engine::SearchResponse,
+                commands::search(somna_api::TunedSearchArgs) => somna_engine::SearchResponse,
                 commands::get_memory(somna_api::GetArgs) => somna_engine::MemoryDetail,
                 commands::memory_history(somna_api::IdArgs) => Vec<somna_engine::store::HistoryEntry>,
                 commands::update_memory(somna_api::UpdateArgs) => somna_engine::Memory,
@@ -62,6 +62,13 @@ macro_rules! rpc_table {
                 live::server_status => live::ServerStatus,
                 live::server_start(u16) => live::ServerStatus,
                 live::server_stop => live::ServerStatus,
+                panels::golden_list => Vec<somna_engine::golden::GoldenEntry>,
+                panels::golden_add(somna_api::GoldenAddArgs) => somna_engine::store::GoldenQuery,
+                panels::golden_remove(somna_api::IdArgs) => (),
+                panels::golden_run => crate::jobs::JobId<crate::jobs::kinds::Golden>,
+                panels::golden_history(somna_api::GoldenHistoryArgs) => Vec<somna_engine::golden::GoldenRun>,
+                panels::ledger(somna_api::LedgerArgs) => somna_api::LedgerReport,
+                panels::search_defaults => somna_api::SearchDefaults,
             }
             binary {
                 commands::point_attributes,
@@ -149,7 +156,7 @@ macro_rules! rpc_check {
     ) => {
         #[allow(dead_code, clippy::let_unit_value)]
         mod check {
-            use crate::{commands, error::ApiResult, live, views};
+            use crate::{commands, error::ApiResult, live, panels, views};
             use tauri::AppHandle;
             $(
                 pub async fn $n(app: AppHandle $(, req: $q)?) -> ApiResult<$r> {

@@ -487,3 +487,18 @@ test("points move in the 3D view as the liquid loop moves memories", { timeout: 
   assert.ok(median(moved) > 3 * median(still), `reassigned median ${median(moved)} vs the rest ${median(still)}`);
   await shot("space-liquid");
 });
+
+test("a ChatGPT data export imports through the same dialog, its current branch only", { timeout: 180000 }, async () => {
+  const file = join(here, "..", "..", "crates", "engine", "tests", "fixtures", "imports", "chatgpt-conversations.json");
+  const status = await importFile(file);
+  // Detected as ChatGPT's conversations.json: five turns on the current branches.
+  assert.match(status, /Imported chatgpt-conversations\.json \(chatgpt\): 5 stored\./);
+  // (The list may hold an earlier test's search results, so its count is not checked here:
+  // the search below finds the imported turn.)
+  await search("sourdough starter sluggish in Zürich");
+  const table = await s.text('[data-testid="xray-table"]');
+  assert.match(table, /Brötchen-Mutter/);
+  assert.doesNotMatch(table, /ABANDONED BRANCH/);
+  await s.exec(`document.querySelectorAll(".toast").forEach((t) => t.remove());`);
+  await shot("chatgpt-imported");
+});

@@ -10,8 +10,15 @@ import type { ApiError, Events, JobDone, JobId, JobResults, ProgressPayload, Pro
 import { timed } from "./render/perf";
 import { state } from "./store";
 import type {
-  AutoSleepSettings, CurateAction, ImportFormat, Review, LiquidParams, ListQuery, SearchArgs, SleepConfig, UpdateFields,
+  AutoSleepSettings, CurateAction, GoldenAddArgs, ImportFormat, Review, LiquidParams, ListQuery, SearchArgs, SleepConfig,
+  UpdateFields, Weights,
 } from "./types";
+
+/** The X-ray's tuning of a search: context window (tokens) and fusion weights; null: the default. */
+export interface Tuning {
+  window: number | null;
+  weights: Weights | null;
+}
 
 export class CommandError extends Error {
   constructor(public code: string, message: string) {
@@ -47,7 +54,10 @@ export const api = {
   /// time scrubber is away from now.
   list: (q: ListQuery) =>
     rpc.list_memories({ filters: q.filter, sort: q.sort, descending: q.descending, offset: q.offset, limit: q.limit, as_of: state.asOf }),
-  search: (req: Omit<SearchArgs, "as_of">) => rpc.search({ ...req, as_of: state.asOf }),
+  /// `tuning`: the X-ray's context window and fusion weights (null: the defaults).
+  search: (req: Omit<SearchArgs, "as_of">, tuning: Tuning = { window: null, weights: null }) =>
+    rpc.search({ search: { ...req, as_of: state.asOf }, window: tuning.window, weights: tuning.weights }),
+  searchDefaults: () => rpc.search_defaults(null),
   get: (id: number) => rpc.get_memory({ id, as_of: state.asOf }),
   timeline: () => rpc.timeline(null),
   visibilitySteps: () => rpc.visibility_steps(null),
@@ -92,6 +102,12 @@ export const api = {
   sleepUndo: (id: number) => rpc.sleep_undo({ id, cascade: false }),
   autoSleepSettings: () => rpc.auto_sleep_settings(null),
   setAutoSleep: (settings: AutoSleepSettings) => rpc.set_auto_sleep(settings),
+  goldenList: () => rpc.golden_list(null),
+  goldenAdd: (args: GoldenAddArgs) => rpc.golden_add(args),
+  goldenRemove: (id: number) => rpc.golden_remove({ id }),
+  goldenRun: () => rpc.golden_run(null),
+  goldenHistory: (limit: number) => rpc.golden_history({ limit }),
+  ledger: (hours: number) => rpc.ledger({ hours }),
   serverStatus: () => rpc.server_status(null),
   serverStart: (port: number) => rpc.server_start(port),
   serverStop: () => rpc.server_stop(null),

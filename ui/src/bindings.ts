@@ -88,17 +88,23 @@ include_deleted: boolean,
  */
 cluster: number | null, 
 /**
- * Facts another fact replaced: hidden (the default), included, or only those (the
- * stale ones). Ignored when `valid_at` is set.
+ * Facts another fact replaced: hidden (the default), included, only those, or only
+ * the stale facts (those and the contested ones: see [`Superseded::Stale`]). Ignored
+ * when `valid_at` is set.
  */
 superseded: Superseded, 
+/**
+ * For [`Superseded::Stale`]: how many days without confirmation make a contradicted
+ * fact stale (default [`STALE_DAYS`]).
+ */
+stale_days: number | null, 
 /**
  * What held at this event time (Unix ms): facts valid then (superseded or not), and
  * other memories that had occurred by then.
  */
 valid_at: number | null, };
 
-export type Superseded = "hide" | "include" | "only";
+export type Superseded = "hide" | "include" | "only" | "stale";
 
 export type SortKey = "id" | "created_at" | "updated_at" | "occurred_at" | "importance" | "access_count" | "last_accessed";
 
@@ -398,9 +404,14 @@ include_deleted: boolean,
  */
 cluster?: number | null, 
 /**
- * Facts another fact replaced: hide (default), include, or only (the stale ones).
+ * Facts another fact replaced: hide (default), include, only those, or stale (those,
+ * and facts not confirmed in `stale_days` while a newer fact contradicts them).
  */
 superseded?: Superseded | null, 
+/**
+ * With `superseded: stale`: days without confirmation (1 to 3650, default 30).
+ */
+stale_days?: number | null, 
 /**
  * What held at this event time (Unix milliseconds): facts valid then, superseded or
  * not, and other memories that had occurred by then.
@@ -532,7 +543,7 @@ hard: boolean, };
 
 export type DeleteResult = { id: number, hard: boolean, };
 
-export type ImportFormat = "locomo" | "chat-jsonl" | "json";
+export type ImportFormat = "locomo" | "chat-jsonl" | "json" | "chatgpt" | "claude" | "mem0" | "letta";
 
 export type ImportRequest = { 
 /**
@@ -968,12 +979,83 @@ export type UndoRequest = { id: number,
  */
 cascade: boolean, };
 
+export type TunedSearchArgs = { search: SearchArgs, 
+/**
+ * The context window in tokens (2048 to 200000, default 8192); the system and output
+ * reserves come out of it.
+ */
+window?: number | null, 
+/**
+ * Fusion weights, each within 0..=1, summing to 1.
+ */
+weights?: Weights | null, };
+
+export type SearchDefaults = { weights: Weights, window: number, system_reserve: number, output_reserve: number, window_min: number, window_max: number, };
+
+export type GoldenQuery = { id: number, query: string, expected: Array<number>, k: number, 
+/**
+ * Search options as JSON (`filter`, `mode`, `route`), `{}` for the defaults.
+ */
+options: JsonValue, created_at: number, };
+
+export type GoldenEntry = { golden: GoldenQuery, memories: Array<Memory>, };
+
+export type GoldenAddArgs = { query: string, 
+/**
+ * Ids of the memories the query must find (at least one; each must exist).
+ */
+expected: Array<number>, 
+/**
+ * How deep they must be found (1 to 200, default 10).
+ */
+k?: number | null, filters?: Filters | null, mode?: ScoreMode | null, route?: Route | null, };
+
+export type GoldenHistoryArgs = { 
+/**
+ * The latest runs to read (1 to 1000, default 50).
+ */
+limit?: number | null, };
+
+export type LedgerSummary = { 
+/**
+ * The operation, or `None` when grouping by period only.
+ */
+op: string | null, 
+/**
+ * Start of the period (Unix ms), or `None` when grouping by operation only.
+ */
+period_start: number | null, count: number, total_ms: number, mean_ms: number, max_ms: number, items: number, llm_calls: number, tokens: number, };
+
+export type LedgerArgs = { 
+/**
+ * How far back, in hours (1 to 2160, default 24).
+ */
+hours?: number | null, };
+
+export type LedgerReport = { 
+/**
+ * Start of the window (Unix ms).
+ */
+since: number, 
+/**
+ * When the report was read (Unix ms).
+ */
+until: number, 
+/**
+ * One row per operation, largest total time first.
+ */
+by_op: Array<LedgerSummary>, 
+/**
+ * One row per hour and operation, oldest hour first.
+ */
+by_hour: Array<LedgerSummary>, };
+
 /** Every command: its request (`req`) and response types. */
 export type Rpc = {
   status: { req: null; res: Status };
   stats: { req: null; res: Stats };
   list_memories: { req: ListArgs; res: Page };
-  search: { req: SearchArgs; res: SearchResponse };
+  search: { req: TunedSearchArgs; res: SearchResponse };
   get_memory: { req: GetArgs; res: MemoryDetail };
   memory_history: { req: IdArgs; res: Array<HistoryEntry> };
   update_memory: { req: UpdateArgs; res: Memory };
@@ -1015,6 +1097,13 @@ export type Rpc = {
   server_status: { req: null; res: ServerStatus };
   server_start: { req: number; res: ServerStatus };
   server_stop: { req: null; res: ServerStatus };
+  golden_list: { req: null; res: Array<GoldenEntry> };
+  golden_add: { req: GoldenAddArgs; res: GoldenQuery };
+  golden_remove: { req: IdArgs; res: null };
+  golden_run: { req: null; res: JobId<"golden"> };
+  golden_history: { req: GoldenHistoryArgs; res: Array<GoldenRun> };
+  ledger: { req: LedgerArgs; res: LedgerReport };
+  search_defaults: { req: null; res: SearchDefaults };
   point_attributes: { req: null; res: ArrayBuffer };
   layout_data: { req: LayoutKey; res: ArrayBuffer };
 };
@@ -1043,4 +1132,5 @@ export type JobResults = {
   "sleep": SleepReport;
   "sleep-undo": SleepReport;
   "open": string;
+  "golden": GoldenRun;
 };

@@ -29,6 +29,9 @@ export class Browser {
   private fromInput: HTMLInputElement;
   private toInput: HTMLInputElement;
   private clusterSelect: HTMLSelectElement;
+  private staleDays: HTMLInputElement;
+  private staleDaysLabel: HTMLElement;
+  private supersededChips: HTMLElement[] = [];
   private rowPool: HTMLElement[] = [];
   /// The list's height and scroll position, kept from its resize and scroll events: reading
   /// them from the element in render() forced a synchronous layout of the whole page after
@@ -41,15 +44,29 @@ export class Browser {
   constructor() {
     const kindChips = h("div", { class: "chips", "data-testid": "kind-filter" },
       ...KINDS.map((k) => this.chip(k, () => this.toggle(state.filter.kinds, k))));
-    // "superseded": only the facts another fact replaced (stale), which are hidden otherwise.
-    const staleChip = this.chip("superseded", () => {
-      state.filter.superseded = state.filter.superseded === "only" ? "hide" : "only";
-      this.filterChanged();
-    });
-    staleChip.title = "facts another fact replaced: a new value, or a contradiction (hidden otherwise)";
-    staleChip.setAttribute("data-testid", "filter-superseded");
+    // "superseded": only the facts another fact replaced, which are hidden otherwise.
+    // "stale": those, and the facts a newer fact contradicts that were not confirmed (said
+    // again, or retrieved by a search) in the last N days. The two are exclusive.
+    const supersededChip = h("button", { class: "chip", "aria-pressed": "false", "data-testid": "filter-superseded",
+      title: "facts another fact replaced: a new value, or a contradiction (hidden otherwise)",
+      onclick: () => this.setSuperseded(state.filter.superseded === "only" ? "hide" : "only") }, "superseded");
+    const staleChip = h("button", { class: "chip", "aria-pressed": "false", "data-testid": "filter-stale",
+      title: "stale facts: those another fact replaced, and those a newer fact contradicts that were not said again or retrieved in the last N days",
+      onclick: () => this.setSuperseded(state.filter.superseded === "stale" ? "hide" : "stale") }, "stale");
+    this.staleDays = h("input", { type: "number", min: "1", max: "3650", value: "30", class: "days",
+      "aria-label": "days without confirmation", "data-testid": "filter-stale-days",
+      title: "days without confirmation after which a contradicted fact is stale", onchange: () => {
+        const d = Number(this.staleDays.value);
+        const ok = Number.isInteger(d) && d >= 1 && d <= 3650;
+        this.staleDays.classList.toggle("invalid", !ok);
+        if (!ok) return;
+        state.filter.stale_days = d;
+        this.filterChanged();
+      } });
+    this.supersededChips = [supersededChip, staleChip];
     const stateChips = h("div", { class: "chips", "data-testid": "state-filter" },
-      ...STATES.map((s) => this.chip(s, () => this.toggle(state.filter.states, s))), staleChip);
+      ...STATES.map((s) => this.chip(s, () => this.toggle(state.filter.states, s))), supersededChip, staleChip,
+      this.staleDaysLabel = h("label", { class: "days-label", hidden: true }, this.staleDays, "days"));
     this.convSelect = h("select", { "aria-label": "conversation", onchange: () => {
       state.filter.conversation = this.convSelect.value || null;
       this.filterChanged();
@@ -127,6 +144,17 @@ export class Browser {
       b.setAttribute("aria-pressed", b.getAttribute("aria-pressed") === "true" ? "false" : "true");
     } }, label);
     return b;
+  }
+
+  /// Shows superseded facts only, stale facts only, or neither (hidden, the default).
+  private setSuperseded(v: "hide" | "only" | "stale"): void {
+    state.filter.superseded = v;
+    state.filter.stale_days = v === "stale" ? Number(this.staleDays.value) || 30 : null;
+    const [sup, stale] = this.supersededChips;
+    sup.setAttribute("aria-pressed", String(v === "only"));
+    stale.setAttribute("aria-pressed", String(v === "stale"));
+    this.staleDaysLabel.hidden = v !== "stale";
+    this.filterChanged();
   }
 
   private toggle<T extends Kind | MemState>(list: T[], v: T): void {
@@ -296,6 +324,11 @@ export class Browser {
         h("span", { class: "muted" }, fmtTime(m.occurred_at ?? m.created_at)),
         m.state !== "active" ? h("span", { class: `state s-${m.state}` }, m.state) : null,
         m.superseded_by !== null ? h("span", { class: "state s-superseded", title: `replaced by #${m.superseded_by}` }, "superseded") : null,
+        // Under the stale filter, a fact no other fact replaced is listed because a newer
+        // fact contradicts it and it was not confirmed in the filter's days.
+        m.superseded_by === null && state.filter.superseded === "stale" && !this.searchRows
+          ? h("span", { class: "state s-superseded", title: `a newer fact contradicts it, and it was not said again or retrieved in the last ${state.filter.stale_days ?? 30} days` }, "contradicted")
+          : null,
         h("span", { class: "id muted" }, `#${m.id}`)),
       h("div", { class: "text" }, m.text));
   }

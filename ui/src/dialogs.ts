@@ -17,16 +17,20 @@ export function modal(title: string, ...content: (Node | null)[]): { el: HTMLEle
 }
 
 export function openImportDialog(): void {
-  const file = h("input", { type: "file", accept: ".json,.jsonl,application/json", "data-testid": "import-file" });
+  const file = h("input", { type: "file", accept: ".json,.jsonl,.ndjson,.af,application/json", "data-testid": "import-file" });
   const format = h("select", { "aria-label": "format", "data-testid": "import-format" },
     h("option", { value: "auto" }, "detect from file"), h("option", { value: "chat-jsonl" }, "chat JSONL (one message per line)"),
-    h("option", { value: "locomo" }, "LoCoMo JSON"), h("option", { value: "json" }, "Somna export"));
+    h("option", { value: "locomo" }, "LoCoMo JSON"), h("option", { value: "json" }, "Somna export"),
+    h("option", { value: "chatgpt" }, "ChatGPT data export (conversations.json)"),
+    h("option", { value: "claude" }, "Claude data export (conversations.json)"),
+    h("option", { value: "mem0" }, "mem0 memories (get_all)"),
+    h("option", { value: "letta" }, "Letta agent file (.af)"));
   const status = h("div", { class: "muted", "data-testid": "import-status" });
   const go = h("button", { class: "primary", "data-testid": "import-start" }, "Import");
   const cancel = h("button", { hidden: true }, "Cancel import");
   let job: JobId<"import"> | null = null;
-  const { close } = modal("Import conversations",
-    h("p", { class: "muted" }, "Chat JSONL: {role, content, name?, timestamp?, conversation?} per line. LoCoMo JSON. Or a Somna export. A malformed file imports nothing and says where the problem is; an interrupted import resumes when the same file is imported again."),
+  const { close } = modal("Import conversations and memories",
+    h("p", { class: "muted" }, "Chat JSONL: {role, content, name?, timestamp?, conversation?} per line. LoCoMo JSON. A Somna export. ChatGPT's or Claude's conversations.json (from their data export; ChatGPT's current branch only). mem0 memories and Letta agent files (.af), whose memories become facts. A malformed file imports nothing and says where the problem is; importing the same file again stores nothing twice, and an interrupted import resumes."),
     h("label", null, "file", file), h("label", null, "format", format), status,
     h("div", { class: "actions" }, go, cancel, h("button", { onclick: () => close() }, "Close")));
   cancel.addEventListener("click", () => { if (job !== null) void api.cancelJob(job); });

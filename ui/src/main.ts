@@ -16,16 +16,20 @@ import { ClusterPanel } from "./clusters";
 import { recordSpan, timed } from "./render/perf";
 import { openImportDialog, openExportDialog, openSettingsDialog } from "./dialogs";
 import { TimeScrubber } from "./timeline";
+import { GoldenPanel } from "./golden";
+import { LedgerPanel } from "./ledger";
 
 const app = document.getElementById("app")!;
 
 const browser = new Browser();
 const detail = new Detail();
 const space = new Space();
-const xray = new Xray();
+const xray = new Xray(() => void runSearch(false));
 const graph = new Graph();
 const sleep = new SleepPanel();
 const clusters = new ClusterPanel();
+const golden = new GoldenPanel();
+const ledger = new LedgerPanel();
 
 // ---- top bar ------------------------------------------------------------------------
 const searchInput = h("input", {
@@ -56,13 +60,15 @@ const topbar = h("header", { class: "topbar" },
   h("button", { class: "icon", title: "settings", onclick: () => openSettingsDialog(), "data-testid": "settings-open" }, "⚙"));
 
 // ---- views --------------------------------------------------------------------------
-type Tab = "space" | "xray" | "graph" | "sleep" | "clusters";
+type Tab = "space" | "xray" | "graph" | "sleep" | "clusters" | "golden" | "ledger";
 const tabs: { id: Tab; label: string; el: HTMLElement }[] = [
   { id: "space", label: "Space", el: h("div", { class: "view space-view" }) },
   { id: "xray", label: "Retrieval X-ray", el: xray.el },
   { id: "graph", label: "Bubble graph", el: graph.el },
   { id: "sleep", label: "Sleep", el: sleep.el },
   { id: "clusters", label: "Clusters", el: clusters.el },
+  { id: "golden", label: "Golden queries", el: golden.el },
+  { id: "ledger", label: "Ledger", el: ledger.el },
 ];
 tabs[0].el.append(space.el);
 const tabBar = h("nav", { class: "tabs", role: "tablist" }, ...tabs.map((t) =>
@@ -82,6 +88,8 @@ function showTab(id: Tab): void {
   graph.setActive(id === "graph");
   if (id === "sleep") void sleep.refresh();
   if (id === "clusters") void clusters.refresh();
+  if (id === "golden") void golden.refresh();
+  if (id === "ledger") void ledger.refresh();
   space.requestFrame();
 }
 
@@ -100,10 +108,12 @@ async function runSearch(reveal = true): Promise<void> {
     return;
   }
   try {
-    const r = await api.search({
+    const req = {
       query: q, k: Number(kSel.value), mode: modeSel.value as ScoreMode,
-      route: routeSel.value === "auto" ? null : (routeSel.value as Route), filters: state.filter,
-    });
+      route: routeSel.value === "auto" ? null : (routeSel.value as Route), filters: { ...state.filter },
+    };
+    const r = await api.search(req, xray.tuning);
+    xray.request = req;
     state.search = r;
     clearBtn.hidden = false;
     searchInfo.textContent = searchSummary(r);

@@ -9,7 +9,8 @@ import { timed } from "./render/perf";
 
 /// `hues`: which clusters the colour-by-cluster palette gives a hue changed.
 /// `asof`: the time scrubber moved (`state.asOf`).
-type Topic = "selection" | "filter" | "search" | "points" | "layout" | "data" | "clusters" | "hues" | "duplicates" | "asof";
+/// `golden`: a golden query was saved or removed.
+type Topic = "selection" | "filter" | "search" | "points" | "layout" | "data" | "clusters" | "hues" | "duplicates" | "asof" | "golden";
 
 class Bus {
   private subs = new Map<Topic, Map<() => void, string>>();

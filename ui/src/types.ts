@@ -12,6 +12,7 @@ export type {
   UpdateFields, ImportFormat, ImportDone, LayoutSummary, ClusterReport, LiquidParams, LiquidStatus, SleepConfig,
   SleepReport, PhaseReport, ProposedMemory, Rpc, LiquidStep, Events, JobId, JobResults, ProjectionMethod,
   CurateAction, CurationReport, DuplicateGroup, LossBudget, MergedMemory, FieldChange, Review, Reason, Question,
+  GoldenAddArgs, GoldenEntry, GoldenQuery, GoldenRun, GoldenOutcome, LedgerReport, LedgerSummary, SearchDefaults,
 } from "./bindings";
 
 /** A memory's lifecycle state (the engine's `State`). */
@@ -24,6 +25,6 @@ export const STATES: MemState[] = ["active", "warm", "cold", "archived", "forgot
 export function emptyFilter(): MemoryFilter {
   return {
     kinds: [], states: [], who: null, conversation: null, from: null, to: null, include_deleted: false, cluster: null,
-    superseded: "hide", valid_at: null,
+    superseded: "hide", stale_days: null, valid_at: null,
   };
 }

@@ -1,9 +1,11 @@
 // Retrieval X-ray: how a query was routed, every candidate's signals, fused and MMR scores,
 // where the cut fell (near misses below it), and the context packed under the token budget.
 
-import { h, clear, fmtNum } from "./dom";
+import { api, type Tuning } from "./api";
+import { h, clear, fmtInt, fmtNum, toast } from "./dom";
+import { normaliseWeights, sameWeights, WEIGHT_HELP, WEIGHT_KEYS, weightSum } from "./panels";
 import { bus, select, state } from "./store";
-import type { Hit, Reason, SearchResponse } from "./types";
+import type { Hit, Reason, SearchArgs, SearchDefaults, SearchResponse, Weights } from "./types";
 
 const SIGNALS = ["semantic", "lexical", "recency", "actor", "spatial", "usage", "neighbour", "graph", "temporal"] as const;
 const SIGNAL_HEADS: Record<(typeof SIGNALS)[number], string> = {
@@ -29,20 +31,145 @@ export class Xray {
   readonly el: HTMLElement;
   readonly spaceSlot: HTMLElement;
   private summary: HTMLElement;
+  private tuningEl: HTMLDetailsElement;
+  private goldenBar: HTMLElement;
   private table: HTMLElement;
   private context: HTMLElement;
+  /// The request of the search shown (set by whoever ran it): what a golden query keeps.
+  request: Omit<SearchArgs, "as_of"> | null = null;
+  /// The tuning searches run with (null fields: the defaults).
+  private applied: Tuning = { window: null, weights: null };
+  private defaults: SearchDefaults | null = null;
+  private windowInput: HTMLInputElement;
+  private weightInputs = new Map<string, HTMLInputElement>();
+  private sumEl: HTMLElement;
+  private packEl: HTMLElement;
+  private inForceEl: HTMLElement;
+  /// Memories a person ticked as expected for a golden query, and the query they belong to.
+  private marked = new Set<number>();
+  private markedFor = "";
 
-  constructor() {
+  /// `rerun` runs the current search again (with the tuning now applied).
+  constructor(private readonly rerun: () => void) {
     this.summary = h("div", { class: "xray-summary", "data-testid": "xray-summary" });
+    this.goldenBar = h("div", { class: "golden-bar", "data-testid": "xray-golden" });
     this.table = h("div", { class: "xray-table" });
     this.context = h("div", { class: "xray-context" });
     this.spaceSlot = h("div", { class: "xray-space" });
+    this.windowInput = h("input", { type: "number", step: "256", "data-testid": "tune-window", "aria-label": "context window in tokens", oninput: () => this.showDraft() });
+    this.sumEl = h("span", { "data-testid": "tune-sum" });
+    this.packEl = h("span", { class: "muted" });
+    this.inForceEl = h("span", { class: "in-force", "data-testid": "xray-in-force" }, "defaults");
+    const weights = WEIGHT_KEYS.map((k) => {
+      const inp = h("input", { type: "number", min: "0", max: "1", step: "0.05", "data-testid": `tune-${k}`, "aria-label": `${k} weight`, oninput: () => this.showDraft() });
+      this.weightInputs.set(k, inp);
+      return h("label", { title: WEIGHT_HELP[k] }, k, inp);
+    });
+    this.tuningEl = h("details", { class: "tuning", "data-testid": "xray-tuning" },
+      h("summary", null, "Token budget and fusion weights · in force: ", this.inForceEl),
+      h("div", { class: "tune-row" },
+        h("label", { title: "The model's context window; the system prompt's and the answer's reserves come out of it, the rest is the budget the packed context fills" }, "context window (tokens)", this.windowInput),
+        this.packEl),
+      h("div", { class: "tune-row weights" }, ...weights),
+      h("div", { class: "tune-row" }, this.sumEl,
+        h("span", { class: "muted" }, "Weights apply in fusion mode; the direct route moves the lexical weight to semantic.")),
+      h("div", { class: "tune-row" },
+        h("button", { class: "primary small", "data-testid": "tune-apply", onclick: () => this.apply() }, "Re-run the search with these"),
+        h("button", { class: "small", "data-testid": "tune-reset", onclick: () => this.reset() }, "Reset to defaults")));
     this.el = h("section", { class: "xray" },
       this.spaceSlot,
-      h("div", { class: "xray-side" }, this.summary, this.table, this.context));
+      h("div", { class: "xray-side" }, this.tuningEl, this.summary, this.goldenBar, this.table, this.context));
     bus.on("search", () => this.render(), "xray");
     bus.on("selection", () => this.highlight(), "xray");
     this.render();
+    void this.loadDefaults();
+  }
+
+  /// The tuning the next search runs with.
+  get tuning(): Tuning {
+    return this.applied;
+  }
+
+  private async loadDefaults(): Promise<void> {
+    try {
+      this.defaults = await api.searchDefaults();
+    } catch {
+      return;
+    }
+    this.windowInput.min = String(this.defaults.window_min);
+    this.windowInput.max = String(this.defaults.window_max);
+    this.fill(this.defaults.window, this.defaults.weights);
+  }
+
+  private fill(window: number, weights: Weights): void {
+    this.windowInput.value = String(window);
+    for (const k of WEIGHT_KEYS) this.weightInputs.get(k)!.value = String(Number(weights[k].toFixed(4)));
+    this.showDraft();
+  }
+
+  private draftWeights(): Weights {
+    const w = {} as Weights;
+    for (const k of WEIGHT_KEYS) w[k] = Number(this.weightInputs.get(k)!.value);
+    return w;
+  }
+
+  /// The sum of the weights typed and the budget the window leaves, as they are typed.
+  private showDraft(): void {
+    const d = this.defaults;
+    const sum = weightSum(this.draftWeights());
+    const ok = normaliseWeights(this.draftWeights()) !== null;
+    this.sumEl.textContent = !ok
+      ? "each weight must be between 0 and 1, and not all 0"
+      : Math.abs(sum - 1) < 1e-6 ? "weights sum to 1" : `weights sum to ${fmtNum(sum, 2)}: they are scaled to sum to 1 when the search runs`;
+    this.sumEl.className = ok ? "muted" : "error";
+    const win = Number(this.windowInput.value);
+    if (d) {
+      const okWin = Number.isInteger(win) && win >= d.window_min && win <= d.window_max;
+      this.windowInput.classList.toggle("invalid", !okWin);
+      this.packEl.textContent = okWin
+        ? `budget ${fmtInt(Math.max(0, win - d.system_reserve - d.output_reserve))} tokens (window − ${fmtInt(d.system_reserve)} system − ${fmtInt(d.output_reserve)} answer)`
+        : `the window must be a whole number from ${fmtInt(d.window_min)} to ${fmtInt(d.window_max)}`;
+    }
+  }
+
+  private apply(): void {
+    const d = this.defaults;
+    if (!d) return;
+    const win = Number(this.windowInput.value);
+    if (!(Number.isInteger(win) && win >= d.window_min && win <= d.window_max)) {
+      toast(`The context window must be a whole number from ${fmtInt(d.window_min)} to ${fmtInt(d.window_max)} tokens.`, "error");
+      return;
+    }
+    const w = normaliseWeights(this.draftWeights());
+    if (!w) {
+      toast("Each weight must be between 0 and 1, and not all of them 0.", "error");
+      return;
+    }
+    this.applied = {
+      window: win === d.window ? null : win,
+      weights: sameWeights(w, d.weights) ? null : w,
+    };
+    this.fill(win, w);
+    this.showInForce();
+    if (state.search) this.rerun();
+  }
+
+  private reset(): void {
+    const d = this.defaults;
+    if (!d) return;
+    this.applied = { window: null, weights: null };
+    this.fill(d.window, d.weights);
+    this.showInForce();
+    if (state.search) this.rerun();
+  }
+
+  private showInForce(): void {
+    const parts = [
+      this.applied.weights ? "your weights" : "default weights",
+      this.applied.window ? `a ${fmtInt(this.applied.window)}-token window` : "the default window",
+    ];
+    this.inForceEl.textContent = parts.join(", ");
+    this.inForceEl.classList.toggle("custom", this.applied.weights !== null || this.applied.window !== null);
   }
 
   private render(): void {
@@ -50,6 +177,11 @@ export class Xray {
     clear(this.summary);
     clear(this.table);
     clear(this.context);
+    clear(this.goldenBar);
+    if (r?.query !== this.markedFor) {
+      this.marked.clear();
+      this.markedFor = r?.query ?? "";
+    }
     if (!r) {
       this.summary.append(h("p", { class: "muted" },
         "Type a query in the search box above. The query appears in the 3D view with lines to its hits (teal) and to the near misses just below the cut (amber)."));
@@ -71,15 +203,24 @@ export class Xray {
       ...[questionLine(r)].filter((x): x is HTMLElement => x !== null),
       h("div", { class: "kv muted" },
         `embed ${fmtNum(t.embed_ms, 1)} · vector ${fmtNum(t.vector_ms, 1)} · lexical ${fmtNum(t.lexical_ms, 1)} · score ${fmtNum(t.score_ms, 1)} · pack ${fmtNum(t.pack_ms, 1)} · total ${fmtNum(t.total_ms, 1)} ms`),
-      h("div", { class: "kv muted" }, "weights ",
-        ...Object.entries(r.weights).map(([k, v]) => h("span", { class: "w" }, `${k} ${fmtNum(v, 2)}`))));
+      h("div", { class: "kv muted", "data-testid": "xray-weights" },
+        r.mode === "context" ? "context mode: no fusion weights" : `${this.applied.weights ? "your weights" : "default weights"}${r.route === "direct" ? " (direct route: lexical moved to semantic)" : ""}: `,
+        ...(r.mode === "context" ? [] : WEIGHT_KEYS.map((k) => h("span", { class: "w" }, `${k} ${fmtNum(r.weights[k], 2)}`)))));
+    this.renderGoldenBar(r);
     const head = h("tr", null, h("th", null, "#"), h("th", null, "memory"),
       ...SIGNALS.map((s) => h("th", { class: "num", title: s }, SIGNAL_HEADS[s])),
       h("th", { class: "num" }, "score"), h("th", { class: "num" }, "MMR"), h("th", { class: "num" }, "tok"), h("th", null, "ctx"));
     const body = h("tbody", null);
     const row = (hit: Hit, cls: string) => {
+      const box = h("input", { type: "checkbox", title: "a memory this query must find (for a golden query)", "aria-label": `expected #${hit.memory.id}`,
+        "data-testid": `xray-expect-${hit.memory.id}`, onclick: (e: Event) => e.stopPropagation(), onchange: () => {
+          if (box.checked) this.marked.add(hit.memory.id);
+          else this.marked.delete(hit.memory.id);
+          this.renderGoldenBar(r);
+        } });
+      box.checked = this.marked.has(hit.memory.id);
       const tr = h("tr", { class: `clickable ${cls}`, "data-id": String(hit.memory.id), onclick: () => select([hit.memory.id], hit.memory.id) },
-        h("td", null, hit.rank === null ? "·" : String(hit.rank)),
+        h("td", { class: "rank" }, box, hit.rank === null ? "·" : String(hit.rank)),
         h("td", { class: "mem", title: hit.memory.text }, h("span", { class: `kind k-${hit.memory.kind}` }, hit.memory.kind[0]),
           h("span", { class: "who" }, hit.memory.who ?? ""), " ",
           hit.memory.superseded_by !== null
@@ -129,6 +270,34 @@ export class Xray {
           x ? `${x.memory.who ? x.memory.who + ": " : ""}${x.memory.text}` : "");
       })));
     this.highlight();
+  }
+
+  /// "Save as golden query": the query, its options and the ticked memories.
+  private renderGoldenBar(r: SearchResponse): void {
+    clear(this.goldenBar);
+    const k = h("input", { type: "number", min: "1", max: "200", value: String(this.request?.k ?? r.hits.length), "aria-label": "golden k", "data-testid": "golden-k" });
+    const n = this.marked.size;
+    const past = r.as_of !== null;
+    const save = h("button", { class: "small", "data-testid": "golden-save", disabled: n === 0 || past,
+      title: past ? "Golden queries are run on the store as it is now: return to now first" : "Save this query and the ticked memories as a golden query",
+      onclick: () => void this.saveGolden(r, Number(k.value)) }, "Save as golden query");
+    this.goldenBar.append(
+      h("span", { class: "muted" }, n ? `${n} ${n === 1 ? "memory" : "memories"} ticked as expected` : "Tick the memories this query must find to save it as a golden query"),
+      h("label", null, "in the top ", k), save);
+  }
+
+  private async saveGolden(r: SearchResponse, k: number): Promise<void> {
+    const req = this.request;
+    try {
+      const g = await api.goldenAdd({
+        query: r.query, expected: [...this.marked], k,
+        filters: req?.filters ?? null, mode: req?.mode ?? r.mode, route: req?.route ?? null,
+      });
+      toast(`Saved golden query #${g.id}: “${g.query}” must find ${g.expected.length} ${g.expected.length === 1 ? "memory" : "memories"} in its top ${g.k}`);
+      bus.emit("golden");
+    } catch (e) {
+      toast((e as Error).message, "error");
+    }
   }
 
   private highlight(): void {

@@ -21,12 +21,15 @@ mod views;
 pub mod workspace;
 
 pub use curate::{CurateRequest, CurateUndoArgs, DuplicatesArgs, MergeArgs, PinArgs};
+pub use golden::{GoldenAddArgs, GoldenHistoryArgs, LedgerArgs, LedgerReport};
 pub use llm::{LlmEndpoint, LlmSettings, SetLlmSettings};
 pub use memories::{
     AddMemoryArgs, DeleteArgs, DeleteResult, Filters, GetArgs, IdArgs, ImportDone, ImportRequest,
     ListArgs, MessageArg, SimilarArgs, SimilarResult, UpdateArgs, UpdateFields,
 };
-pub use search::{SearchArgs, SearchHit, SearchOptions, SearchResult};
+pub use search::{
+    SearchArgs, SearchDefaults, SearchHit, SearchOptions, SearchResult, TunedSearchArgs,
+};
 pub use sleep::{Backend, SleepArgs, SleepRunRequest, UndoRequest};
 pub use views::{
     expand_home, stored_layout, stored_points, ClusterRequest, LayoutCoords, LayoutKey,

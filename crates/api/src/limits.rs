@@ -13,6 +13,10 @@
 //! * `depth` 1–4 and `limit` 1–2,000 (link neighbourhood): beyond four hops the graph is the
 //!   whole store, and the bubble graph lays out at most a few thousand nodes.
 //! * `limit` (sleep history) 1–1,000 cycles.
+//! * `limit` (golden history) 1–1,000 runs, default 50: each run carries every query's
+//!   outcome.
+//! * `hours` (ledger) 1–2,160 (90 days); the ledger is grouped by hour, so at most 2,160
+//!   periods per operation.
 //! * `window` (search's context window, tokens) 2,048–200,000, and `conversation_tokens`
 //!   0–200,000. The system (512) and output (1,024) reserves come out of the window, so a
 //!   smaller one packs nothing. The packer's exact knapsack keeps one bit of choice per hit
@@ -93,6 +97,29 @@ pub const SLEEP_HISTORY: Limit = Limit {
     min: 1,
     max: 1000,
     default: 20,
+};
+
+pub const GOLDEN_HISTORY: Limit = Limit {
+    field: "limit",
+    min: 1,
+    max: 1000,
+    default: 50,
+};
+
+/// The ledger's window, hours back from now (up to 90 days).
+pub const LEDGER_HOURS: Limit = Limit {
+    field: "hours",
+    min: 1,
+    max: 90 * 24,
+    default: 24,
+};
+
+/// Days without confirmation after which a contradicted fact is stale (up to ten years).
+pub const STALE_DAYS: Limit = Limit {
+    field: "stale_days",
+    min: 1,
+    max: 3650,
+    default: somna_engine::store::STALE_DAYS as usize,
 };
 
 pub const SEARCH_WINDOW: Limit = Limit {

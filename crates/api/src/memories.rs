@@ -38,14 +38,31 @@ pub struct Filters {
     pub include_deleted: bool,
     /// Only members of this concept cluster.
     pub cluster: Option<i64>,
-    /// Facts another fact replaced: hide (default), include, or only (the stale ones).
+    /// Facts another fact replaced: hide (default), include, only those, or stale (those,
+    /// and facts not confirmed in `stale_days` while a newer fact contradicts them).
     pub superseded: Option<Superseded>,
+    /// With `superseded: stale`: days without confirmation (1 to 3650, default 30).
+    pub stale_days: Option<u32>,
     /// What held at this event time (Unix milliseconds): facts valid then, superseded or
     /// not, and other memories that had occurred by then.
     pub valid_at: Option<i64>,
 }
 
 impl Filters {
+    /// `stale_days`, if it is in range and the filter asks for stale facts.
+    fn stale_days(&self) -> Result<Option<u32>> {
+        let Some(days) = self.stale_days else {
+            return Ok(None);
+        };
+        if self.superseded != Some(Superseded::Stale) {
+            return Err(Error::InvalidInput(
+                "filters.stale_days applies only with filters.superseded = stale".into(),
+            ));
+        }
+        crate::limits::STALE_DAYS.check(Some(days as usize))?;
+        Ok(Some(days))
+    }
+
     /// The engine's filter, after checking that the time range is not reversed.
     pub fn to_filter(&self) -> Result<MemoryFilter> {
         if let (Some(f), Some(t)) = (self.from, self.to) {
@@ -65,6 +82,7 @@ impl Filters {
             include_deleted: self.include_deleted,
             cluster: self.cluster,
             superseded: self.superseded.unwrap_or_default(),
+            stale_days: self.stale_days()?,
             valid_at: self.valid_at,
         })
     }

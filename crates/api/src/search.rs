@@ -4,7 +4,7 @@
 use crate::limits::{CONVERSATION_TOKENS, SEARCH_K, SEARCH_WINDOW};
 use crate::{Api, Filters};
 use serde::{Deserialize, Serialize};
-use somna_engine::retrieve::Budget;
+use somna_engine::retrieve::{Budget, Weights};
 use somna_engine::{Result, Route, ScoreMode, SearchQuery, SearchResponse};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -35,6 +35,8 @@ pub struct SearchOptions {
     pub track: bool,
     /// The context window the result is packed for.
     pub budget: Budget,
+    /// Fusion weights in place of the defaults (they must sum to 1).
+    pub weights: Option<Weights>,
 }
 
 impl Default for SearchOptions {
@@ -42,7 +44,66 @@ impl Default for SearchOptions {
         Self {
             track: true,
             budget: Budget::default(),
+            weights: None,
         }
+    }
+}
+
+/// The app's search: a search with the context window and fusion weights a person set in
+/// the X-ray (left out: the defaults).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(optional_fields = nullable))]
+#[serde(deny_unknown_fields)]
+pub struct TunedSearchArgs {
+    pub search: SearchArgs,
+    /// The context window in tokens (2048 to 200000, default 8192); the system and output
+    /// reserves come out of it.
+    pub window: Option<usize>,
+    /// Fusion weights, each within 0..=1, summing to 1.
+    pub weights: Option<Weights>,
+}
+
+/// What the X-ray's tuning starts from and resets to: the default fusion weights and context
+/// window, the reserves taken out of the window, and the window's range.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct SearchDefaults {
+    pub weights: Weights,
+    pub window: usize,
+    pub system_reserve: usize,
+    pub output_reserve: usize,
+    pub window_min: usize,
+    pub window_max: usize,
+}
+
+impl Default for SearchDefaults {
+    fn default() -> Self {
+        let b = Budget::default();
+        Self {
+            weights: Weights::default(),
+            window: b.window,
+            system_reserve: b.system_reserve,
+            output_reserve: b.output_reserve,
+            window_min: SEARCH_WINDOW.min,
+            window_max: SEARCH_WINDOW.max,
+        }
+    }
+}
+
+impl TunedSearchArgs {
+    /// The search and the options it runs with: `track` as given, the window and weights
+    /// as set (checked when the search runs).
+    pub fn split(self, track: bool) -> (SearchArgs, SearchOptions) {
+        let budget = Budget {
+            window: self.window.unwrap_or(Budget::default().window),
+            ..Budget::default()
+        };
+        let opts = SearchOptions {
+            track,
+            budget,
+            weights: self.weights,
+        };
+        (self.search, opts)
     }
 }
 
@@ -155,7 +216,11 @@ fn snake<T: Serialize>(v: &T) -> String {
 impl Api {
     /// Hybrid search with the engine's full response (every signal of every hit).
     pub fn search(&self, args: &SearchArgs, opts: SearchOptions) -> Result<SearchResponse> {
-        let q = args.to_query(opts.budget)?;
+        let mut q = args.to_query(opts.budget)?;
+        if let Some(w) = opts.weights {
+            w.validate()?;
+            q.weights = w;
+        }
         if opts.track {
             self.engine().search(&q)
         } else {

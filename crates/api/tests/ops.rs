@@ -5,13 +5,15 @@
 
 use somna_api::sleep::Backend;
 use somna_api::{
-    AddMemoryArgs, Api, DeleteArgs, Filters, ImportRequest, LayoutKey, LayoutRequest, ListArgs,
-    MessageArg, NeighbourhoodRequest, SearchArgs, SearchOptions, SimilarArgs, UndoRequest,
-    UpdateFields, Workspace,
+    AddMemoryArgs, Api, DeleteArgs, Filters, GoldenAddArgs, GoldenHistoryArgs, ImportRequest,
+    LayoutKey, LayoutRequest, LedgerArgs, ListArgs, MessageArg, NeighbourhoodRequest, SearchArgs,
+    SearchDefaults, SearchOptions, SimilarArgs, TunedSearchArgs, UndoRequest, UpdateFields,
+    Workspace,
 };
 use somna_engine::cluster::ClusterUpkeep;
 use somna_engine::embed::HashEmbedder;
 use somna_engine::ingest::ImportFormat;
+use somna_engine::retrieve::Weights;
 use somna_engine::{Config, Job, ProjectionMethod, SleepConfig, SleepOptions, Somna};
 use std::sync::Arc;
 
@@ -322,4 +324,164 @@ fn the_workspace_announces_other_processes_writes_on_the_change_stream() {
             }
         }
     }
+}
+
+#[test]
+fn the_app_saves_a_golden_query_from_a_search_runs_it_and_reads_its_runs_and_the_ledger() {
+    let dir = tempfile::tempdir().unwrap();
+    let api = Api::new(engine(&dir), "test");
+    add(
+        &api,
+        &[
+            "the ferry to the island leaves at noon",
+            "the tower is white",
+        ],
+    );
+    let search = SearchArgs {
+        query: "ferry to the island".into(),
+        k: Some(5),
+        mode: None,
+        route: None,
+        filters: Some(Filters {
+            conversation: Some("c".into()),
+            ..Filters::default()
+        }),
+        as_of: None,
+    };
+    let r = api.search(&search, SearchOptions::default()).unwrap();
+    let top = r.hits[0].memory.id;
+    let args = |expected: Vec<i64>, k: Option<usize>| GoldenAddArgs {
+        query: search.query.clone(),
+        expected,
+        k,
+        filters: search.filters.clone(),
+        mode: None,
+        route: None,
+    };
+    let refused = |r: somna_engine::Result<()>, text: &str| {
+        let e = r.unwrap_err();
+        assert_eq!(e.code(), "invalid_input", "{e}");
+        assert!(e.to_string().contains(text), "{e} lacks {text:?}");
+    };
+    refused(
+        api.golden_add_from(&args(vec![top], Some(0))).map(drop),
+        "k must be 1 to 200 (got 0)",
+    );
+    refused(
+        api.golden_add_from(&args(vec![], None)).map(drop),
+        "at least one expected memory",
+    );
+    let g = api.golden_add_from(&args(vec![top], None)).unwrap();
+    assert_eq!((g.k, g.expected.clone()), (10, vec![top]));
+    // The search's filter is kept with the query.
+    assert_eq!(g.options["filter"]["conversation"], "c");
+    let entries = api.golden_entries().unwrap();
+    assert_eq!(entries[0].memories[0].id, top);
+    assert_eq!(entries[0].memories[0].text, r.hits[0].memory.text);
+
+    let run = api.golden_run(&Job::default()).unwrap();
+    assert_eq!((run.stage.as_str(), run.mean_recall), ("manual", 1.0));
+    let history = api.golden_history(&GoldenHistoryArgs::default()).unwrap();
+    assert_eq!(history, vec![run]);
+    refused(
+        api.golden_history(&GoldenHistoryArgs { limit: Some(0) })
+            .map(drop),
+        "limit must be 1 to 1000 (got 0)",
+    );
+
+    // The ledger over the last hour has the searches and the golden run, by operation and
+    // by hour; a window out of range is refused.
+    let ledger = api.ledger_report(&LedgerArgs { hours: Some(1) }).unwrap();
+    assert_eq!(ledger.until - ledger.since, 3_600_000);
+    let ops: Vec<&str> = ledger
+        .by_op
+        .iter()
+        .filter_map(|r| r.op.as_deref())
+        .collect();
+    assert!(
+        ops.contains(&"search") && ops.contains(&"golden"),
+        "{ops:?}"
+    );
+    assert!(ledger
+        .by_hour
+        .iter()
+        .all(|r| r.period_start.is_some_and(|p| p % 3_600_000 == 0)));
+    let searches: u64 = ledger
+        .by_hour
+        .iter()
+        .filter(|r| r.op.as_deref() == Some("search"))
+        .map(|r| r.count)
+        .sum();
+    assert_eq!(
+        Some(searches),
+        ledger
+            .by_op
+            .iter()
+            .find(|r| r.op.as_deref() == Some("search"))
+            .map(|r| r.count)
+    );
+    refused(
+        api.ledger_report(&LedgerArgs { hours: Some(0) }).map(drop),
+        "hours must be 1 to 2160 (got 0)",
+    );
+}
+
+#[test]
+fn a_tuned_search_runs_with_the_window_and_weights_it_was_given_and_refuses_bad_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let api = Api::new(engine(&dir), "test");
+    add(
+        &api,
+        &[
+            "the ferry to the island leaves at noon",
+            "the tower is white",
+        ],
+    );
+    let tuned = |window: Option<usize>, weights: Option<Weights>| TunedSearchArgs {
+        search: SearchArgs {
+            query: "ferry".into(),
+            k: None,
+            mode: None,
+            route: Some(somna_engine::Route::Hybrid),
+            filters: None,
+            as_of: None,
+        },
+        window,
+        weights,
+    };
+    let run = |t: TunedSearchArgs| {
+        let (args, opts) = t.split(false);
+        api.search(&args, opts)
+    };
+    let plain = run(tuned(None, None)).unwrap();
+    assert_eq!(plain.weights, Weights::default());
+    assert_eq!(plain.budget_tokens, 8192 - 512 - 1024);
+    let lexical_only = Weights {
+        semantic: 0.0,
+        lexical: 1.0,
+        recency: 0.0,
+        actor: 0.0,
+        spatial: 0.0,
+        usage: 0.0,
+    };
+    let r = run(tuned(Some(4096), Some(lexical_only))).unwrap();
+    assert_eq!(r.weights, lexical_only);
+    assert_eq!(r.budget_tokens, 4096 - 512 - 1024);
+    let e = run(tuned(
+        None,
+        Some(Weights {
+            lexical: 0.5,
+            ..lexical_only
+        }),
+    ))
+    .unwrap_err();
+    assert!(e.to_string().contains("weights must sum to 1"), "{e}");
+    let e = run(tuned(Some(100), None)).unwrap_err();
+    assert!(
+        e.to_string().contains("window must be 2048 to 200000"),
+        "{e}"
+    );
+    // The defaults the X-ray resets to are the engine's.
+    let d = SearchDefaults::default();
+    assert_eq!((d.weights, d.window), (Weights::default(), 8192));
 }

@@ -536,21 +536,23 @@ fn conversations(sentences: &[String], per: usize) -> Vec<ConversationBatch> {
     sentences
         .chunks(per)
         .enumerate()
-        .map(|(c, chunk)| ConversationBatch {
-            conversation: format!("bench-{c}"),
-            messages: chunk
-                .iter()
-                .enumerate()
-                .map(|(i, s)| Message {
-                    role: "user".into(),
-                    speaker: Some(s.split_whitespace().next().unwrap_or("user").to_string()),
-                    text: s.clone(),
-                    session: Some(format!("session_{}", i / 50)),
-                    occurred_at: Some(1_700_000_000_000 + (c * per + i) as i64 * 60_000),
-                    external_id: Some(format!("m{i}")),
-                    metadata: serde_json::json!({}),
-                })
-                .collect(),
+        .map(|(c, chunk)| {
+            ConversationBatch::turns(
+                format!("bench-{c}"),
+                chunk
+                    .iter()
+                    .enumerate()
+                    .map(|(i, s)| Message {
+                        role: "user".into(),
+                        speaker: Some(s.split_whitespace().next().unwrap_or("user").to_string()),
+                        text: s.clone(),
+                        session: Some(format!("session_{}", i / 50)),
+                        occurred_at: Some(1_700_000_000_000 + (c * per + i) as i64 * 60_000),
+                        external_id: Some(format!("m{i}")),
+                        metadata: serde_json::json!({}),
+                    })
+                    .collect(),
+            )
         })
         .collect()
 }

@@ -54,7 +54,8 @@ enum Command {
         #[command(subcommand)]
         action: ModelAction,
     },
-    /// Import conversations from a file.
+    /// Import conversations or memories from a file: chat JSONL, LoCoMo, a Somna export,
+    /// ChatGPT's or Claude's data export, mem0 memories, a Letta agent file.
     Import {
         /// The file's format; detected from its name and content when left out.
         #[arg(long, value_enum)]
@@ -172,9 +173,20 @@ enum EvalWhat {
 
 #[derive(Clone, Copy, ValueEnum)]
 pub enum ImportFormat {
+    /// LoCoMo JSON (a list of samples)
     Locomo,
+    /// one {role, content, name?, timestamp?, conversation?} message per line
     ChatJsonl,
+    /// a Somna export
     Json,
+    /// ChatGPT's data export (conversations.json); the current branch of each conversation
+    Chatgpt,
+    /// Claude's data export (conversations.json)
+    Claude,
+    /// mem0 memories as get_all returns them ({"results": [...]}); each becomes a fact
+    Mem0,
+    /// a Letta agent file (.af): core memory blocks and archival passages, as facts
+    Letta,
 }
 
 #[derive(Args, Clone, Default)]
@@ -201,9 +213,14 @@ pub struct FilterArgs {
     /// Only members of this concept cluster (see `somna cluster`).
     #[arg(long)]
     cluster: Option<i64>,
-    /// Facts another fact replaced: hide (default), include, or only (the stale ones).
-    #[arg(long, value_name = "hide|include|only")]
+    /// Facts another fact replaced: hide (default), include, only, or stale (the superseded
+    /// ones and the facts not confirmed in --stale-days while a newer fact contradicts them).
+    #[arg(long, value_name = "hide|include|only|stale")]
     superseded: Option<String>,
+    /// With --superseded stale: days without confirmation (default 30). A fact is confirmed
+    /// when it is said again or retrieved by a search.
+    #[arg(long, value_name = "DAYS")]
+    stale_days: Option<u32>,
     /// What held at this event time (RFC 3339 or YYYY-MM-DD): facts valid then, superseded
     /// or not, and what had occurred by then.
     #[arg(long, value_name = "TIME")]
@@ -243,10 +260,11 @@ impl FilterArgs {
                 .as_deref()
                 .map(|s| {
                     serde_json::from_value(serde_json::Value::String(s.into())).with_context(|| {
-                        format!("--superseded is hide, include or only, not {s:?}")
+                        format!("--superseded is hide, include, only or stale, not {s:?}")
                     })
                 })
                 .transpose()?,
+            stale_days: self.stale_days,
             valid_at: self
                 .valid_at
                 .as_deref()
@@ -514,6 +532,7 @@ mod tests {
             include_deleted: false,
             cluster: None,
             superseded: Some("only".into()),
+            stale_days: None,
             valid_at: Some("2024-03-01".into()),
         };
         let f = args.to_filters().unwrap();

@@ -53,6 +53,10 @@ pub fn import(ctx: &Ctx, format: Option<ImportFormat>, file: PathBuf) -> anyhow:
             ImportFormat::Locomo => Format::Locomo,
             ImportFormat::ChatJsonl => Format::ChatJsonl,
             ImportFormat::Json => Format::Json,
+            ImportFormat::Chatgpt => Format::Chatgpt,
+            ImportFormat::Claude => Format::Claude,
+            ImportFormat::Mem0 => Format::Mem0,
+            ImportFormat::Letta => Format::Letta,
         }),
         content: somna_engine::ingest::read_text(&file)?,
     };
@@ -190,6 +194,7 @@ pub fn search(ctx: &Ctx, input: SearchInput) -> anyhow::Result<()> {
             conversation_tokens: input.conversation_tokens,
             ..Budget::default()
         },
+        weights: None,
     };
     let r = ctx.api("user")?.search(&args, opts)?;
     if ctx.json {

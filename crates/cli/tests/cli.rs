@@ -82,10 +82,17 @@ fn a_killed_import_loses_nothing_committed_and_resumes() {
         committed >= seen && committed < total as i64,
         "{committed} of {total}"
     );
-    assert_eq!(
-        committed % somna_engine::IMPORT_BATCH as i64,
-        0,
-        "whole batches only"
+    // Whole batches only: the count stored is where one of the import's batches ends.
+    let ends: Vec<i64> = somna_engine::import_batch_sizes()
+        .scan(0i64, |end, size| {
+            *end += size as i64;
+            Some(*end)
+        })
+        .take_while(|&end| end <= total as i64)
+        .collect();
+    assert!(
+        ends.contains(&committed),
+        "{committed} is not a batch end: {ends:?}"
     );
 
     // Reopen: everything committed is there, embedded and indexed.
@@ -665,4 +672,141 @@ fn list_get_and_search_go_back_in_time_and_the_timeline_shows_what_happened() {
     let line = json(somna(&db).args(["--json", "timeline"]).output().unwrap());
     assert_eq!(line["ticks"][0]["kind"], "import", "{line}");
     assert!(line["first"].as_i64() <= line["last"].as_i64());
+}
+
+#[test]
+fn list_superseded_stale_shows_a_fact_a_newer_one_contradicts_elsewhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let file = |name: &str, text: &str, timestamp: i64| {
+        let path = dir.path().join(name);
+        let line = serde_json::json!({"role": "user", "name": "Ada", "content": text, "timestamp": timestamp});
+        std::fs::write(&path, format!("{line}\n")).unwrap();
+        path
+    };
+    // Two conversations: reconciliation (within one) replaces nothing.
+    let home = file("home.jsonl", "I live in Lisbon.", 1_735_732_800); // 2025-01-01
+    let work = file("work.jsonl", "I live in Porto.", 1_748_779_200); // 2025-06-01
+    for f in [&home, &work] {
+        ok(somna(&db).arg("import").arg(f).output().unwrap());
+    }
+    let texts = |args: &[&str]| -> Vec<String> {
+        let page = json(
+            somna(&db)
+                .args(["--json", "list", "--kind", "fact"])
+                .args(args)
+                .output()
+                .unwrap(),
+        );
+        page["memories"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["text"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(texts(&[]).len(), 2, "both facts are current");
+    assert!(texts(&["--superseded", "only"]).is_empty());
+    assert_eq!(
+        texts(&["--superseded", "stale"]),
+        vec!["Ada lives in Lisbon"]
+    );
+    // Confirmed (held from) within the last ten years: not stale.
+    assert!(texts(&["--superseded", "stale", "--stale-days", "3650"]).is_empty());
+    let human = ok(somna(&db)
+        .args(["list", "--superseded", "stale"])
+        .output()
+        .unwrap());
+    assert!(
+        human.contains("Lisbon") && !human.contains("Porto"),
+        "{human}"
+    );
+
+    for (args, says) in [
+        (
+            &["--superseded", "stale", "--stale-days", "5000"][..],
+            "stale_days must be 1 to 3650",
+        ),
+        (
+            &["--stale-days", "30"][..],
+            "stale_days applies only with filters.superseded = stale",
+        ),
+        (
+            &["--superseded", "old"][..],
+            "--superseded is hide, include, only or stale",
+        ),
+    ] {
+        let out = somna(&db).arg("list").args(args).output().unwrap();
+        assert!(!out.status.success(), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+}
+
+/// A fixture of the engine's import tests.
+fn import_fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../engine/tests/fixtures/imports")
+        .join(name)
+}
+
+#[test]
+fn a_chatgpt_export_imports_once_and_a_bad_record_is_named_with_nothing_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let export = import_fixture("chatgpt-conversations.json");
+    // Detected from the content; the current branch of each conversation only.
+    let out = ok(somna(&db).arg("import").arg(&export).output().unwrap());
+    assert!(
+        out.starts_with("imported 5 messages (0 already present): 5 episodes"),
+        "{out}"
+    );
+    let out = ok(somna(&db)
+        .args(["import", "--format", "chatgpt"])
+        .arg(&export)
+        .output()
+        .unwrap());
+    assert!(
+        out.starts_with("imported 0 messages (5 already present)"),
+        "{out}"
+    );
+    assert_eq!(count_messages(&db), 5);
+    let listed = json(
+        somna(&db)
+            .args(["--json", "list", "--conversation"])
+            .arg("chatgpt:67e1a2b3-aaaa-4bbb-8ccc-0000000000c1")
+            .output()
+            .unwrap(),
+    );
+    let texts: Vec<&str> = listed["memories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["kind"] == "episode")
+        .map(|m| m["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(texts.len(), 3, "{texts:?}");
+    assert!(texts.iter().all(|t| !t.contains("ABANDONED")), "{texts:?}");
+
+    // A record without its author: exit 1, the file, record and problem named, nothing stored.
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&export).unwrap()).unwrap();
+    doc[1]["mapping"]["aaa-1"]["message"]
+        .as_object_mut()
+        .unwrap()
+        .remove("author");
+    let bad = dir.path().join("conversations.json");
+    std::fs::write(&bad, doc.to_string()).unwrap();
+    let fresh = dir.path().join("fresh.db");
+    let out = somna(&fresh).arg("import").arg(&bad).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.starts_with(&format!(
+            "error[import]: {}: record 2 (id 67e1a2b3-aaaa-4bbb-8ccc-0000000000c2), message aaa-1: missing string field `author.role`",
+            bad.display()
+        )),
+        "{stderr}"
+    );
+    assert_eq!(count_messages(&fresh), 0);
 }

@@ -3,6 +3,7 @@
 //! previous run) and the runs stored around a sleep cycle. Running the queries is the
 //! façade's (`Somna::golden_run`), which searches; sleep reports carry the runs.
 
+use crate::memory::Memory;
 use crate::metrics::{ndcg_at_k, recall_at_k};
 use crate::retrieve::{Route, ScoreMode};
 use crate::store::{GoldenQuery, GoldenResultRow, GoldenRunRow, MemoryFilter, Tx};
@@ -50,6 +51,15 @@ pub struct GoldenRun {
     pub regressions: usize,
 }
 
+/// A saved query with the memories it expects, as they are now (an expected memory that was
+/// hard-deleted is missing from `memories`; a soft-deleted one has `deleted_at`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct GoldenEntry {
+    pub golden: GoldenQuery,
+    pub memories: Vec<Memory>,
+}
+
 const EPS: f64 = 1e-9;
 
 /// The search options a saved query keeps.
@@ -73,6 +83,15 @@ pub fn score(g: &GoldenQuery, ranked: Vec<i64>) -> GoldenResultRow {
 pub fn runs_for_cycle(read: &Tx<'_>, cycle_id: i64) -> Result<Vec<GoldenRun>> {
     let queries = read.golden_queries()?;
     read.golden_runs_for_cycle(cycle_id)?
+        .iter()
+        .map(|run| assemble(read, run, &queries, read.golden_results(run.id)?))
+        .collect()
+}
+
+/// The latest `limit` stored runs with their outcomes, newest first.
+pub fn recent_runs(read: &Tx<'_>, limit: usize) -> Result<Vec<GoldenRun>> {
+    let queries = read.golden_queries()?;
+    read.golden_runs(limit)?
         .iter()
         .map(|run| assemble(read, run, &queries, read.golden_results(run.id)?))
         .collect()

@@ -43,6 +43,7 @@ impl Ledger {
 
 /// How `somna ledger` groups the entries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum LedgerGroup {
     Op,

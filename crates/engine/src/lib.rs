@@ -33,8 +33,8 @@ pub use cluster::{
     ClusterInfo, ClusterMerge, ClusterReport, LiquidEvent, LiquidParams, LiquidStep, Moved,
 };
 pub use engine::{
-    Changes, Config, ExternalWatch, LiquidLoop, MemoryDetail, OpenReport, Page, Somna, Stats, Tick,
-    Timeline, VisibilitySteps, IMPORT_BATCH,
+    import_batch_sizes, Changes, Config, ExternalWatch, LiquidLoop, MemoryDetail, OpenReport, Page,
+    Somna, Stats, Tick, Timeline, VisibilitySteps, IMPORT_BATCH, IMPORT_RAMP,
 };
 pub use error::{Error, ErrorKind, Result};
 pub use events::{CancelToken, Job, Progress, ProgressEvent};

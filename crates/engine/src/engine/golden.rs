@@ -4,7 +4,9 @@
 
 use super::Somna;
 use crate::events::Job;
-use crate::golden::{assemble, options_of, runs_for_cycle, score, GoldenOptions, GoldenRun};
+use crate::golden::{
+    assemble, options_of, recent_runs, runs_for_cycle, score, GoldenEntry, GoldenOptions, GoldenRun,
+};
 use crate::retrieve::SearchQuery;
 use crate::store::{now_ms, GoldenQuery, GoldenRunRow};
 use crate::{Error, Result};
@@ -45,6 +47,19 @@ impl Somna {
 
     pub fn golden_list(&self) -> Result<Vec<GoldenQuery>> {
         self.store().read().golden_queries()
+    }
+
+    /// Every golden query with the memories it expects, read in one go.
+    pub fn golden_entries(&self) -> Result<Vec<GoldenEntry>> {
+        let store = self.store();
+        let read = store.read();
+        read.golden_queries()?
+            .into_iter()
+            .map(|golden| {
+                let memories = read.get_memories(&golden.expected)?;
+                Ok(GoldenEntry { golden, memories })
+            })
+            .collect()
     }
 
     /// Removes a golden query and its past results.
@@ -106,6 +121,14 @@ impl Somna {
         let store = self.store();
         let read = store.read();
         runs_for_cycle(&read, cycle_id)
+    }
+
+    /// The latest `limit` golden runs (manual and around sleep cycles), newest first, each
+    /// query's outcome compared with its result in the run before.
+    pub fn golden_history(&self, limit: usize) -> Result<Vec<GoldenRun>> {
+        let store = self.store();
+        let read = store.read();
+        recent_runs(&read, limit)
     }
 
     /// Runs the suite around a sleep cycle when golden queries exist (the run is stored

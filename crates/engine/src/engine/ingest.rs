@@ -2,14 +2,14 @@
 //! text in a known format, Somna's own export and its re-import. Parsing, policies and the
 //! ingestion transaction itself live in `crate::ingest`.
 
-use super::{Somna, IMPORT_BATCH};
+use super::{import_batch_sizes, Somna, IMPORT_BATCH};
 use crate::events::Job;
 use crate::ingest::{
     self, parse_chat_jsonl_lines, parse_locomo_text, read_text, strip_bom, AddOptions, AddReport,
     ConversationBatch, ExportDoc, ExportedMemory, ImportFormat, ImportOutcome,
 };
 use crate::ledger::Cost;
-use crate::store::Message;
+use crate::store::{ConstraintFailure, Message};
 use crate::{Error, Result};
 use std::path::Path;
 
@@ -18,6 +18,25 @@ fn import_err(file: &Path, location: impl Into<String>, problem: impl Into<Strin
         file: file.display().to_string(),
         location: location.into(),
         problem: problem.into(),
+    }
+}
+
+/// The setting that names the store's embedding model.
+const EMBEDDING_MODEL: &str = "embedding_model";
+
+/// Turns a constraint failure while restoring `what` into a refusal that says why: its key
+/// is already taken (the store is not empty), or it refers to a row the export lacks.
+fn taken(what: String) -> impl FnOnce(Error) -> Error {
+    move |e| {
+        let why = match crate::store::constraint_failure(&e) {
+            Some(ConstraintFailure::Taken) => {
+                "already exists: import an export into an empty store"
+            }
+            Some(ConstraintFailure::Dangling) => "refers to a row the export does not hold",
+            Some(ConstraintFailure::Other) => "breaks a constraint of the store",
+            None => return e,
+        };
+        Error::InvalidInput(format!("{what} {why} ({e})"))
     }
 }
 
@@ -47,6 +66,10 @@ impl Somna {
                 return Ok(ImportOutcome::Export { memories });
             }
             ImportFormat::Locomo => parse_locomo_text(file, text)?,
+            ImportFormat::Chatgpt => ingest::parse_chatgpt_text(file, text)?,
+            ImportFormat::Claude => ingest::parse_claude_text(file, text)?,
+            ImportFormat::Mem0 => ingest::parse_mem0_text(file, text)?,
+            ImportFormat::Letta => ingest::parse_letta_text(file, text)?,
             ImportFormat::ChatJsonl => {
                 let mut parsed = parse_chat_jsonl_lines(file, text)?;
                 self.adopt_line_ids(&mut parsed)?;
@@ -140,6 +163,7 @@ impl Somna {
             &count,
             conversation,
             messages,
+            ingest::Records::Turns,
             opts,
             &self.policies(),
         )?;
@@ -194,8 +218,15 @@ impl Somna {
         let policies = self.policies();
         let mut done = 0;
         job.report("import", 0, total as u64);
+        // One size sequence for the whole import: its first transactions are small, so
+        // the first memories appear quickly, whichever conversation comes first.
+        let mut sizes = import_batch_sizes();
         for b in batches {
-            for chunk in b.messages.chunks(IMPORT_BATCH) {
+            let mut rest = &b.messages[..];
+            while !rest.is_empty() {
+                let size = sizes.next().unwrap_or(IMPORT_BATCH);
+                let (chunk, after) = rest.split_at(size.min(rest.len()));
+                rest = after;
                 job.cancel.check()?;
                 report.merge(ingest::add_batch(
                     &self.store,
@@ -204,6 +235,7 @@ impl Somna {
                     &count,
                     &b.conversation,
                     chunk,
+                    b.records,
                     opts,
                     &policies,
                 )?);
@@ -219,43 +251,69 @@ impl Somna {
         Ok(report)
     }
 
+    /// The whole store as a Somna export (see [`crate::ingest::ExportDoc`]), read in one
+    /// snapshot. Ledger entries still buffered are written first, so they are in it.
     pub fn export(&self) -> Result<ExportDoc> {
+        self.flush_ledger()?;
         let store = self.store();
-        let read = store.read();
-        let memories = read
-            .all_memories()?
-            .into_iter()
-            .map(|m| {
-                let embedding = read.embedding_of(m.id)?;
-                Ok(ExportedMemory {
-                    memory: m,
-                    embedding,
+        store.snapshot(|read| {
+            let memories = read
+                .all_memories()?
+                .into_iter()
+                .map(|m| {
+                    let embedding = read.embedding_of(m.id)?;
+                    Ok(ExportedMemory {
+                        memory: m,
+                        embedding,
+                    })
                 })
+                .collect::<Result<_>>()?;
+            Ok(ExportDoc {
+                memories,
+                links: read.all_links()?,
+                messages: read.all_messages()?,
+                history: read.all_history()?,
+                co_access: read.all_co_access()?,
+                operations: read.all_operations()?,
+                clusters: read.export_clusters()?,
+                layouts: read.all_layouts()?,
+                golden_queries: read.golden_queries()?,
+                golden_runs: read.all_golden_runs()?,
+                golden_results: read.all_golden_results()?,
+                ledger: read.all_ledger()?,
+                settings: read.all_meta()?,
+                last_memory_id: read.last_memory_id()?,
+                ..ExportDoc::empty(crate::store::now_ms())
             })
-            .collect::<Result<_>>()?;
-        Ok(ExportDoc {
-            format: ingest::EXPORT_FORMAT.into(),
-            version: 1,
-            exported_at: crate::store::now_ms(),
-            memories,
-            links: read.all_links()?,
-            messages: read.all_messages()?,
-            history: read.all_history()?,
-            co_access: read.all_co_access()?,
         })
     }
 
-    /// Loads a Somna export as it was (ids preserved) in one transaction. Refuses when any
-    /// id is already taken, so nothing is overwritten; embeddings of another dimension
-    /// are refused too.
+    /// Loads a Somna export (any version up to [`ingest::EXPORT_VERSION`]) as it was, ids
+    /// preserved, in one transaction: all of it or, on any error, nothing. Refuses when any
+    /// id is already taken (a memory, a message, a history entry, an operation, a cluster,
+    /// a layout, a golden query or run), so nothing is overwritten; refuses embeddings of
+    /// another dimension, and an export made with another embedding model. The export's
+    /// settings replace the store's; its ledger rows follow any the store already has.
     pub fn import_export(&self, doc: &ExportDoc, job: &Job) -> Result<usize> {
-        if doc.format != ingest::EXPORT_FORMAT || doc.version != 1 {
+        if doc.format != ingest::EXPORT_FORMAT
+            || !(1..=ingest::EXPORT_VERSION).contains(&doc.version)
+        {
             return Err(Error::InvalidInput(format!(
-                "not a Somna export (format {:?} version {})",
-                doc.format, doc.version
+                "not a Somna export this version reads (format {:?} version {}; versions 1 to {} are read)",
+                doc.format,
+                doc.version,
+                ingest::EXPORT_VERSION
             )));
         }
         let dim = self.embedder.dim();
+        if let Some(model) = doc.settings.get(EMBEDDING_MODEL) {
+            if model.as_str() != self.embedder.model_id() {
+                return Err(Error::InvalidInput(format!(
+                    "the export's embeddings come from {model:?}; this store uses {:?}",
+                    self.embedder.model_id()
+                )));
+            }
+        }
         let mut store = self.store();
         store.transaction(|tx| {
             for (i, m) in doc.memories.iter().enumerate() {
@@ -283,13 +341,55 @@ impl Somna {
                 tx.upsert_link(l.src, l.dst, l.kind, l.score, l.created_at)?;
             }
             for m in &doc.messages {
-                tx.restore_message(m)?;
+                tx.restore_message(m)
+                    .map_err(taken(format!("message {}", m.id)))?;
             }
             for h in &doc.history {
-                tx.restore_history(h)?;
+                tx.restore_history(h)
+                    .map_err(taken(format!("history entry {}", h.id)))?;
             }
             for c in &doc.co_access {
                 tx.restore_co_access(c)?;
+            }
+            for op in &doc.operations {
+                tx.restore_operation(op)
+                    .map_err(taken(format!("operation {} ({})", op.id, op.op)))?;
+            }
+            tx.restore_clusters(&doc.clusters)
+                .map_err(taken("a cluster, membership, merge or energy".to_string()))?;
+            for l in &doc.layouts {
+                tx.restore_layout(l)
+                    .map_err(taken(format!("the {} layout in {}D", l.method, l.dims)))?;
+            }
+            for q in &doc.golden_queries {
+                tx.restore_golden(q)
+                    .map_err(taken(format!("golden query {}", q.id)))?;
+            }
+            for run in &doc.golden_runs {
+                let results: Vec<_> = doc
+                    .golden_results
+                    .iter()
+                    .filter(|r| r.run_id == run.id)
+                    .collect();
+                tx.restore_golden_run(run, &results)
+                    .map_err(taken(format!("golden run {}", run.id)))?;
+            }
+            if let Some(r) = doc
+                .golden_results
+                .iter()
+                .find(|r| !doc.golden_runs.iter().any(|run| run.id == r.run_id))
+            {
+                return Err(Error::InvalidInput(format!(
+                    "a golden result names run {}, which the export does not hold",
+                    r.run_id
+                )));
+            }
+            tx.restore_ledger(&doc.ledger)?;
+            for (key, value) in &doc.settings {
+                tx.set_meta(key, value)?;
+            }
+            if let Some(last) = doc.last_memory_id {
+                tx.raise_last_memory_id(last)?;
             }
             Ok(())
         })?;

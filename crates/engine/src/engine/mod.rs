@@ -37,8 +37,23 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Duration;
 
-/// Messages per ingestion transaction during imports.
+/// Messages per ingestion transaction during imports, once an import is under way.
 pub const IMPORT_BATCH: usize = 128;
+
+/// The first transactions of an import are smaller (16, 32, then 64 messages), so the
+/// first memories are stored, and shown by a watching app, within a second or two of
+/// embedding instead of after a whole batch of 128 (issue 21: a first minute that shows
+/// something). Later batches are [`IMPORT_BATCH`] long.
+pub const IMPORT_RAMP: [usize; 3] = [16, 32, 64];
+
+/// The sizes of an import's transactions, in order: [`IMPORT_RAMP`], then
+/// [`IMPORT_BATCH`] for ever. A run of an import commits whole batches only, so after a
+/// crash the store holds a prefix of the messages this sequence cuts (tests check it).
+pub fn import_batch_sizes() -> impl Iterator<Item = usize> {
+    IMPORT_RAMP
+        .into_iter()
+        .chain(std::iter::repeat(IMPORT_BATCH))
+}
 
 #[derive(Debug, Clone)]
 pub struct Config {

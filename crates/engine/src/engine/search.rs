@@ -36,6 +36,9 @@ impl Somna {
     }
 
     fn search_unrecorded(&self, q: &SearchQuery) -> Result<SearchResponse> {
+        if q.as_of.is_some() {
+            q.filter.check_as_of()?;
+        }
         let store = self.store();
         let index = self.index_read();
         let actors = self.actors.read().unwrap_or_else(|p| p.into_inner());

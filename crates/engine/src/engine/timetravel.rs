@@ -88,6 +88,7 @@ impl Somna {
 
     /// A page of the listing `q` as it was at `at`, with the total then.
     pub fn list_as_of(&self, q: &ListQuery, at: i64) -> Result<Page> {
+        q.filter.check_as_of()?;
         let store = self.store();
         let read = store.read();
         let then = AsOf::read(&read, at)?;

@@ -6,8 +6,8 @@
 
 use super::plan::{BatchPlan, CauseRef, Embedded, Planned};
 use super::{
-    reconcile, AddOptions, AddReport, FactAction, Policies, CAUSE_BY_REFERENCE, CAUSE_MATCH,
-    CONNECT_THRESHOLD, FACT_DUPLICATE, MAX_CONNECTIONS,
+    contradiction_openings, contradicts, reconcile, AddOptions, AddReport, FactAction, Policies,
+    CAUSE_BY_REFERENCE, CAUSE_MATCH, CONNECT_THRESHOLD, FACT_DUPLICATE, MAX_CONNECTIONS,
 };
 use crate::embed::dot;
 use crate::index::VectorIndex;
@@ -19,8 +19,8 @@ use std::sync::RwLock;
 
 /// What becomes of a planned fact (see `Writer::fact_fate`).
 enum FactFate {
-    /// A fact of its speaker says it already.
-    Known,
+    /// This fact of its speaker (stored, or of this batch) says it already.
+    Known(i64),
     New,
     /// Stored, and it replaces this stored fact.
     Replaces(i64),
@@ -110,8 +110,11 @@ pub(crate) fn commit(
         let message_ids = w.messages(&plan)?;
         for (p, v) in plan.planned.iter().zip(vectors) {
             let replaces = match p.memory.kind {
-                Kind::Fact => match w.fact_fate(p, v)? {
-                    FactFate::Known => continue,
+                Kind::Fact if !p.verbatim => match w.fact_fate(p, v)? {
+                    FactFate::Known(same) => {
+                        w.restated(same, p)?;
+                        continue;
+                    }
                     FactFate::New => None,
                     FactFate::Replaces(old) => Some(old),
                 },
@@ -120,6 +123,9 @@ pub(crate) fn commit(
             let id = w.insert(p, v, &message_ids)?;
             if let Some(old) = replaces {
                 w.supersede(old, id, p)?;
+            }
+            if p.memory.kind == Kind::Fact {
+                w.contradictions(id, p)?;
             }
         }
         Ok(w.report)
@@ -184,16 +190,21 @@ impl<'a> Writer<'a, '_> {
             .search(v, 1, Some(&|id| facts.contains(&id)), None)
             .0
             .first()
-            .map_or(0.0, |h| h.1);
+            .map_or((0, 0.0), |h| (h.0, h.1));
         let in_batch = self
             .created
             .iter()
             .filter(|c| c.3 == Kind::Fact && c.2 == who)
-            .map(|c| dot(v, c.1))
-            .fold(0.0, f32::max);
-        if existing.max(in_batch) >= FACT_DUPLICATE {
+            .map(|c| (c.0, dot(v, c.1)))
+            .fold((0, 0.0), |best, c| if c.1 > best.1 { c } else { best });
+        let nearest = if in_batch.1 > existing.1 {
+            in_batch
+        } else {
+            existing
+        };
+        if nearest.1 >= FACT_DUPLICATE {
             self.report.facts_unchanged += 1;
-            return Ok(FactFate::Known);
+            return Ok(FactFate::Known(nearest.0));
         }
         // Reconcile with the 10 most similar stored facts (seed 004).
         let near = self
@@ -223,9 +234,9 @@ impl<'a> Writer<'a, '_> {
         Ok(
             match reconcile(&p.memory.text, subject, &similar, FACT_DUPLICATE) {
                 FactAction::Add => FactFate::New,
-                FactAction::Noop(_) => {
+                FactAction::Noop(same) => {
                     self.report.facts_unchanged += 1;
-                    FactFate::Known
+                    FactFate::Known(same)
                 }
                 FactAction::Update(old) | FactAction::Delete(old) => FactFate::Replaces(old),
             },
@@ -249,6 +260,38 @@ impl<'a> Writer<'a, '_> {
             now,
         )?;
         self.report.facts_updated.push(old);
+        Ok(())
+    }
+
+    /// Fact `same` was said again by planned fact `p`: it is confirmed at `p`'s time.
+    fn restated(&mut self, same: i64, p: &Planned) -> Result<()> {
+        self.tx
+            .record_restatement(same, p.memory.occurred_at.unwrap_or(self.now))
+    }
+
+    /// Records the contradictions between the new fact `id` (planned as `p`) and its
+    /// speaker's current facts that reconciliation left standing (those of other
+    /// conversations, or not among the most similar): the older of each pair, by the time
+    /// it held from, is the one contradicted.
+    fn contradictions(&mut self, id: i64, p: &Planned) -> Result<()> {
+        let Some(who) = p.memory.w5h1.who.as_deref() else {
+            return Ok(());
+        };
+        let Some(openings) = contradiction_openings(&p.memory.text, who) else {
+            return Ok(());
+        };
+        let from = p.memory.occurred_at.unwrap_or(self.now);
+        for other in self.tx.current_facts_opening(who, &openings, id)? {
+            if !contradicts(&other.text, &p.memory.text, who) {
+                continue;
+            }
+            let (old, new) = if other.from <= from {
+                (other.id, id)
+            } else {
+                (id, other.id)
+            };
+            self.tx.insert_contradiction(old, new, self.now)?;
+        }
         Ok(())
     }
 
@@ -298,6 +341,9 @@ impl<'a> Writer<'a, '_> {
             Kind::Fact => {
                 if let Some(b) = parent_bubble {
                     tx.upsert_link(id, b, LinkKind::DerivedFrom, 1.0, now)?;
+                } else if p.verbatim {
+                    // A stated fact is its message's memory, as a bubble is a turn's.
+                    tx.link_message(message_ids[p.message], id)?;
                 }
                 self.report.facts_added.push(id);
             }
@@ -371,6 +417,7 @@ mod tests {
     use super::*;
     use crate::embed::{Embedder, HashEmbedder};
     use crate::index::IndexParams;
+    use crate::ingest::Records;
     use crate::store::Message;
     use std::sync::Mutex;
 
@@ -392,7 +439,7 @@ mod tests {
     fn add(store: &Mutex<Store>, index: &RwLock<VectorIndex>, texts: &[&str]) -> AddReport {
         let msgs: Vec<Message> = texts.iter().map(|t| message(t)).collect();
         let (opts, policies) = (AddOptions::default(), Policies::default());
-        let plan = plan_batch(store, "c1", &msgs, &opts, &policies).unwrap();
+        let plan = plan_batch(store, "c1", &msgs, Records::Turns, &opts, &policies).unwrap();
         let e = HashEmbedder::new(DIM);
         let embed = |texts: Vec<String>| {
             let refs: Vec<&str> = texts.iter().map(String::as_str).collect();

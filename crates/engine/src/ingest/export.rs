@@ -1,17 +1,29 @@
-//! Somna's own JSON export: every memory (with its embedding), link, message and history
-//! entry, with ids preserved, so an export imported into an empty store is the same store;
-//! and [`write_export`], which writes one to a file all or nothing.
+//! Somna's own JSON export: the whole store with ids preserved, so an export imported into
+//! an empty store is the same store: every memory (with its embedding and access counts),
+//! link, message, history entry and co-access pair (version 1), and since version 2 the
+//! operation log (sleep cycles and curations, undone ones too), the concept clusters with
+//! their members, merges and energies, the cached layouts, the golden queries and their
+//! runs, the ledger, the settings and the highest memory id ever given. Every section
+//! added after version 1 defaults to empty, so an older export still imports. The vector
+//! index and the lexical index are not exported: they are rebuilt from the memories.
+//! [`write_export`] writes one to a file all or nothing.
 
 use crate::memory::Memory;
 pub use crate::store::ExportedMessage;
-use crate::store::{CoAccess, HistoryEntry, Link};
+use crate::store::{
+    CoAccess, CycleRow, ExportedClusters, ExportedGoldenResult, ExportedLedgerEntry, GoldenQuery,
+    GoldenRunRow, HistoryEntry, Link, StoredLayout,
+};
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
 pub const EXPORT_FORMAT: &str = "somna-export";
+/// The version [`crate::Somna::export`] writes; every version up to it imports.
+pub const EXPORT_VERSION: u32 = 2;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExportedMemory {
@@ -32,6 +44,55 @@ pub struct ExportDoc {
     pub history: Vec<HistoryEntry>,
     #[serde(default)]
     pub co_access: Vec<CoAccess>,
+    /// The operation log: sleep cycles and curations, with what each changed (so they can
+    /// still be undone after an import).
+    #[serde(default)]
+    pub operations: Vec<CycleRow>,
+    #[serde(default)]
+    pub clusters: ExportedClusters,
+    #[serde(default)]
+    pub layouts: Vec<StoredLayout>,
+    #[serde(default)]
+    pub golden_queries: Vec<GoldenQuery>,
+    #[serde(default)]
+    pub golden_runs: Vec<GoldenRunRow>,
+    #[serde(default)]
+    pub golden_results: Vec<ExportedGoldenResult>,
+    #[serde(default)]
+    pub ledger: Vec<ExportedLedgerEntry>,
+    /// The store's settings (`meta`): the embedding model, sleep settings, the liquid
+    /// clustering step.
+    #[serde(default)]
+    pub settings: BTreeMap<String, String>,
+    /// The highest memory id ever given, so ids of memories removed before the export are
+    /// not given again.
+    #[serde(default)]
+    pub last_memory_id: Option<i64>,
+}
+
+impl ExportDoc {
+    /// An export of nothing, at `exported_at`.
+    pub fn empty(exported_at: i64) -> ExportDoc {
+        ExportDoc {
+            format: EXPORT_FORMAT.into(),
+            version: EXPORT_VERSION,
+            exported_at,
+            memories: Vec::new(),
+            links: Vec::new(),
+            messages: Vec::new(),
+            history: Vec::new(),
+            co_access: Vec::new(),
+            operations: Vec::new(),
+            clusters: ExportedClusters::default(),
+            layouts: Vec::new(),
+            golden_queries: Vec::new(),
+            golden_runs: Vec::new(),
+            golden_results: Vec::new(),
+            ledger: Vec::new(),
+            settings: BTreeMap::new(),
+            last_memory_id: None,
+        }
+    }
 }
 
 /// Writes `doc` as JSON (`pretty`: indented) to `path`, or fails with [`Error::Io`] naming
@@ -187,16 +248,7 @@ mod tests {
             eprintln!("no /dev/full here: skipped");
             return;
         }
-        let doc = ExportDoc {
-            format: EXPORT_FORMAT.into(),
-            version: 1,
-            exported_at: 0,
-            memories: Vec::new(),
-            links: Vec::new(),
-            messages: Vec::new(),
-            history: Vec::new(),
-            co_access: Vec::new(),
-        };
+        let doc = ExportDoc::empty(0);
         let err = write_export(&doc, path, true).unwrap_err();
         assert_eq!(err.code(), "io");
         match err {

@@ -22,9 +22,38 @@ use std::path::Path;
 pub struct ConversationBatch {
     pub conversation: String,
     pub messages: Vec<Message>,
+    /// What the messages are: turns of a conversation, or memories another system made.
+    pub records: Records,
 }
 
-fn import_err(file: &Path, location: impl Into<String>, problem: impl Into<String>) -> Error {
+impl ConversationBatch {
+    /// Turns of `conversation`.
+    pub fn turns(conversation: impl Into<String>, messages: Vec<Message>) -> Self {
+        Self {
+            conversation: conversation.into(),
+            messages,
+            records: Records::Turns,
+        }
+    }
+}
+
+/// What the records of an imported batch are.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Records {
+    /// Turns of a conversation: each becomes an episodic bubble, with the facts it states.
+    #[default]
+    Turns,
+    /// Memories another system already distilled (mem0 memories, Letta's core memory blocks
+    /// and archival passages): each becomes one fact, stored as it is, with no bubble, no
+    /// extraction and no reconciliation against the facts already stored.
+    Facts,
+}
+
+pub(super) fn import_err(
+    file: &Path,
+    location: impl Into<String>,
+    problem: impl Into<String>,
+) -> Error {
     Error::Import {
         file: file.display().to_string(),
         location: location.into(),
@@ -34,7 +63,7 @@ fn import_err(file: &Path, location: impl Into<String>, problem: impl Into<Strin
 
 /// An import error at `location` of `file` for a message that [`super::validate_message`]
 /// refuses (too long, a NUL character, empty), so the error names the file and the record.
-fn check_message(file: &Path, location: &str, m: &Message) -> Result<()> {
+pub(super) fn check_message(file: &Path, location: &str, m: &Message) -> Result<()> {
     super::validate_message(m).map_err(|e| match e {
         Error::InvalidInput(problem) => import_err(file, location, problem),
         other => other,
@@ -211,10 +240,7 @@ pub fn parse_locomo_text(file: &Path, text: &str) -> Result<Vec<ConversationBatc
                 messages.push(message);
             }
         }
-        out.push(ConversationBatch {
-            conversation: id.to_string(),
-            messages,
-        });
+        out.push(ConversationBatch::turns(id, messages));
     }
     if out.iter().all(|b| b.messages.is_empty()) {
         let what = if out.is_empty() {
@@ -361,10 +387,7 @@ pub(crate) fn parse_chat_jsonl_lines(file: &Path, text: &str) -> Result<ChatLine
             Some(&c) => c,
             None => {
                 slot.insert(conversation.clone(), out.len());
-                out.push(ConversationBatch {
-                    conversation,
-                    messages: Vec::new(),
-                });
+                out.push(ConversationBatch::turns(conversation, Vec::new()));
                 lines.push(Vec::new());
                 out.len() - 1
             }
@@ -764,19 +787,34 @@ pub enum ImportFormat {
     ChatJsonl,
     /// A Somna export.
     Json,
+    /// ChatGPT's data export (`conversations.json`).
+    Chatgpt,
+    /// Claude's data export (`conversations.json`).
+    Claude,
+    /// mem0 memories as `get_all` returns them.
+    Mem0,
+    /// A Letta agent file (`.af`).
+    Letta,
 }
 
 impl ImportFormat {
-    /// Tells the format of a file from its name and content, reading only as much as it
-    /// needs: a `.jsonl` name or a first line that is a message object (`role` and
-    /// `content`) is chat JSONL; an object whose `format` is Somna's is an export; a list of
-    /// samples with a `conversation` object is LoCoMo. Anything else is a typed import error
-    /// that says what was found, so the caller can name the format instead.
+    /// Tells the format of a file from its name and content: a `.jsonl` name or a first
+    /// line that is a message object (`role` and `content`) is chat JSONL; a `.af` name is
+    /// a Letta agent file; an object whose `format` is Somna's is an export. A JSON list
+    /// is told by its first item: a ChatGPT conversation has `mapping`, a Claude one
+    /// `chat_messages`, a mem0 memory `memory` and `id`, a LoCoMo sample `conversation`.
+    /// A JSON object is told by its top-level keys: mem0's `results`, a Letta agent file's
+    /// `agents` (or an older one's `core_memory`), or one ChatGPT or Claude conversation.
+    /// Anything else is a typed import error that says what was found, so the caller can
+    /// name the format instead.
     pub fn detect(name: &str, text: &str) -> Result<ImportFormat> {
         let file = Path::new(name);
         let lower = name.to_lowercase();
         if lower.ends_with(".jsonl") || lower.ends_with(".ndjson") {
             return Ok(ImportFormat::ChatJsonl);
+        }
+        if lower.ends_with(".af") {
+            return Ok(ImportFormat::Letta);
         }
         let body = text.trim_start_matches('\u{feff}').trim_start();
         let undetected = |what: &str| {
@@ -784,24 +822,30 @@ impl ImportFormat {
                 file,
                 "start of file",
                 format!(
-                    "cannot tell the format: {what}; expected chat JSONL (one {{\"role\", \"content\"}} object per line), LoCoMo JSON (a list of samples) or a Somna export"
+                    "cannot tell the format: {what}; expected chat JSONL (one {{\"role\", \"content\"}} object per line), LoCoMo JSON, a Somna export, ChatGPT's or Claude's conversations.json, mem0 memories or a Letta agent file"
                 ),
             )
         };
         match body.chars().next() {
             None => Err(undetected("the file is empty")),
             Some('[') => {
-                // A LoCoMo file is a list of samples; peek at the first one's keys only.
+                // Peek at the first item's keys only.
                 let first = serde_json::Deserializer::from_str(&body[1..])
                     .into_iter::<Value>()
                     .next();
                 match first {
-                    Some(Ok(v)) if v.get("conversation").is_some_and(Value::is_object) => {
-                        Ok(ImportFormat::Locomo)
-                    }
-                    // An empty list, or a sample the LoCoMo parser will report precisely.
+                    Some(Ok(Value::Object(m))) => Ok(if m.contains_key("mapping") {
+                        ImportFormat::Chatgpt
+                    } else if m.contains_key("chat_messages") {
+                        ImportFormat::Claude
+                    } else if m.contains_key("memory") && m.contains_key("id") {
+                        ImportFormat::Mem0
+                    } else {
+                        // A LoCoMo sample, or one the LoCoMo parser will report precisely.
+                        ImportFormat::Locomo
+                    }),
+                    // An empty list.
                     _ if body[1..].trim_start().starts_with(']') => Ok(ImportFormat::Locomo),
-                    Some(Ok(v)) if v.is_object() => Ok(ImportFormat::Locomo),
                     _ => Err(undetected("a JSON list whose first item is not an object")),
                 }
             }
@@ -811,25 +855,43 @@ impl ImportFormat {
                     if m.contains_key("role") && m.contains_key("content") {
                         return Ok(ImportFormat::ChatJsonl);
                     }
-                    if m.get("format")
-                        .and_then(Value::as_str)
-                        .is_some_and(|f| f == super::EXPORT_FORMAT)
-                    {
-                        return Ok(ImportFormat::Json);
-                    }
-                    if m.contains_key("conversation") {
-                        return Err(undetected(
-                            "a single LoCoMo sample; LoCoMo files are a list of samples",
-                        ));
-                    }
                 }
                 // A pretty-printed export names its format in its first field.
                 let head: String = body.chars().take(4096).collect();
                 if names_export_format(&head) {
                     return Ok(ImportFormat::Json);
                 }
+                // The top-level keys, without building the values.
+                let keys: HashMap<String, serde::de::IgnoredAny> = match serde_json::from_str(body)
+                {
+                    Ok(k) => k,
+                    Err(_) => {
+                        return Err(undetected("a JSON object that does not parse"));
+                    }
+                };
+                let has = |k: &str| keys.contains_key(k);
+                if has("format") && has("memories") {
+                    return Ok(ImportFormat::Json);
+                }
+                if has("results") {
+                    return Ok(ImportFormat::Mem0);
+                }
+                if has("agents") || has("core_memory") {
+                    return Ok(ImportFormat::Letta);
+                }
+                if has("mapping") {
+                    return Ok(ImportFormat::Chatgpt);
+                }
+                if has("chat_messages") {
+                    return Ok(ImportFormat::Claude);
+                }
+                if has("conversation") {
+                    return Err(undetected(
+                        "a single LoCoMo sample; LoCoMo files are a list of samples",
+                    ));
+                }
                 Err(undetected(
-                    "a JSON object that is neither a chat message nor a Somna export",
+                    "a JSON object that is none of the formats Somna reads",
                 ))
             }
             Some(_) => Err(undetected("the file does not start with JSON")),

@@ -7,6 +7,7 @@ mod causal;
 mod commit;
 mod export;
 mod extract;
+mod foreign;
 mod import;
 mod plan;
 mod policy;
@@ -15,15 +16,19 @@ pub mod summary;
 
 pub use crate::text::find_location;
 pub use causal::{find_cue, CausalCue};
-pub use export::{write_export, ExportDoc, ExportedMemory, ExportedMessage, EXPORT_FORMAT};
+pub use export::{
+    write_export, ExportDoc, ExportedMemory, ExportedMessage, EXPORT_FORMAT, EXPORT_VERSION,
+};
 pub use extract::{extract_facts, human_time, importance, w5h1_for_turn};
+pub use foreign::{parse_chatgpt_text, parse_claude_text, parse_letta_text, parse_mem0_text};
 pub use import::{
     content_id, parse_chat_jsonl, parse_chat_jsonl_text, parse_locomo, parse_locomo_text,
     parse_locomo_time, read_text, strip_bom, ConversationBatch, ImportFormat, ImportOutcome,
+    Records,
 };
 pub(crate) use import::{parse_chat_jsonl_lines, ChatLines};
 pub use policy::{Decision, Policies, Rule, Style, Update, POLICIES_FILE};
-pub use reconcile::{reconcile, FactAction};
+pub use reconcile::{contradiction_openings, contradicts, reconcile, FactAction};
 
 use crate::index::VectorIndex;
 use crate::memory::Source;
@@ -165,10 +170,11 @@ pub fn add_batch(
     count_tokens: &dyn Fn(&str) -> usize,
     conversation: &str,
     messages: &[Message],
+    records: Records,
     opts: &AddOptions,
     policies: &Policies,
 ) -> Result<AddReport> {
-    let plan = plan::plan_batch(store, conversation, messages, opts, policies)?;
+    let plan = plan::plan_batch(store, conversation, messages, records, opts, policies)?;
     if plan.fresh.is_empty() {
         return Ok(plan.report);
     }

@@ -4,7 +4,7 @@
 
 use super::{
     extract_facts, find_cue, importance, validate_message, w5h1_for_turn, AddOptions, AddReport,
-    Policies, Update, FACT_IMPORTANCE,
+    Policies, Records, Update, FACT_IMPORTANCE,
 };
 use crate::memory::{embedding_text, l_score, Kind, NewMemory, L_SCORE_THRESHOLD};
 use crate::store::{Message, Store};
@@ -20,6 +20,9 @@ pub(crate) struct Planned {
     pub embed_text: String,
     /// Where an episode's cause is, when its text has a causal cue.
     pub cause: Option<CauseRef>,
+    /// A fact another system made (an imported mem0 memory, a Letta memory block): stored
+    /// as it is, never reconciled away as a duplicate or a replacement.
+    pub verbatim: bool,
 }
 
 /// The cause of a turn with a causal cue.
@@ -53,6 +56,7 @@ pub(crate) fn plan_batch<'m>(
     store: &Mutex<Store>,
     conversation: &str,
     messages: &'m [Message],
+    records: Records,
     opts: &AddOptions,
     policies: &Policies,
 ) -> Result<BatchPlan<'m>> {
@@ -100,7 +104,10 @@ pub(crate) fn plan_batch<'m>(
         report,
     };
     for i in 0..plan.fresh.len() {
-        plan_message(&mut plan, i, conversation, opts, policies);
+        match records {
+            Records::Turns => plan_message(&mut plan, i, conversation, opts, policies),
+            Records::Facts => plan_stated_fact(&mut plan, i, conversation, opts),
+        }
     }
     Ok(plan)
 }
@@ -176,6 +183,7 @@ fn plan_message(
         embed_text: embedding_text(Kind::Episode, &bubble.text, &bubble.w5h1),
         memory: bubble,
         cause,
+        verbatim: false,
     });
     for fact in facts {
         let mut f = NewMemory::new(Kind::Fact, fact.clone());
@@ -193,8 +201,32 @@ fn plan_message(
             embed_text: fact,
             memory: f,
             cause: None,
+            verbatim: false,
         });
     }
+}
+
+/// Plans fresh message `i`, a memory another system made, as one fact: its text as
+/// given, who it is about or by, its time (event time and validity from it), its
+/// metadata, and the message it came from.
+fn plan_stated_fact(plan: &mut BatchPlan<'_>, i: usize, conversation: &str, opts: &AddOptions) {
+    let m = plan.fresh[i];
+    let speaker = m.speaker.clone().unwrap_or_else(|| m.role.clone());
+    let mut f = NewMemory::new(Kind::Fact, m.text.clone());
+    f.w5h1.who = Some(speaker);
+    f.conversation = Some(conversation.to_string());
+    f.session = m.session.clone();
+    f.occurred_at = m.occurred_at;
+    f.importance = FACT_IMPORTANCE;
+    f.source = opts.source;
+    f.metadata = metadata_of(m);
+    plan.planned.push(Planned {
+        message: i,
+        embed_text: embedding_text(Kind::Fact, &f.text, &f.w5h1),
+        memory: f,
+        cause: None,
+        verbatim: true,
+    });
 }
 
 /// A message's metadata, `{}` when it has none.
@@ -257,7 +289,7 @@ mod tests {
         policies: &Policies,
     ) -> Result<BatchPlan<'m>> {
         let store = Mutex::new(Store::open_in_memory().unwrap());
-        plan_batch(&store, "c1", messages, opts, policies)
+        plan_batch(&store, "c1", messages, Records::Turns, opts, policies)
     }
 
     #[test]
@@ -266,7 +298,7 @@ mod tests {
         let p = Policies::default();
         let ok = [message("hello", None)];
         let store = Mutex::new(Store::open_in_memory().unwrap());
-        let err = plan_batch(&store, " ", &ok, &opts, &p).unwrap_err();
+        let err = plan_batch(&store, " ", &ok, Records::Turns, &opts, &p).unwrap_err();
         assert_eq!(err.code(), "invalid_input");
         let bad = [message("hello", None), message("  ", None)];
         assert_eq!(run(&bad, &opts, &p).unwrap_err().code(), "invalid_input");
@@ -354,6 +386,7 @@ mod tests {
             &store,
             "c1",
             &msgs,
+            Records::Turns,
             &AddOptions::default(),
             &Policies::default(),
         )

@@ -134,6 +134,40 @@ pub fn reconcile(
     FactAction::Add
 }
 
+/// True when the stored fact `old` and the new fact `new`, both of `subject`, are the kind
+/// of pair [`reconcile`] replaces: the same single-valued attribute with another value, or
+/// the negation of the same value. Reconciliation compares a new fact with its speaker's
+/// facts of the same conversation only; this finds such pairs across conversations.
+pub fn contradicts(old: &str, new: &str, subject: &str) -> bool {
+    let (Some(o), Some(n)) = (parse(old, subject), parse(new, subject)) else {
+        return false;
+    };
+    if o.attribute == n.attribute {
+        o.value != n.value && single_valued(n.attribute)
+    } else {
+        negation_of(o.attribute, n.attribute) && o.value == n.value
+    }
+}
+
+/// The openings (subject and attribute, e.g. "Ada lives in ") a stored fact of `subject`
+/// must start with to contradict `new`; `None` when `new` can contradict nothing (no
+/// attribute the rules know, or one of which a subject has several values).
+pub fn contradiction_openings(new: &str, subject: &str) -> Option<Vec<String>> {
+    let n = parse(new, subject)?;
+    let mut out = Vec::with_capacity(2);
+    if single_valued(n.attribute) {
+        out.push(format!("{subject}{}", n.attribute));
+    }
+    for (p, neg) in NEGATABLE {
+        if n.attribute == *p {
+            out.push(format!("{subject}{neg}"));
+        } else if n.attribute == *neg {
+            out.push(format!("{subject}{p}"));
+        }
+    }
+    (!out.is_empty()).then_some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -143,6 +177,54 @@ mod tests {
             .iter()
             .map(|(i, t, s)| (*i, t.to_string(), *s))
             .collect()
+    }
+
+    #[test]
+    fn contradictions_are_the_pairs_reconcile_replaces_and_nothing_else() {
+        assert!(contradicts(
+            "Ada lives in Lisbon",
+            "Ada lives in Porto",
+            "Ada"
+        ));
+        assert!(contradicts(
+            "Ada likes cats",
+            "Ada doesn't like cats",
+            "Ada"
+        ));
+        assert!(contradicts(
+            "Ada's favorite color is blue",
+            "Ada's favorite color is green",
+            "Ada"
+        ));
+        assert!(!contradicts(
+            "Ada lives in Lisbon",
+            "Ada lives in lisbon.",
+            "Ada"
+        ));
+        assert!(!contradicts("Ada loves jazz", "Ada loves techno", "Ada"));
+        assert!(!contradicts(
+            "Ada likes cats",
+            "Ada doesn't like dogs",
+            "Ada"
+        ));
+        assert!(!contradicts(
+            "Bob lives in Lisbon",
+            "Ada lives in Porto",
+            "Ada"
+        ));
+        assert_eq!(
+            contradiction_openings("Ada lives in Porto", "Ada").unwrap(),
+            vec!["Ada lives in ", "Ada doesn't live in "]
+        );
+        assert_eq!(
+            contradiction_openings("Ada doesn't like cats", "Ada").unwrap(),
+            vec!["Ada likes "]
+        );
+        assert_eq!(
+            contradiction_openings("Ada loves techno", "Ada").unwrap(),
+            vec!["Ada doesn't love "]
+        );
+        assert_eq!(contradiction_openings("Ada speaks Portuguese", "Ada"), None);
     }
 
     #[test]

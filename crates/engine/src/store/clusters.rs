@@ -39,7 +39,212 @@ pub struct EnergyRow {
     pub accesses: i64,
 }
 
+/// The concept clusters as an export holds them: every row of `clusters`,
+/// `cluster_members`, `cluster_merges` and `memory_energy`, each column as stored (real
+/// numbers as SQLite holds them, so nothing is rounded on the way).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ExportedClusters {
+    pub clusters: Vec<ExportedCluster>,
+    pub members: Vec<ExportedMember>,
+    pub merges: Vec<ExportedMerge>,
+    pub energies: Vec<ExportedEnergy>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExportedCluster {
+    pub id: i64,
+    pub label: String,
+    pub label_by_person: bool,
+    pub centroid: Vec<f32>,
+    pub energy: f64,
+    pub merged_into: Option<i64>,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExportedMember {
+    pub memory_id: i64,
+    pub cluster_id: i64,
+    pub confidence: f64,
+    pub by_person: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExportedMerge {
+    pub id: i64,
+    pub from_id: i64,
+    pub into_id: i64,
+    pub similarity: f64,
+    pub merged_at: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExportedEnergy {
+    pub memory_id: i64,
+    pub energy: f64,
+    pub at_step: i64,
+    pub accesses: i64,
+}
+
 impl Tx<'_> {
+    /// Every cluster, membership, merge and energy row, by key: what an export holds.
+    pub fn export_clusters(&self) -> Result<ExportedClusters> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare(
+            "SELECT id, label, label_by_person, centroid, energy, merged_into, created_at, updated_at
+             FROM clusters ORDER BY id",
+        )?;
+        let rows = stmt.query_map([], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, bool>(2)?,
+                r.get::<_, Vec<u8>>(3)?,
+                r.get::<_, f64>(4)?,
+                r.get::<_, Option<i64>>(5)?,
+                r.get::<_, i64>(6)?,
+                r.get::<_, i64>(7)?,
+            ))
+        })?;
+        let mut clusters = Vec::new();
+        for row in rows {
+            let (id, label, label_by_person, blob, energy, merged_into, created_at, updated_at) =
+                row?;
+            let centroid = blob_to_vec(&blob).ok_or_else(|| {
+                Error::InvalidInput(format!("cluster {id} has a malformed centroid"))
+            })?;
+            clusters.push(ExportedCluster {
+                id,
+                label,
+                label_by_person,
+                centroid,
+                energy,
+                merged_into,
+                created_at,
+                updated_at,
+            });
+        }
+        let mut stmt = conn.prepare(
+            "SELECT memory_id, cluster_id, confidence, by_person FROM cluster_members
+             ORDER BY memory_id",
+        )?;
+        let members = stmt
+            .query_map([], |r| {
+                Ok(ExportedMember {
+                    memory_id: r.get(0)?,
+                    cluster_id: r.get(1)?,
+                    confidence: r.get(2)?,
+                    by_person: r.get(3)?,
+                })
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+        let mut stmt = conn.prepare(
+            "SELECT id, from_id, into_id, similarity, merged_at FROM cluster_merges ORDER BY id",
+        )?;
+        let merges = stmt
+            .query_map([], |r| {
+                Ok(ExportedMerge {
+                    id: r.get(0)?,
+                    from_id: r.get(1)?,
+                    into_id: r.get(2)?,
+                    similarity: r.get(3)?,
+                    merged_at: r.get(4)?,
+                })
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+        let mut stmt = conn.prepare(
+            "SELECT memory_id, energy, at_step, accesses FROM memory_energy ORDER BY memory_id",
+        )?;
+        let energies = stmt
+            .query_map([], |r| {
+                Ok(ExportedEnergy {
+                    memory_id: r.get(0)?,
+                    energy: r.get(1)?,
+                    at_step: r.get(2)?,
+                    accesses: r.get(3)?,
+                })
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+        Ok(ExportedClusters {
+            clusters,
+            members,
+            merges,
+            energies,
+        })
+    }
+
+    /// Writes exported clusters as they were, ids included. A row whose key is already
+    /// taken is a constraint error: nothing is replaced. `merged_into` is set once every
+    /// cluster exists, so a cluster may name one exported after it.
+    pub fn restore_clusters(&self, c: &ExportedClusters) -> Result<()> {
+        if c.clusters.is_empty()
+            && c.members.is_empty()
+            && c.merges.is_empty()
+            && c.energies.is_empty()
+        {
+            return Ok(());
+        }
+        self.note(Change::Clusters {
+            ids: c.clusters.iter().map(|x| x.id).collect(),
+        })?;
+        self.note(Change::Energies {
+            ids: c.energies.iter().map(|e| e.memory_id).collect(),
+        })?;
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached(
+            "INSERT INTO clusters (id, label, label_by_person, centroid, energy, created_at, updated_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        )?;
+        for x in &c.clusters {
+            stmt.execute(params![
+                x.id,
+                x.label,
+                x.label_by_person,
+                vec_to_blob(&x.centroid),
+                x.energy,
+                x.created_at,
+                x.updated_at
+            ])?;
+        }
+        let mut stmt = conn.prepare_cached("UPDATE clusters SET merged_into = ?2 WHERE id = ?1")?;
+        for x in c.clusters.iter().filter(|x| x.merged_into.is_some()) {
+            stmt.execute(params![x.id, x.merged_into])?;
+        }
+        let mut stmt = conn.prepare_cached(
+            "INSERT INTO cluster_members (memory_id, cluster_id, confidence, by_person)
+             VALUES (?1, ?2, ?3, ?4)",
+        )?;
+        for m in &c.members {
+            stmt.execute(params![
+                m.memory_id,
+                m.cluster_id,
+                m.confidence,
+                m.by_person
+            ])?;
+        }
+        let mut stmt = conn.prepare_cached(
+            "INSERT INTO cluster_merges (id, from_id, into_id, similarity, merged_at)
+             VALUES (?1, ?2, ?3, ?4, ?5)",
+        )?;
+        for m in &c.merges {
+            stmt.execute(params![
+                m.id,
+                m.from_id,
+                m.into_id,
+                m.similarity,
+                m.merged_at
+            ])?;
+        }
+        let mut stmt = conn.prepare_cached(
+            "INSERT INTO memory_energy (memory_id, energy, at_step, accesses) VALUES (?1, ?2, ?3, ?4)",
+        )?;
+        for e in &c.energies {
+            stmt.execute(params![e.memory_id, e.energy, e.at_step, e.accesses])?;
+        }
+        Ok(())
+    }
+
     /// Removes every cluster, membership and merge record (before a full re-clustering).
     pub fn clear_clusters(&self) -> Result<()> {
         let ids = self.all_clusters()?.iter().map(|c| c.id).collect();

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 /// A saved query and the memories it should find in its top `k`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct GoldenQuery {
     pub id: i64,
     pub query: String,
@@ -35,6 +36,16 @@ pub struct GoldenRunRow {
     pub cycle_id: Option<i64>,
 }
 
+/// One row of `golden_results` as an export holds it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExportedGoldenResult {
+    pub run_id: i64,
+    pub query_id: i64,
+    pub recall: f64,
+    pub ndcg: f64,
+    pub ranked: Vec<i64>,
+}
+
 fn json_ids(s: String) -> Vec<i64> {
     serde_json::from_str(&s).unwrap_or_default()
 }
@@ -47,6 +58,15 @@ fn query_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<GoldenQuery> {
         k: r.get::<_, i64>(3)? as usize,
         options: serde_json::from_str(&r.get::<_, String>(4)?).unwrap_or_default(),
         created_at: r.get(5)?,
+    })
+}
+
+fn run_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<GoldenRunRow> {
+    Ok(GoldenRunRow {
+        id: r.get(0)?,
+        run_at: r.get(1)?,
+        stage: r.get(2)?,
+        cycle_id: r.get(3)?,
     })
 }
 
@@ -173,12 +193,31 @@ impl Tx<'_> {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
-    /// Runs around a sleep cycle, oldest first.
-    pub fn golden_runs_for_cycle(&self, cycle_id: i64) -> Result<Vec<GoldenRunRow>> {
-        let mut stmt = self.conn().prepare(
-            "SELECT id, run_at, stage, cycle_id FROM golden_runs WHERE cycle_id = ?1 ORDER BY id",
+    /// Writes an exported saved query as it was, id included (a taken id is a constraint
+    /// error).
+    pub fn restore_golden(&self, q: &GoldenQuery) -> Result<()> {
+        self.note(Change::Golden)?;
+        self.conn().execute(
+            "INSERT INTO golden_queries (id, query, expected, k, options, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![
+                q.id,
+                q.query,
+                serde_json::to_string(&q.expected)?,
+                q.k as i64,
+                q.options.to_string(),
+                q.created_at
+            ],
         )?;
-        let rows = stmt.query_map([cycle_id], |r| {
+        Ok(())
+    }
+
+    /// Every run of the suite, by id.
+    pub fn all_golden_runs(&self) -> Result<Vec<GoldenRunRow>> {
+        let mut stmt = self
+            .conn()
+            .prepare("SELECT id, run_at, stage, cycle_id FROM golden_runs ORDER BY id")?;
+        let rows = stmt.query_map([], |r| {
             Ok(GoldenRunRow {
                 id: r.get(0)?,
                 run_at: r.get(1)?,
@@ -186,6 +225,70 @@ impl Tx<'_> {
                 cycle_id: r.get(3)?,
             })
         })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Every result of every run, by run and query.
+    pub fn all_golden_results(&self) -> Result<Vec<ExportedGoldenResult>> {
+        let mut stmt = self.conn().prepare(
+            "SELECT run_id, query_id, recall, ndcg, ranked FROM golden_results
+             ORDER BY run_id, query_id",
+        )?;
+        let rows = stmt.query_map([], |r| {
+            Ok(ExportedGoldenResult {
+                run_id: r.get(0)?,
+                query_id: r.get(1)?,
+                recall: r.get(2)?,
+                ndcg: r.get(3)?,
+                ranked: json_ids(r.get(4)?),
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Writes an exported run and its results as they were (taken keys are constraint
+    /// errors).
+    pub fn restore_golden_run(
+        &self,
+        run: &GoldenRunRow,
+        results: &[&ExportedGoldenResult],
+    ) -> Result<()> {
+        self.note(Change::Golden)?;
+        self.conn().execute(
+            "INSERT INTO golden_runs (id, run_at, stage, cycle_id) VALUES (?1, ?2, ?3, ?4)",
+            params![run.id, run.run_at, run.stage, run.cycle_id],
+        )?;
+        let mut stmt = self.conn().prepare_cached(
+            "INSERT INTO golden_results (run_id, query_id, recall, ndcg, ranked)
+             VALUES (?1, ?2, ?3, ?4, ?5)",
+        )?;
+        for r in results {
+            stmt.execute(params![
+                r.run_id,
+                r.query_id,
+                r.recall,
+                r.ndcg,
+                serde_json::to_string(&r.ranked)?
+            ])?;
+        }
+        Ok(())
+    }
+
+    /// Runs around a sleep cycle, oldest first.
+    pub fn golden_runs_for_cycle(&self, cycle_id: i64) -> Result<Vec<GoldenRunRow>> {
+        let mut stmt = self.conn().prepare(
+            "SELECT id, run_at, stage, cycle_id FROM golden_runs WHERE cycle_id = ?1 ORDER BY id",
+        )?;
+        let rows = stmt.query_map([cycle_id], run_row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// The latest `limit` runs (manual ones and those around sleep cycles), newest first.
+    pub fn golden_runs(&self, limit: usize) -> Result<Vec<GoldenRunRow>> {
+        let mut stmt = self.conn().prepare(
+            "SELECT id, run_at, stage, cycle_id FROM golden_runs ORDER BY id DESC LIMIT ?1",
+        )?;
+        let rows = stmt.query_map([limit.min(i64::MAX as usize) as i64], run_row)?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 }

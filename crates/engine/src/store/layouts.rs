@@ -3,10 +3,11 @@
 use super::{blob_to_vec, vec_to_blob, Change, Tx};
 use crate::{Error, Result};
 use rusqlite::{params, OptionalExtension};
+use serde::{Deserialize, Serialize};
 
 /// A cached layout as stored: `params` is the JSON of the parameters that made it, `model`
 /// the fitted model's numbers where the method has one.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StoredLayout {
     pub method: String,
     pub dims: usize,
@@ -67,6 +68,46 @@ impl Tx<'_> {
             computed_at,
             placed_incrementally: placed as usize,
         }))
+    }
+
+    /// Every cached layout, by method and dimensions: what an export holds.
+    pub fn all_layouts(&self) -> Result<Vec<StoredLayout>> {
+        let keys: Vec<(String, i64)> = self
+            .conn()
+            .prepare("SELECT method, dims FROM layouts ORDER BY method, dims")?
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        let mut out = Vec::with_capacity(keys.len());
+        for (method, dims) in keys {
+            out.extend(self.get_layout(&method, dims as usize)?);
+        }
+        Ok(out)
+    }
+
+    /// Writes an exported layout; one already cached for its (method, dims) is a
+    /// constraint error, not replaced.
+    pub fn restore_layout(&self, l: &StoredLayout) -> Result<()> {
+        self.note(Change::Layout {
+            method: l.method.clone(),
+            dims: l.dims,
+        })?;
+        let ids: Vec<u8> = l.ids.iter().flat_map(|i| i.to_le_bytes()).collect();
+        self.conn().execute(
+            "INSERT INTO layouts
+             (method, dims, params, ids, coords, model, computed_at, placed_incrementally)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            params![
+                l.method,
+                l.dims as i64,
+                l.params,
+                ids,
+                vec_to_blob(&l.coords),
+                l.model.as_deref().map(vec_to_blob),
+                l.computed_at,
+                l.placed_incrementally as i64
+            ],
+        )?;
+        Ok(())
     }
 
     /// Replaces the cached layout of its (method, dims).

@@ -17,8 +17,21 @@ pub struct LedgerEntry {
     pub tokens: u64,
 }
 
+/// One ledger row as an export holds it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExportedLedgerEntry {
+    pub id: i64,
+    pub at: i64,
+    pub op: String,
+    pub millis: f64,
+    pub items: i64,
+    pub llm_calls: i64,
+    pub tokens: i64,
+}
+
 /// Totals of one group (an operation, a period, or both).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct LedgerSummary {
     /// The operation, or `None` when grouping by period only.
     pub op: Option<String>,
@@ -34,6 +47,55 @@ pub struct LedgerSummary {
 }
 
 impl Tx<'_> {
+    /// Every ledger row, by id.
+    pub fn all_ledger(&self) -> Result<Vec<ExportedLedgerEntry>> {
+        let mut stmt = self.conn().prepare(
+            "SELECT id, at, op, millis, items, llm_calls, tokens FROM ledger ORDER BY id",
+        )?;
+        let rows = stmt.query_map([], |r| {
+            Ok(ExportedLedgerEntry {
+                id: r.get(0)?,
+                at: r.get(1)?,
+                op: r.get(2)?,
+                millis: r.get(3)?,
+                items: r.get(4)?,
+                llm_calls: r.get(5)?,
+                tokens: r.get(6)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Writes exported ledger rows in order: with their ids into an empty ledger (the
+    /// store as it was exported), otherwise after the rows already there (a ledger is a
+    /// log; the operations this store recorded before the import stay first).
+    pub fn restore_ledger(&self, rows: &[ExportedLedgerEntry]) -> Result<()> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        self.note(Change::Ledger)?;
+        let empty: bool =
+            self.conn()
+                .query_row("SELECT NOT EXISTS (SELECT 1 FROM ledger)", [], |r| r.get(0))?;
+        let mut stmt = self.conn().prepare_cached(
+            "INSERT INTO ledger (id, at, op, millis, items, llm_calls, tokens)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        )?;
+        for e in rows {
+            let id = empty.then_some(e.id);
+            stmt.execute(params![
+                id,
+                e.at,
+                e.op,
+                e.millis,
+                e.items,
+                e.llm_calls,
+                e.tokens
+            ])?;
+        }
+        Ok(())
+    }
+
     pub fn insert_ledger(&self, entries: &[LedgerEntry]) -> Result<()> {
         self.note(Change::Ledger)?;
         let mut stmt = self.conn().prepare_cached(

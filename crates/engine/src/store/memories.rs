@@ -1,5 +1,6 @@
 //! Queries on `memories`.
 
+use super::stale::CONFIRMED;
 use super::{blob_to_vec, vec_to_blob, Change, Tx};
 use crate::memory::{Details, Kind, Memory, NewMemory, Source, State, W5H1};
 use crate::{Error, Result};
@@ -57,10 +58,15 @@ pub struct MemoryFilter {
     /// cannot see cluster membership, so searches apply it through the allowed-id set.
     #[serde(default)]
     pub cluster: Option<i64>,
-    /// Facts another fact replaced: hidden (the default), included, or only those (the
-    /// stale ones). Ignored when `valid_at` is set.
+    /// Facts another fact replaced: hidden (the default), included, only those, or only
+    /// the stale facts (those and the contested ones: see [`Superseded::Stale`]). Ignored
+    /// when `valid_at` is set.
     #[serde(default)]
     pub superseded: Superseded,
+    /// For [`Superseded::Stale`]: how many days without confirmation make a contradicted
+    /// fact stale (default [`STALE_DAYS`]).
+    #[serde(default)]
+    pub stale_days: Option<u32>,
     /// What held at this event time (Unix ms): facts valid then (superseded or not), and
     /// other memories that had occurred by then.
     #[serde(default)]
@@ -77,7 +83,18 @@ pub enum Superseded {
     Hide,
     Include,
     Only,
+    /// Only stale facts: the superseded ones, and the facts not confirmed in the filter's
+    /// `stale_days` while a newer fact contradicts them. A fact is confirmed when it held
+    /// from, when it was said again (a re-statement reconciliation kept as a duplicate) and
+    /// when a search retrieved it; a contradiction is the pair reconciliation would replace
+    /// (the same single-valued attribute with another value, or a negation) found across
+    /// conversations, where reconciliation does not replace. Checked in SQL only (like
+    /// `cluster`): [`MemoryFilter::matches`] lets every fact through.
+    Stale,
 }
+
+/// Days without confirmation after which a contradicted fact is stale, by default.
+pub const STALE_DAYS: u32 = 30;
 
 impl MemoryFilter {
     /// True when only the default visibility applies (no deleted, no forgotten memories).
@@ -92,6 +109,18 @@ impl MemoryFilter {
             && self.cluster.is_none()
             && self.superseded == Superseded::Hide
             && self.valid_at.is_none()
+    }
+
+    /// Refuses what a reading of the past cannot answer: the stale rule reads confirmations
+    /// and contradictions as they are now.
+    pub fn check_as_of(&self) -> Result<()> {
+        if self.superseded == Superseded::Stale {
+            return Err(Error::InvalidInput(
+                "the stale filter reads the store as it is now; it cannot be combined with as_of"
+                    .into(),
+            ));
+        }
+        Ok(())
     }
 
     /// SQL condition (on table alias `m`) and its parameters.
@@ -150,6 +179,15 @@ impl MemoryFilter {
             (None, Superseded::Hide) => conds.push("m.superseded_by IS NULL".into()),
             (None, Superseded::Include) => {}
             (None, Superseded::Only) => conds.push("m.superseded_by IS NOT NULL".into()),
+            (None, Superseded::Stale) => {
+                conds.push(format!(
+                    "(m.superseded_by IS NOT NULL OR (m.kind = 'fact' AND EXISTS \
+                     (SELECT 1 FROM fact_contradictions c JOIN memories n ON n.id = c.by_id \
+                      WHERE c.fact_id = m.id AND n.deleted_at IS NULL) AND {CONFIRMED} < ?))"
+                ));
+                let days = i64::from(self.stale_days.unwrap_or(STALE_DAYS));
+                params.push(Value::Integer(super::now_ms() - days * 86_400_000));
+            }
         }
         let sql = if conds.is_empty() {
             "1".to_string()
@@ -189,6 +227,7 @@ impl MemoryFilter {
                 (None, Superseded::Hide) => m.superseded_by.is_none(),
                 (None, Superseded::Include) => true,
                 (None, Superseded::Only) => m.superseded_by.is_some(),
+                (None, Superseded::Stale) => m.superseded_by.is_some() || m.kind == Kind::Fact,
             }
     }
 }
@@ -718,6 +757,37 @@ impl Tx<'_> {
             out.push((id, v, seq));
         }
         Ok(out)
+    }
+
+    /// The highest memory id ever given, hard-deleted ones included (ids are never
+    /// reused); `None` before the first memory. SQLite dialect: AUTOINCREMENT keeps it in
+    /// `sqlite_sequence` (Postgres: the sequence of `memories.id`).
+    pub fn last_memory_id(&self) -> Result<Option<i64>> {
+        Ok(self
+            .conn()
+            .query_row(
+                "SELECT seq FROM sqlite_sequence WHERE name = 'memories'",
+                [],
+                |r| r.get(0),
+            )
+            .optional()?)
+    }
+
+    /// Makes `last` the highest memory id given so far unless a higher one was: a restored
+    /// store never reuses an id its source gave to a memory removed since.
+    pub fn raise_last_memory_id(&self, last: i64) -> Result<()> {
+        self.writing()?;
+        let updated = self.conn().execute(
+            "UPDATE sqlite_sequence SET seq = MAX(seq, ?1) WHERE name = 'memories'",
+            [last],
+        )?;
+        if updated == 0 {
+            self.conn().execute(
+                "INSERT INTO sqlite_sequence (name, seq) VALUES ('memories', ?1)",
+                [last],
+            )?;
+        }
+        Ok(())
     }
 
     pub fn max_embed_seq(&self) -> Result<i64> {

@@ -3,6 +3,7 @@
 use super::{Change, Tx};
 use crate::Result;
 use rusqlite::OptionalExtension;
+use std::collections::BTreeMap;
 
 impl Tx<'_> {
     pub fn get_meta(&self, key: &str) -> Result<Option<String>> {
@@ -11,6 +12,15 @@ impl Tx<'_> {
             .prepare_cached("SELECT value FROM meta WHERE key = ?1")?
             .query_row([key], |r| r.get(0))
             .optional()?)
+    }
+
+    /// Every setting, by key: what an export holds.
+    pub fn all_meta(&self) -> Result<BTreeMap<String, String>> {
+        let mut stmt = self
+            .conn()
+            .prepare("SELECT key, value FROM meta ORDER BY key")?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
     pub fn set_meta(&self, key: &str, value: &str) -> Result<()> {

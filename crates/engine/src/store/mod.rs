@@ -28,21 +28,28 @@ mod messages;
 mod meta;
 mod sleep_cycles;
 mod sqlite;
+mod stale;
 
 pub use changes::{coalesce, Change, ChangeBus, ChangeEvent, Origin};
-pub use clusters::{ClusterMerge, ClusterRow, EnergyRow};
+pub use clusters::{
+    ClusterMerge, ClusterRow, EnergyRow, ExportedCluster, ExportedClusters, ExportedEnergy,
+    ExportedMember, ExportedMerge,
+};
 pub use co_access::{CoAccess, CO_ACCESS_TOP_HITS};
 pub use external::{ExternalChanges, ExternalCursor};
 pub use fts::{fts_query, query_tokens};
-pub use golden::{GoldenQuery, GoldenResultRow, GoldenRunRow};
+pub use golden::{ExportedGoldenResult, GoldenQuery, GoldenResultRow, GoldenRunRow};
 pub use history::HistoryEntry;
 pub use layouts::StoredLayout;
-pub use ledger::{LedgerEntry, LedgerSummary};
+pub use ledger::{ExportedLedgerEntry, LedgerEntry, LedgerSummary};
 pub use links::Link;
-pub use memories::{ListQuery, MemoryFilter, MemoryUpdate, PointRow, SortKey, Superseded};
+pub use memories::{
+    ListQuery, MemoryFilter, MemoryUpdate, PointRow, SortKey, Superseded, STALE_DAYS,
+};
 pub use messages::{ExportedMessage, Message};
 pub use sleep_cycles::CycleRow;
 pub use sqlite::SCHEMA_VERSION;
+pub use stale::{Contradiction, FactRow};
 
 use crate::{Error, Result};
 use changes::Pending;
@@ -213,6 +220,36 @@ impl<'c> Tx<'c> {
                 "a write outside a transaction (use Store::transaction)".into(),
             )),
         }
+    }
+}
+
+/// Why a write broke a constraint of the store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConstraintFailure {
+    /// A primary key or unique key already taken.
+    Taken,
+    /// A reference to a row that does not exist.
+    Dangling,
+    /// A check or not-null constraint.
+    Other,
+}
+
+/// Which constraint `e` broke, when it is a database constraint error.
+pub fn constraint_failure(e: &Error) -> Option<ConstraintFailure> {
+    use rusqlite::ffi;
+    match e {
+        Error::Sqlite(rusqlite::Error::SqliteFailure(f, _))
+            if f.code == rusqlite::ErrorCode::ConstraintViolation =>
+        {
+            Some(match f.extended_code {
+                ffi::SQLITE_CONSTRAINT_PRIMARYKEY | ffi::SQLITE_CONSTRAINT_UNIQUE => {
+                    ConstraintFailure::Taken
+                }
+                ffi::SQLITE_CONSTRAINT_FOREIGNKEY => ConstraintFailure::Dangling,
+                _ => ConstraintFailure::Other,
+            })
+        }
+        _ => None,
     }
 }
 

@@ -4,11 +4,12 @@
 use super::{Change, Tx};
 use crate::{Error, Result};
 use rusqlite::{params, OptionalExtension};
+use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 
 /// One row of `sleep_cycles` as stored: a sleep cycle (`op` = "sleep") or a curation
-/// (`op` = "merge", "pin", …; see migration 0007).
-#[derive(Debug, Clone)]
+/// (`op` = "merge", "pin", …; see migration 0007). Also how the log is exported.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CycleRow {
     pub id: i64,
     pub op: String,
@@ -110,6 +111,39 @@ impl Tx<'_> {
                 row,
             )
             .optional()?)
+    }
+
+    /// The whole operation log (sleep cycles and curations, undone ones too), by id: what
+    /// an export holds.
+    pub fn all_operations(&self) -> Result<Vec<CycleRow>> {
+        let mut stmt = self.conn().prepare(&format!(
+            "SELECT {CYCLE_COLUMNS} FROM sleep_cycles ORDER BY id"
+        ))?;
+        let rows = stmt.query_map([], row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Writes an exported row of the operation log as it was, id included; an id already
+    /// taken is a constraint error (nothing is replaced).
+    pub fn restore_operation(&self, c: &CycleRow) -> Result<()> {
+        self.note(Change::SleepCycles { ids: vec![c.id] })?;
+        self.conn().execute(
+            &format!("INSERT INTO sleep_cycles ({CYCLE_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"),
+            params![
+                c.id,
+                c.started_at,
+                c.ended_at,
+                c.trigger,
+                c.status,
+                c.phase_stats.to_string(),
+                serde_json::to_string(&c.created_ids)?,
+                c.changed.to_string(),
+                serde_json::to_string(&c.forgotten_ids)?,
+                c.op,
+                c.undone_at,
+            ],
+        )?;
+        Ok(())
     }
 
     /// The latest sleep cycles, newest first.

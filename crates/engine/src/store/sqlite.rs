@@ -38,6 +38,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0008_time_travel.sql"),
     include_str!("migrations/0009_validity.sql"),
     include_str!("migrations/0010_occurred_index.sql"),
+    include_str!("migrations/0011_stale_facts.sql"),
 ];
 
 /// The store's schema version after all migrations.

@@ -107,10 +107,11 @@ fn a_refused_write_announces_nothing() {
     f.engine
         .add("c", &[msg("Ada", "a first note")], &AddOptions::default())
         .unwrap();
-    drain(&rx);
     // Refused inside its transaction, after a first memory was written: an export whose
-    // second memory's id is taken.
+    // second memory's id is taken. (The export writes the buffered ledger first, a change
+    // of its own.)
     let mut doc = f.engine.export().unwrap();
+    drain(&rx);
     let mut fresh = doc.memories[0].clone();
     fresh.memory.id = 999;
     doc.memories.insert(0, fresh);

@@ -18,11 +18,16 @@ fn curate(
 
 /// The lossless export without its timestamp: equal exports mean equal stores.
 /// The export, without an undo's trace (the snapshots of what it removed, for time travel;
-/// see `sleep::dump`).
+/// see `sleep::dump`), and without the logs every operation appends to (the operation log
+/// itself and the ledger) and the highest memory id given, which an undone merge leaves
+/// raised (ids are never reused).
 fn export(engine: &Somna) -> String {
     let mut doc = engine.export().unwrap();
     doc.exported_at = 0;
     doc.history.retain(|h| !h.actor.starts_with("undo:"));
+    doc.operations.clear();
+    doc.ledger.clear();
+    doc.last_memory_id = None;
     serde_json::to_string(&doc).unwrap()
 }
 

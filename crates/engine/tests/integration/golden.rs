@@ -171,6 +171,69 @@ fn sleep_cycles_run_the_suite_before_and_after_and_keep_it_with_their_report() {
 }
 
 #[test]
+fn the_history_lists_runs_by_hand_and_around_cycles_newest_first_with_the_expected_memories() {
+    let f = with_conversation();
+    let q = "hiking trip to the Dolomites";
+    let hit = top(&f.engine, q);
+    let g = f
+        .engine
+        .golden_add(q, &[hit], 10, &GoldenOptions::default())
+        .unwrap();
+    // Each query comes with the memories it expects, as they are now.
+    let entries = f.engine.golden_entries().unwrap();
+    assert_eq!(entries.len(), 1);
+    assert_eq!(entries[0].golden, g);
+    assert_eq!(
+        entries[0].memories.iter().map(|m| m.id).collect::<Vec<_>>(),
+        vec![hit]
+    );
+    assert!(f.engine.golden_history(10).unwrap().is_empty());
+
+    let manual = f
+        .engine
+        .golden_run("manual", None, &Job::default())
+        .unwrap();
+    let opts = SleepOptions {
+        config: SleepConfig {
+            min_batch: 2,
+            batch_size: 6,
+            ..Default::default()
+        },
+        force: true,
+        ..Default::default()
+    };
+    let rep = f.engine.sleep(&opts, &Job::default()).unwrap();
+    let history = f.engine.golden_history(10).unwrap();
+    let seen: Vec<(i64, &str, Option<i64>)> = history
+        .iter()
+        .map(|r| (r.id, r.stage.as_str(), r.cycle_id))
+        .collect();
+    assert_eq!(
+        seen,
+        vec![
+            (rep.golden[1].id, "after_sleep", rep.id),
+            (rep.golden[0].id, "before_sleep", rep.id),
+            (manual.id, "manual", None),
+        ]
+    );
+    // The same runs, with the same outcomes, as the cycle's report and the manual run.
+    assert_eq!(history[0], rep.golden[1]);
+    assert_eq!(history[2], manual);
+    // The before run is compared with the manual run before it.
+    assert_eq!(history[1].outcomes[0].previous_recall, Some(1.0));
+    assert_eq!(
+        f.engine.golden_history(1).unwrap(),
+        vec![history[0].clone()]
+    );
+
+    // A memory deleted for good drops out of the expected list; the query keeps its id.
+    f.engine.delete(hit, true, "test").unwrap();
+    let entries = f.engine.golden_entries().unwrap();
+    assert!(entries[0].memories.is_empty());
+    assert_eq!(entries[0].golden.expected, vec![hit]);
+}
+
+#[test]
 fn the_ledger_records_operations_and_summarises_them() {
     let f = with_conversation();
     for q in ["puppy", "violin lessons", "Lisbon tram"] {

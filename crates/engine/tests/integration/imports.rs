@@ -211,10 +211,7 @@ fn import_the_old_way(engine: &Somna, file: &Path) {
         .collect();
     let r = engine
         .import(
-            &[ConversationBatch {
-                conversation,
-                messages,
-            }],
+            &[ConversationBatch::turns(conversation, messages)],
             &AddOptions::default(),
             &Job::default(),
         )
@@ -413,4 +410,45 @@ fn a_message_the_engine_refuses_is_named_by_file_and_line() {
         &msg[..msg.len().min(300)]
     );
     assert_eq!(f.snapshot(), before);
+}
+
+#[test]
+fn an_import_commits_small_batches_first_so_the_first_memories_appear_early() {
+    let f = Fixture::hash();
+    let n = IMPORT_BATCH + 112 + 10;
+    let text: String = (0..n)
+        .map(|i| line("user", &format!("note {i} about day {}", i / 7)))
+        .collect();
+    let p = write(f.dir.path(), "ramp.jsonl", &text);
+    // Progress after each committed batch, and the messages stored at that moment.
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let (log, db) = (seen.clone(), f.cfg.db_path.clone());
+    let job = Job {
+        progress: Arc::new(move |e: ProgressEvent| {
+            if e.stage == "import" && e.done > 0 {
+                // Another connection, as a watching app's would be.
+                let stored: u64 = rusqlite::Connection::open(&db)
+                    .unwrap()
+                    .query_row("SELECT count(*) FROM messages", [], |r| r.get(0))
+                    .unwrap();
+                log.lock().unwrap().push((e.done, stored));
+            }
+        }),
+        cancel: somna_engine::CancelToken::new(),
+    };
+    f.engine
+        .import_file(&p, ImportFormat::ChatJsonl, &job)
+        .unwrap();
+    let seen = seen.lock().unwrap().clone();
+    // 16, 32 and 64 messages, then batches of IMPORT_BATCH; each batch is committed (and so
+    // visible to another reader of the store) before its progress is reported.
+    let ends = [16, 48, 112, 112 + IMPORT_BATCH as u64, n as u64];
+    assert_eq!(
+        seen.iter().map(|s| s.0).collect::<Vec<_>>(),
+        ends.to_vec(),
+        "batch ends"
+    );
+    for (done, stored) in seen {
+        assert_eq!(stored, done, "stored when {done} were reported");
+    }
 }

@@ -10,6 +10,7 @@ mod common;
 mod crud;
 mod curation;
 mod eval_memory;
+mod foreign;
 mod golden;
 mod imports;
 mod index_tamper;

@@ -1,0 +1,116 @@
+//! Queries on `fact_contradictions` and `fact_restated`: what the second rule of "stale"
+//! reads (a fact not confirmed in N days while a newer fact contradicts it; see
+//! [`super::Superseded::Stale`] and migration 0011).
+
+use super::{Change, Tx};
+use crate::Result;
+use rusqlite::params;
+
+/// A current fact of a speaker that may contradict another (see `current_facts_opening`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FactRow {
+    pub id: i64,
+    pub text: String,
+    /// When it held from: `valid_from`, else `occurred_at`, else `created_at`.
+    pub from: i64,
+}
+
+/// A recorded contradiction: `fact_id` is contradicted by the newer `by_id`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Contradiction {
+    pub fact_id: i64,
+    pub by_id: i64,
+    pub found_at: i64,
+}
+
+impl Tx<'_> {
+    /// `who`'s facts that are neither deleted nor superseded, other than `except`, whose
+    /// text starts with one of `openings` (exactly, case included).
+    pub fn current_facts_opening(
+        &self,
+        who: &str,
+        openings: &[String],
+        except: i64,
+    ) -> Result<Vec<FactRow>> {
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT m.id, m.text, COALESCE(m.valid_from, m.occurred_at, m.created_at)
+             FROM memories m
+             WHERE m.who = ?1 AND m.kind = 'fact' AND m.deleted_at IS NULL
+               AND m.superseded_by IS NULL AND m.id != ?2
+               AND substr(m.text, 1, length(?3)) = ?3",
+        )?;
+        let mut out = Vec::new();
+        for opening in openings {
+            let rows = stmt.query_map(params![who, except, opening], |r| {
+                Ok(FactRow {
+                    id: r.get(0)?,
+                    text: r.get(1)?,
+                    from: r.get(2)?,
+                })
+            })?;
+            for row in rows {
+                out.push(row?);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Records that fact `fact_id` is contradicted by the newer fact `by_id`.
+    pub fn insert_contradiction(&self, fact_id: i64, by_id: i64, now: i64) -> Result<()> {
+        self.note(Change::MemoriesUpdated { ids: vec![fact_id] })?;
+        self.conn().execute(
+            "INSERT OR IGNORE INTO fact_contradictions (fact_id, by_id, found_at)
+             VALUES (?1, ?2, ?3)",
+            params![fact_id, by_id, now],
+        )?;
+        Ok(())
+    }
+
+    /// The contradictions of fact `id`, both ways (it contradicted, or contradicting).
+    pub fn contradictions_of(&self, id: i64) -> Result<Vec<Contradiction>> {
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT fact_id, by_id, found_at FROM fact_contradictions
+             WHERE fact_id = ?1 OR by_id = ?1 ORDER BY fact_id, by_id",
+        )?;
+        let rows = stmt.query_map([id], |r| {
+            Ok(Contradiction {
+                fact_id: r.get(0)?,
+                by_id: r.get(1)?,
+                found_at: r.get(2)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Records that fact `id` was said again at `at` (event time): it is confirmed then.
+    pub fn record_restatement(&self, id: i64, at: i64) -> Result<()> {
+        self.note(Change::MemoriesUpdated { ids: vec![id] })?;
+        self.conn().execute(
+            "INSERT INTO fact_restated (memory_id, count, last_at) VALUES (?1, 1, ?2)
+             ON CONFLICT (memory_id) DO UPDATE SET count = count + 1,
+                 last_at = MAX(last_at, excluded.last_at)",
+            params![id, at],
+        )?;
+        Ok(())
+    }
+
+    /// When fact `id` was last confirmed: the latest of when it held from, its last
+    /// re-statement and its last retrieval. `None` when there is no such memory.
+    pub fn confirmed_at(&self, id: i64) -> Result<Option<i64>> {
+        use rusqlite::OptionalExtension;
+        Ok(self
+            .conn()
+            .query_row(
+                &format!("SELECT {CONFIRMED} FROM memories m WHERE m.id = ?1"),
+                [id],
+                |r| r.get(0),
+            )
+            .optional()?)
+    }
+}
+
+/// SQL (over `memories m`) of when a fact was last confirmed: the latest of when it held
+/// from, its last re-statement (event time) and its last retrieval.
+pub(crate) const CONFIRMED: &str = "MAX(COALESCE(m.valid_from, m.occurred_at, m.created_at), \
+     IFNULL((SELECT r.last_at FROM fact_restated r WHERE r.memory_id = m.id), 0), \
+     IFNULL((SELECT x.last_at FROM memory_access x WHERE x.memory_id = m.id), 0))";
