@@ -281,6 +281,8 @@ impl Somna {
                 golden_runs: read.all_golden_runs()?,
                 golden_results: read.all_golden_results()?,
                 ledger: read.all_ledger()?,
+                fact_contradictions: read.all_contradictions()?,
+                fact_restated: read.all_restatements()?,
                 settings: read.all_meta()?,
                 last_memory_id: read.last_memory_id()?,
                 ..ExportDoc::empty(crate::store::now_ms())
@@ -385,6 +387,16 @@ impl Somna {
                 )));
             }
             tx.restore_ledger(&doc.ledger)?;
+            for c in &doc.fact_contradictions {
+                tx.restore_contradiction(c).map_err(taken(format!(
+                    "the contradiction of fact {} by fact {}",
+                    c.fact_id, c.by_id
+                )))?;
+            }
+            for r in &doc.fact_restated {
+                tx.restore_restatement(r)
+                    .map_err(taken(format!("the re-statements of fact {}", r.memory_id)))?;
+            }
             for (key, value) in &doc.settings {
                 tx.set_meta(key, value)?;
             }

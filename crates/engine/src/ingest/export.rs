@@ -11,8 +11,8 @@
 use crate::memory::Memory;
 pub use crate::store::ExportedMessage;
 use crate::store::{
-    CoAccess, CycleRow, ExportedClusters, ExportedGoldenResult, ExportedLedgerEntry, GoldenQuery,
-    GoldenRunRow, HistoryEntry, Link, StoredLayout,
+    CoAccess, Contradiction, CycleRow, ExportedClusters, ExportedGoldenResult, ExportedLedgerEntry,
+    GoldenQuery, GoldenRunRow, HistoryEntry, Link, Restatement, StoredLayout,
 };
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
@@ -60,6 +60,12 @@ pub struct ExportDoc {
     pub golden_results: Vec<ExportedGoldenResult>,
     #[serde(default)]
     pub ledger: Vec<ExportedLedgerEntry>,
+    /// Facts a newer fact contradicts (the second rule of "stale").
+    #[serde(default)]
+    pub fact_contradictions: Vec<Contradiction>,
+    /// Facts said again, how often and when last (a fact is confirmed when said again).
+    #[serde(default)]
+    pub fact_restated: Vec<Restatement>,
     /// The store's settings (`meta`): the embedding model, sleep settings, the liquid
     /// clustering step.
     #[serde(default)]
@@ -89,6 +95,8 @@ impl ExportDoc {
             golden_runs: Vec::new(),
             golden_results: Vec::new(),
             ledger: Vec::new(),
+            fact_contradictions: Vec::new(),
+            fact_restated: Vec::new(),
             settings: BTreeMap::new(),
             last_memory_id: None,
         }

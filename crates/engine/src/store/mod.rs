@@ -49,7 +49,7 @@ pub use memories::{
 pub use messages::{ExportedMessage, Message};
 pub use sleep_cycles::CycleRow;
 pub use sqlite::SCHEMA_VERSION;
-pub use stale::{Contradiction, FactRow};
+pub use stale::{Contradiction, FactRow, Restatement};
 
 use crate::{Error, Result};
 use changes::Pending;

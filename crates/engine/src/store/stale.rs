@@ -16,14 +16,76 @@ pub struct FactRow {
 }
 
 /// A recorded contradiction: `fact_id` is contradicted by the newer `by_id`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Contradiction {
     pub fact_id: i64,
     pub by_id: i64,
     pub found_at: i64,
 }
 
+/// How often a fact was said again, and when last (event time): a row of `fact_restated`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Restatement {
+    pub memory_id: i64,
+    pub count: i64,
+    pub last_at: i64,
+}
+
 impl Tx<'_> {
+    /// Every recorded contradiction, for an export.
+    pub fn all_contradictions(&self) -> Result<Vec<Contradiction>> {
+        let mut stmt = self.conn().prepare(
+            "SELECT fact_id, by_id, found_at FROM fact_contradictions ORDER BY fact_id, by_id",
+        )?;
+        let rows = stmt.query_map([], |r| {
+            Ok(Contradiction {
+                fact_id: r.get(0)?,
+                by_id: r.get(1)?,
+                found_at: r.get(2)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Every fact's re-statements, for an export.
+    pub fn all_restatements(&self) -> Result<Vec<Restatement>> {
+        let mut stmt = self
+            .conn()
+            .prepare("SELECT memory_id, count, last_at FROM fact_restated ORDER BY memory_id")?;
+        let rows = stmt.query_map([], |r| {
+            Ok(Restatement {
+                memory_id: r.get(0)?,
+                count: r.get(1)?,
+                last_at: r.get(2)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Puts back an exported contradiction as it was (an import of a Somna export).
+    pub fn restore_contradiction(&self, c: &Contradiction) -> Result<()> {
+        self.note(Change::MemoriesUpdated {
+            ids: vec![c.fact_id],
+        })?;
+        self.conn().execute(
+            "INSERT INTO fact_contradictions (fact_id, by_id, found_at) VALUES (?1, ?2, ?3)",
+            params![c.fact_id, c.by_id, c.found_at],
+        )?;
+        Ok(())
+    }
+
+    /// Puts back an exported re-statement record as it was (an import of a Somna export).
+    pub fn restore_restatement(&self, r: &Restatement) -> Result<()> {
+        self.note(Change::MemoriesUpdated {
+            ids: vec![r.memory_id],
+        })?;
+        self.conn().execute(
+            "INSERT INTO fact_restated (memory_id, count, last_at) VALUES (?1, ?2, ?3)",
+            params![r.memory_id, r.count, r.last_at],
+        )?;
+        Ok(())
+    }
+
     /// `who`'s facts that are neither deleted nor superseded, other than `except`, whose
     /// text starts with one of `openings` (exactly, case included).
     pub fn current_facts_opening(

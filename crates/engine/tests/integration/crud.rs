@@ -838,6 +838,28 @@ fn whole_store() -> Fixture {
         .golden_add("puppy", &live, 5, &GoldenOptions::default())
         .unwrap();
     f.engine.golden_run("manual", None, &job).unwrap();
+    // A fact said again (recorded as a re-statement) and one a newer fact in another
+    // conversation contradicts (the second rule of "stale").
+    let day = 86_400_000;
+    let now = somna_engine::store::now_ms();
+    for (conversation, text, days_ago) in [
+        ("home", "I live in Lisbon.", 200),
+        ("home", "I live in Lisbon.", 150),
+        ("work", "I live in Porto.", 100),
+    ] {
+        let m = msg_at("Ada", text, "s", now - days_ago * day);
+        f.engine
+            .add(conversation, &[m], &AddOptions::default())
+            .unwrap();
+    }
+    f.engine
+        .with_store(|s| {
+            let read = s.read();
+            assert_eq!(read.all_restatements()?.len(), 1, "a re-statement");
+            assert_eq!(read.all_contradictions()?.len(), 1, "a contradiction");
+            Ok(())
+        })
+        .unwrap();
     let mut auto = f.engine.auto_sleep_settings().unwrap();
     auto.every = 77;
     f.engine.set_auto_sleep_settings(&auto).unwrap();
