@@ -1045,6 +1045,8 @@ fn an_export_into_a_store_with_a_cycle_of_its_own_is_refused_and_writes_nothing(
     doc.golden_runs.clear();
     doc.golden_results.clear();
     doc.ledger.clear();
+    doc.fact_contradictions.clear();
+    doc.fact_restated.clear();
     let e = dst.engine.import_export(&doc, &Job::default()).unwrap_err();
     assert_eq!(e.code(), "invalid_input");
     assert!(
