@@ -463,7 +463,10 @@ test("points move in the 3D view as the liquid loop moves memories", { timeout: 
   const snapshot = `const st = globalThis.__somnaState, sp = globalThis.__somnaSpace;
     return Array.from(st.points.ids, (id, i) => [id, st.points.clusters[i], sp.positionOf(id)]);`;
   let moved = [], still = [];
+  const status = () => s.text('[data-testid="space-status"]');
+  let statusBefore = "", statusAfter = "";
   for (let attempt = 0; attempt < 8 && moved.length === 0; attempt++) {
+    statusBefore = await status();
     const before = new Map((await s.exec(snapshot)).map(([id, c, p]) => [id, { c, p }]));
     const rows = (await s.exec(`return document.querySelectorAll('[data-testid="liquid-step-row"]').length;`));
     await s.click('[data-testid="tab-clusters"]');
@@ -473,6 +476,7 @@ test("points move in the 3D view as the liquid loop moves memories", { timeout: 
     await sleep(1500); // the move animates over 650 ms
     const dist = (a, b) => Math.hypot(a[0] - b[0], a[1] - b[1], a[2] - b[2]);
     moved = [], still = [];
+    statusAfter = await status();
     for (const [id, c, p] of await s.exec(snapshot)) {
       const b = before.get(id);
       if (!b || !b.p || !p || c < 0 || b.c < 0) continue;
@@ -484,7 +488,7 @@ test("points move in the 3D view as the liquid loop moves memories", { timeout: 
   // Every memory that changed cluster moved on screen, and further than the rest (whose
   // cluster centres shift a little as members come and go).
   assert.ok(moved.every((d) => d > 1e-4), `all ${moved.length} reassigned points moved`);
-  assert.ok(median(moved) > 3 * median(still), `reassigned median ${median(moved)} vs the rest ${median(still)}`);
+  assert.ok(median(moved) > 3 * median(still), `reassigned median ${median(moved)} (${moved.length}) vs the rest ${median(still)} (${still.length}); Space before "${statusBefore}", after "${statusAfter}"`);
   await shot("space-liquid");
 });
 

@@ -51,8 +51,10 @@ test("a golden query saved from a search runs and its result shows in the golden
   await s.type('[data-testid="search"]', QUERY);
   await s.click('[data-testid="search-go"]');
   await s.until(`globalThis.__somnaState.search?.query === ${JSON.stringify(QUERY)} && document.querySelector('[data-testid="xray-table"]')`, 30000);
-  // Tick the lamp's turn as the memory this query must find, and save the query.
-  const id = await s.exec(`return globalThis.__somnaState.search.hits.find((h) => h.memory.text.includes("412 hours")).memory.id;`);
+  // Tick the lamp's turn as the memory this query must find, and save the query. When
+  // app.test.mjs ran first on this store, it edited that turn to say 415 hours (and the
+  // re-import of the same turns adds nothing), so either figure is the lamp's turn.
+  const id = await s.exec(`return globalThis.__somnaState.search.hits.find((h) => /lamp ran 41[25] hours/.test(h.memory.text))?.memory.id ?? 0;`);
   assert.ok(id > 0, "the lamp's turn is among the hits");
   assert.equal(await s.exec(`return document.querySelector('[data-testid="golden-save"]').disabled;`), true, "nothing ticked yet");
   await s.click(`[data-testid="xray-expect-${id}"]`);
@@ -62,7 +64,7 @@ test("a golden query saved from a search runs and its result shows in the golden
   await dismissToasts();
 
   await s.click('[data-testid="tab-golden"]');
-  await s.waitFor('[data-testid="golden-list"]', { pred: (t) => t.includes(QUERY) && t.includes("412 hours") });
+  await s.waitFor('[data-testid="golden-list"]', { pred: (t) => t.includes(QUERY) && /lamp ran 41[25] hours/.test(t) });
   await s.click('[data-testid="golden-run-all"]');
   await s.waitFor('[data-testid="golden-run-summary"]', { timeout: 60000, pred: (t) => /By hand/.test(t) && /mean R@k 1\.00/.test(t) });
   const outcomes = await s.text('[data-testid="golden-outcomes"]');
