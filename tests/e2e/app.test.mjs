@@ -464,8 +464,19 @@ test("points move in the 3D view as the liquid loop moves memories", { timeout: 
     return Array.from(st.points.ids, (id, i) => [id, st.points.clusters[i], sp.positionOf(id)]);`;
   let moved = [], still = [];
   const status = () => s.text('[data-testid="space-status"]');
+  // Positions are read once the app has shown every change (a step's cluster change starts
+  // a refresh of the point data a moment later): settled at three checks 300 ms apart.
+  const settle = async () => {
+    const deadline = Date.now() + 60000;
+    for (let calm = 0; calm < 3; ) {
+      assert.ok(Date.now() < deadline, "the Space settles within a minute");
+      await sleep(300);
+      calm = (await s.exec("return globalThis.__somnaSettled();")) ? calm + 1 : 0;
+    }
+  };
   let statusBefore = "", statusAfter = "";
   for (let attempt = 0; attempt < 8 && moved.length === 0; attempt++) {
+    await settle();
     statusBefore = await status();
     const before = new Map((await s.exec(snapshot)).map(([id, c, p]) => [id, { c, p }]));
     const rows = (await s.exec(`return document.querySelectorAll('[data-testid="liquid-step-row"]').length;`));
@@ -474,6 +485,7 @@ test("points move in the 3D view as the liquid loop moves memories", { timeout: 
     await s.until(`document.querySelectorAll('[data-testid="liquid-step-row"]').length > ${rows}`, 60000);
     await s.click('[data-testid="tab-space"]');
     await sleep(1500); // the move animates over 650 ms
+    await settle();
     const dist = (a, b) => Math.hypot(a[0] - b[0], a[1] - b[1], a[2] - b[2]);
     moved = [], still = [];
     statusAfter = await status();

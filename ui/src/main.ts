@@ -95,7 +95,10 @@ function showTab(id: Tab): void {
 
 app.append(topbar, h("div", { class: "body" }, browser.el, center, detail.el));
 // Handles for the end-to-end tests and for poking at the app from the web inspector.
-Object.assign(globalThis, { __somnaScrubber: scrubber, __somnaSpace: space, __somnaState: state, __somnaGraph: graph, __somnaSelect: select, __somnaApi: { rpc, waitJob } });
+// `__somnaSettled()`: no store change waits to be shown, no point refresh runs, and no
+// point glides (what a test waits for before reading positions).
+const settled = () => flushTimer === null && pointsInFlight === 0 && !space.busy;
+Object.assign(globalThis, { __somnaScrubber: scrubber, __somnaSpace: space, __somnaState: state, __somnaGraph: graph, __somnaSelect: select, __somnaApi: { rpc, waitJob }, __somnaSettled: settled });
 showTab("space");
 
 // ---- search -------------------------------------------------------------------------
@@ -190,10 +193,13 @@ async function refreshStats(): Promise<Stats | null> {
 }
 
 let pointsToken = 0;
+/// Point refreshes under way (fetching the point data or the layout, or installing them).
+let pointsInFlight = 0;
 /// Reloads point attributes and the layout of the current method; `full` asks for a full
 /// recompute instead of the cached layout with incremental placement.
 async function refreshPoints(animate: boolean, full: boolean): Promise<void> {
   const token = ++pointsToken;
+  pointsInFlight++;
   try {
     const buf = await api.pointAttributes();
     if (token !== pointsToken) return;
@@ -223,6 +229,8 @@ async function refreshPoints(animate: boolean, full: boolean): Promise<void> {
       return;
     }
     space.setStatus(`layout failed: ${(e as Error).message}`);
+  } finally {
+    pointsInFlight--;
   }
 }
 

@@ -297,6 +297,11 @@ export class PointCloud {
     return { ids: set, post, worker: res.ms };
   }
 
+  /// True while an upload is in flight or the points are still gliding.
+  get busy(): boolean {
+    return this.pending !== null || this.anim !== null;
+  }
+
   rowOf(id: number): number | undefined {
     return this.shown?.index.get(id);
   }

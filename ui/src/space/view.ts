@@ -340,6 +340,11 @@ export class Space {
   }
 
   /// The drawn position of a memory's point (for tests).
+  /// True while point data is being installed or the points are gliding.
+  get busy(): boolean {
+    return this.cloud?.busy ?? false;
+  }
+
   positionOf(id: number): [number, number, number] | null {
     return this.cloud?.positionOf(id) ?? null;
   }
