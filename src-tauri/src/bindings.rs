@@ -15,7 +15,7 @@ use somna_api::{
     NeighbourhoodRequest, SearchArgs, SetLlmSettings, SimilarArgs, SimilarResult, SleepRunRequest,
     UndoRequest, UpdateArgs, UpdateFields,
 };
-use somna_engine::cluster::ClusterInfo;
+use somna_engine::cluster::{ClusterGroup, ClusterInfo};
 use somna_engine::cluster::{ClusterReport, ClusterUpkeep};
 use somna_engine::index::SearchPath;
 use somna_engine::ingest::{ImportFormat, ImportOutcome};
@@ -81,6 +81,7 @@ fn render() -> String {
         somna_engine::retrieve::Tuning,
         SearchQuery,
         SearchResponse,
+        ClusterGroup,
         ClusterInfo,
         ClusterMerge,
         GraphNode,

@@ -60,7 +60,14 @@ pub async fn layout_data(app: AppHandle, req: LayoutKey) -> ApiResult<tauri::ipc
 
 #[tauri::command]
 pub async fn cluster_run(app: AppHandle, req: ClusterRequest) -> ApiResult<JobId<kinds::Cluster>> {
-    job(&app, move |ws, job| ws.api().cluster(&req, job))
+    // With an LLM endpoint set, it names the clusters (the extractive labels otherwise).
+    let backend = match app.state::<AppState>().llm.get() {
+        Some(c) => Backend::Chat(c),
+        None => Backend::Extractive,
+    };
+    job(&app, move |ws, job| {
+        ws.api().cluster_with(&req, &backend, job)
+    })
 }
 
 #[tauri::command]

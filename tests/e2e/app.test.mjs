@@ -91,23 +91,39 @@ test("a script in the window may call the commands the UI uses and no other", { 
 
 test("colour by cluster gives the largest clusters their own hues and the legend says so", { timeout: 60000 }, async () => {
   // Colour by cluster is the default mode. The legend's first line counts the coloured and
-  // the grey clusters; its rows name the coloured ones with their sizes.
+  // the grey clusters; its rows name the coloured ones with their sizes, under the labels of
+  // their groups when the engine grouped the clusters (more than 20 of them).
   const legend = await s.exec(`
-    const p = globalThis.__somnaState.points, labels = globalThis.__somnaState.clusterLabels;
+    const st = globalThis.__somnaState, p = st.points, labels = st.clusterLabels;
     const sizes = new Map();
     for (let i = 0; i < p.n; i++) if (p.clusters[i] >= 0) sizes.set(p.clusters[i], (sizes.get(p.clusters[i]) ?? 0) + 1);
-    const largest = [...sizes.entries()].sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, 12)
+    const largest = [...sizes.entries()].sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, 10)
       .map(([id, n]) => (labels.get(id) || "cluster " + id) + " (" + n.toLocaleString("en-US") + ")");
+    const groups = new Set([...sizes.keys()].map((id) => st.clusterGroups.get(id)?.label).filter(Boolean));
     const el = document.querySelector('[data-testid="legend"]');
-    return { head: el.querySelector('[data-testid="legend-head"]').textContent, rows: [...el.querySelectorAll(".li")].map((r) => r.textContent),
-      clusters: sizes.size, largest, hues: Array.from(globalThis.__somnaState.hues) };`);
-  const coloured = Math.min(12, legend.clusters);
+    const rows = [...el.querySelectorAll(".li")];
+    return { head: el.querySelector('[data-testid="legend-head"]').textContent,
+      rows: rows.filter((r) => !r.matches('[data-testid="legend-group"]')).map((r) => r.textContent),
+      groupRows: rows.filter((r) => r.matches('[data-testid="legend-group"]')).map((r) => r.textContent),
+      clusters: sizes.size, largest, groups: [...groups], hues: Array.from(st.hues) };`);
+  const coloured = Math.min(10, legend.clusters);
   const others = legend.clusters - coloured;
-  assert.equal(legend.head, others > 0 ? `${coloured} largest clusters in colour; ${others} ${others === 1 ? "other" : "others"} grey` : `all ${coloured} clusters in colour`);
-  // The coloured rows are the largest clusters, largest first, with their labels and sizes.
-  assert.deepEqual(legend.rows.slice(0, coloured), legend.largest);
-  if (others > 0) assert.match(legend.rows[coloured], new RegExp(`^${others} other clusters? \\([0-9,]+ memories\\)$`));
+  assert.equal(legend.head, others > 0 ? `${coloured} largest clusters in colour; ${others} smaller ${others === 1 ? "cluster" : "clusters"} in grey` : `all ${coloured} clusters in colour`);
   assert.equal(legend.hues.filter((id) => id >= 0).length, coloured);
+  if (legend.groups.length > 0) {
+    // Grouped: one heading per group, every coloured cluster listed once under its group,
+    // and the grey rows count every other cluster.
+    assert.equal(legend.groupRows.length, legend.groups.length);
+    for (const g of legend.groups) assert.ok(legend.groupRows.some((r) => r.startsWith(g + " (")), `a heading for group ${g}`);
+    const listed = legend.rows.filter((r) => !/^[0-9]+ smaller in grey|^unclustered/.test(r));
+    assert.deepEqual([...listed].sort(), [...legend.largest].sort());
+    const grey = legend.rows.map((r) => r.match(/^([0-9]+) smaller in grey/)).filter(Boolean).reduce((a, m) => a + Number(m[1]), 0);
+    assert.equal(grey, others);
+  } else {
+    // The coloured rows are the largest clusters, largest first, with their labels and sizes.
+    assert.deepEqual(legend.rows.slice(0, coloured), legend.largest);
+    if (others > 0) assert.match(legend.rows[coloured], new RegExp(`^${others} smaller clusters? in grey \\([0-9,]+ memories\\)$`));
+  }
   await shot("space-clusters");
 });
 

@@ -83,7 +83,7 @@ export class ClusterPanel {
     }
     const max = Math.max(...cs.map((c) => c.size), 1);
     this.listEl.append(h("table", { class: "clusters-table" },
-      h("thead", null, h("tr", null, h("th", null, ""), h("th", null, "label"), h("th", { class: "num" }, "size"), h("th", { class: "num" }, "energy"), h("th", null, ""))),
+      h("thead", null, h("tr", null, h("th", null, ""), h("th", null, "label"), h("th", null, "group"), h("th", { class: "num" }, "size"), h("th", { class: "num" }, "energy"), h("th", null, ""))),
       h("tbody", null, ...cs.sort((a, b) => b.size - a.size).map((c) => {
         const sw = h("span", { class: "sw round" });
         sw.style.background = cssColor(clusterColor(c.id, state.hues));
@@ -91,6 +91,7 @@ export class ClusterPanel {
         bar.style.width = `${(100 * c.size) / max}%`;
         return h("tr", { class: "clickable", "data-testid": `cluster-${c.id}`, onclick: () => this.focus(c.id) },
           h("td", null, sw), h("td", null, h("div", null, c.label || `cluster ${c.id}`), bar),
+          h("td", { class: "muted", "data-testid": `cluster-group-${c.id}` }, c.group ? c.group.label : ""),
           h("td", { class: "num" }, String(c.size)), h("td", { class: "num" }, fmtNum(c.energy, 2)),
           h("td", { class: "muted" }, `#${c.id} `,
             h("button", { class: "small", title: "Name this cluster; liquid steps keep a name you give", "data-testid": `cluster-rename-${c.id}`,
@@ -124,7 +125,7 @@ export class ClusterPanel {
       const k = this.kInput.value ? Number(this.kInput.value) : null;
       const job = await api.clusterRun(k);
       const r = await waitJob(job);
-      toast(`clustered into ${r.k} clusters`);
+      toast(`clustered into ${r.k} clusters${r.named_by ? `, named by ${r.named_by}` : ""}${r.note ? ` (${r.note})` : ""}`);
       bus.emit("data");
       await this.refresh();
     } catch (e) {

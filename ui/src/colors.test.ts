@@ -11,6 +11,20 @@ function lab([r, g, b]: Rgb): [number, number, number] {
 }
 const dist = (a: Rgb, b: Rgb) => Math.hypot(...lab(a).map((v, i) => v - lab(b)[i]));
 
+/// How a colour looks with full protanopia, deuteranopia or tritanopia (Machado, Oliveira
+/// and Fernandes 2009, severity 1, applied in linear RGB).
+const CVD: Record<string, number[][]> = {
+  protanopia: [[0.152286, 1.052583, -0.204868], [0.114503, 0.786281, 0.099216], [-0.003882, -0.048116, 1.051998]],
+  deuteranopia: [[0.367322, 0.860646, -0.227968], [0.280085, 0.672501, 0.047413], [-0.01182, 0.04294, 0.968881]],
+  tritanopia: [[1.255528, -0.076749, -0.178779], [-0.078411, 0.930809, 0.147602], [0.004733, 0.691367, 0.3039]],
+};
+function simulate(rgb: Rgb, m: number[][]): Rgb {
+  const lin = (c: number) => (c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4);
+  const gam = (c: number) => (c <= 0.0031308 ? 12.92 * c : 1.055 * c ** (1 / 2.4) - 0.055);
+  const l = rgb.map(lin);
+  return m.map((r) => gam(Math.min(1, Math.max(0, r[0] * l[0] + r[1] * l[1] + r[2] * l[2])))) as Rgb;
+}
+
 const counts = (sizes: Record<number, number>, unclustered = 0) => {
   const max = Math.max(...Object.keys(sizes).map(Number));
   const c = new Int32Array(max + 2);
@@ -20,11 +34,18 @@ const counts = (sizes: Record<number, number>, unclustered = 0) => {
 };
 
 describe("the cluster palette", () => {
-  it("has twelve hues, every pair well apart and each far from the greys", () => {
-    expect(CLUSTER_HUES).toHaveLength(12);
+  it("has ten hues, every pair well apart, also for colour-blind eyes, and each far from the greys", () => {
+    expect(CLUSTER_HUES).toHaveLength(10);
     for (let i = 0; i < CLUSTER_HUES.length; i++) {
-      for (let j = i + 1; j < CLUSTER_HUES.length; j++) expect(dist(CLUSTER_HUES[i], CLUSTER_HUES[j])).toBeGreaterThan(25);
-      expect(dist(CLUSTER_HUES[i], OTHER_CLUSTERS)).toBeGreaterThan(25);
+      for (let j = i + 1; j < CLUSTER_HUES.length; j++) {
+        expect(dist(CLUSTER_HUES[i], CLUSTER_HUES[j])).toBeGreaterThan(12);
+        for (const [name, m] of Object.entries(CVD)) {
+          const d = dist(simulate(CLUSTER_HUES[i], m), simulate(CLUSTER_HUES[j], m));
+          expect(d, `hues ${i} and ${j} with ${name}`).toBeGreaterThan(9);
+        }
+      }
+      expect(dist(CLUSTER_HUES[i], OTHER_CLUSTERS)).toBeGreaterThan(20);
+      for (const m of Object.values(CVD)) expect(dist(simulate(CLUSTER_HUES[i], m), simulate(OTHER_CLUSTERS, m))).toBeGreaterThan(15);
       // Readable on the dark background (#0b0d12): lightness well above it.
       expect(lab(CLUSTER_HUES[i])[0]).toBeGreaterThan(50);
     }

@@ -10,11 +10,14 @@ function hex(s: string): Rgb {
   return [0, 2, 4].map((i) => parseInt(s.slice(1 + i, 3 + i), 16) / 255) as Rgb;
 }
 
-/// Twelve well-separated hues for the largest clusters (every pair at least 29 apart in
-/// CIELAB, all light enough to read on the dark background); checked in colors.test.ts.
+/// Ten hues for the largest clusters, chosen to stay apart for people with colour-vision
+/// deficiencies: drawn from the Okabe-Ito palette and Paul Tol's "light" scheme, every pair
+/// at least 12 apart in CIELAB for normal vision and 9 for simulated protanopia, deuteranopia
+/// and tritanopia (Machado et al. 2009), all light enough to read on the dark background
+/// and far from the greys; checked in colors.test.ts.
 export const CLUSTER_HUES: Rgb[] = [
-  "#4e9af5", "#f5a524", "#e8505b", "#3cc4a8", "#9ccc3c", "#c77dff",
-  "#ffe066", "#ff7eb6", "#b08a5a", "#5ad8f0", "#2f9e44", "#d62fa8",
+  "#77aadd", "#e69f00", "#44bb99", "#ffaabb", "#f0e442",
+  "#d55e00", "#99ddff", "#999933", "#009e73", "#ee8866",
 ].map(hex);
 /// Every other cluster shares one muted colour; unclustered memories a darker one.
 export const OTHER_CLUSTERS: Rgb = hex("#5c6270");

@@ -240,6 +240,7 @@ async function refreshClusterLabels(): Promise<void> {
   try {
     const cs = await api.clusters();
     state.clusterLabels = new Map(cs.map((c) => [c.id, c.label]));
+    state.clusterGroups = new Map(cs.flatMap((c) => (c.group ? [[c.id, c.group] as const] : [])));
     bus.emit("clusters");
   } catch {
     /* clusters are optional until computed */

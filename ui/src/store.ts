@@ -2,7 +2,7 @@
 // and the point data. Views subscribe to named topics; nothing here touches the DOM.
 
 import { IdSet } from "./idset";
-import type { MemoryFilter, SearchResponse } from "./types";
+import type { ClusterGroup, MemoryFilter, SearchResponse } from "./types";
 import { emptyFilter } from "./types";
 import type { Columns } from "./workers/upload";
 import { timed } from "./render/perf";
@@ -110,6 +110,8 @@ export const state = {
   search: null as SearchResponse | null,
   points: null as PointData | null,
   clusterLabels: new Map<number, string>(),
+  /// The group of each cluster, when the engine grouped them (more than 20 clusters).
+  clusterGroups: new Map<number, ClusterGroup>(),
   /// The cluster id each palette hue is given to (-1: unused); every other cluster is grey.
   hues: new Int32Array(0) as Int32Array,
   /// The near-duplicate groups last found (linked in the Space), or null.

@@ -7,7 +7,7 @@ import type { Kind, MemoryFilter, ProgressPayload, State } from "./bindings";
 export type {
   ApiError, Details, Hit, HistoryEntry, JobDone, JsonValue, Kind, Link, LinkKind, ListQuery, LlmSettings, Memory,
   MemoryDetail, MemoryFilter, MemorySleepEvent, MemoryUpdate, Origin, Page, Route, ScoreMode, SearchResponse,
-  Signals, SortKey, Source, Stats, Status, Timings, Weights, ClusterInfo, ClusterMerge, GraphNode, GraphEdge,
+  Signals, SortKey, Source, Stats, Status, Timings, Weights, ClusterGroup, ClusterInfo, ClusterMerge, GraphNode, GraphEdge,
   Neighbourhood, AutoSleepSettings, ServerStatus, ChangeEvent, Similar, Filters, ListArgs, SearchArgs,
   UpdateFields, ImportFormat, ImportDone, LayoutSummary, ClusterReport, LiquidParams, LiquidStatus, SleepConfig,
   SleepReport, PhaseReport, ProposedMemory, Rpc, LiquidStep, Events, JobId, JobResults, ProjectionMethod,

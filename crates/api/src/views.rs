@@ -142,6 +142,42 @@ impl Api {
         self.engine().cluster(req.k, job)
     }
 
+    /// [`Api::cluster`], then, with the chat backend, the clusters named by the LLM
+    /// endpoint. An endpoint that fails leaves the extractive labels, and the report says so.
+    pub fn cluster_with(
+        &self,
+        req: &ClusterRequest,
+        backend: &crate::sleep::Backend,
+        job: &Job,
+    ) -> Result<ClusterReport> {
+        let mut report = self.cluster(req, job)?;
+        let crate::sleep::Backend::Chat(config) = backend else {
+            return Ok(report);
+        };
+        let chat = somna_engine::sleep::chat::ChatCompressor::new(config.clone());
+        match self.engine().name_clusters_with(&chat) {
+            Ok(_) => {
+                let names: std::collections::HashMap<i64, String> = self
+                    .clusters()?
+                    .into_iter()
+                    .map(|c| (c.id, c.label))
+                    .collect();
+                for c in &mut report.clusters {
+                    if let Some(n) = names.get(&c.id) {
+                        c.label = n.clone();
+                    }
+                }
+                report.named_by = Some(somna_engine::compress::Compressor::name(&chat).to_string());
+            }
+            Err(e) => {
+                report.note = Some(format!(
+                    "the LLM endpoint could not name the clusters ({e}); the labels are extractive"
+                ))
+            }
+        }
+        Ok(report)
+    }
+
     pub fn clusters(&self) -> Result<Vec<ClusterInfo>> {
         self.engine().clusters()
     }

@@ -4,6 +4,7 @@
 use crate::output::print_json;
 use anyhow::Context;
 use clap::{Args, ValueEnum};
+use somna_api::sleep::Backend;
 use somna_api::{Api, ClusterRequest, LayoutKey};
 use somna_engine::{Job, LiquidParams, ProjectionMethod, ProjectionParams};
 use std::io::BufWriter;
@@ -21,6 +22,10 @@ pub struct ClusterArgs {
     /// Only the largest N clusters are listed.
     #[arg(long)]
     top: Option<usize>,
+    /// Who names the clusters: "auto" (the LLM endpoint when one is set, else the
+    /// extractive labels), "extractive" (noun phrases and entities by c-TF-IDF) or "chat".
+    #[arg(long, default_value = "auto")]
+    labels: String,
 }
 
 #[derive(Args)]
@@ -73,7 +78,15 @@ fn short(text: &str, max: usize) -> String {
 }
 
 pub fn cluster(api: &Api, args: ClusterArgs, job: &Job, json: bool) -> anyhow::Result<()> {
-    let report = api.cluster(&ClusterRequest { k: args.k }, job)?;
+    let endpoint = || somna_api::llm::configured(&somna_engine::paths::data_dir());
+    let backend = match args.labels.as_str() {
+        "auto" => match endpoint()? {
+            Some(c) => Backend::Chat(c),
+            None => Backend::Extractive,
+        },
+        name => Backend::choose(Some(name), endpoint)?,
+    };
+    let report = api.cluster_with(&ClusterRequest { k: args.k }, &backend, job)?;
     let mut clusters = api.clusters()?;
     clusters.truncate(args.top.unwrap_or(usize::MAX));
     let mut listed = Vec::with_capacity(clusters.len());
@@ -93,6 +106,7 @@ pub fn cluster(api: &Api, args: ClusterArgs, job: &Job, json: bool) -> anyhow::R
         return print_json(&serde_json::json!({
             "k": report.k, "n": report.n, "inertia": report.inertia,
             "iterations": report.iterations, "millis": report.millis, "clusters": clusters,
+            "named_by": report.named_by, "note": report.note,
         }));
     }
     out!(
@@ -103,8 +117,24 @@ pub fn cluster(api: &Api, args: ClusterArgs, job: &Job, json: bool) -> anyhow::R
         report.iterations,
         report.millis
     );
+    if let Some(by) = &report.named_by {
+        out!("clusters named by {by}");
+    }
+    if let Some(note) = &report.note {
+        out!("note: {note}");
+    }
     for (c, texts) in listed {
-        out!("\n#{} {} ({} memories)", c.id, c.label, c.size);
+        match &c.group {
+            Some(g) => out!(
+                "\n#{} {} ({} memories; group {}: {})",
+                c.id,
+                c.label,
+                c.size,
+                g.id,
+                g.label
+            ),
+            None => out!("\n#{} {} ({} memories)", c.id, c.label, c.size),
+        }
         for t in texts {
             out!("    {}", short(&t, 110));
         }

@@ -218,7 +218,7 @@ export class Space {
 
   private drawLegend(): void {
     if (!this.cloud) return;
-    this.legend.show(this.colorBy, { counts: this.cloud.counts, hues: this.cloud.hues, labels: state.clusterLabels });
+    this.legend.show(this.colorBy, { counts: this.cloud.counts, hues: this.cloud.hues, labels: state.clusterLabels, groups: state.clusterGroups });
   }
 
   private updateSelection(): void {

@@ -220,9 +220,9 @@ pub(crate) struct LiquidCache {
     index_len: usize,
     neighbours: usize,
     temporal_scale_ms: f64,
-    /// Term document frequencies over the memories and the speakers' names (for labels),
+    /// Label terms' frequencies over the memories, and the speakers' names (for labels),
     /// built at the first relabelling.
-    label_corpus: Option<(labels::DocFreq, HashSet<String>)>,
+    label_corpus: Option<labels::Corpus>,
     /// Neighbour lists taken from the saved file when the cache was built.
     reused_lists: usize,
     /// By row: a person placed the memory in its cluster (never moved by a step).
@@ -734,13 +734,9 @@ impl Clustering<'_> {
             let store = self.store();
             let read = store.read();
             let texts = read.texts_and_accesses()?;
-            let skip: HashSet<String> = read
-                .actors()?
-                .iter()
-                .flat_map(|a| labels::terms(a).collect::<Vec<_>>())
-                .collect();
-            let df = labels::DocFreq::new(texts.iter().map(|t| t.1.as_str()));
-            cache.label_corpus = Some((df, skip));
+            let extractor = labels::Extractor::new(&read.actors()?);
+            let (corpus, _) = labels::Corpus::build(texts.iter().map(|t| t.1.as_str()), extractor);
+            cache.label_corpus = Some(corpus);
         }
         let mut out = Vec::with_capacity(due.len());
         for c in due {
@@ -749,9 +745,33 @@ impl Clustering<'_> {
                 .map(|r| cache.ids[r])
                 .collect();
             let texts = self.store().read().texts_of(&members)?;
-            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-            let (df, skip) = cache.label_corpus.as_ref().expect("built above");
-            let label = labels::label(&refs, df, 3, skip);
+            let corpus = cache.label_corpus.as_ref().expect("built above");
+            let terms: Vec<Vec<String>> = texts.iter().map(|t| corpus.terms(t)).collect();
+            let refs: Vec<&[String]> = terms.iter().map(Vec::as_slice).collect();
+            // Labels stay unique: terms another live cluster's label uses are left out.
+            let live = cache.clusters.iter().filter(|o| o.live).count();
+            let taken: HashSet<String> = cache
+                .clusters
+                .iter()
+                .enumerate()
+                .filter(|(i, o)| o.live && *i != c as usize)
+                .flat_map(|(_, o)| labels::label_terms(&o.label).collect::<Vec<_>>())
+                .collect();
+            let others: HashSet<&str> = cache
+                .clusters
+                .iter()
+                .enumerate()
+                .filter(|(i, o)| o.live && *i != c as usize)
+                .map(|(_, o)| o.label.as_str())
+                .collect();
+            let base = labels::label_one(&refs, corpus, live, &taken, 3);
+            let mut label = base.clone();
+            for n in 2.. {
+                if !others.contains(label.as_str()) {
+                    break;
+                }
+                label = format!("{base} ({n})");
+            }
             let st = &mut cache.clusters[c as usize];
             st.churn = 0;
             if label != st.label {

@@ -1,8 +1,11 @@
 //! Concept clusters (seed 003): k-means over the memories' embeddings with
-//! k = min(max(8, n/10), 64) unless set, confidence 1/(1 + distance), labels from the top
-//! TF-IDF terms of the members; new memories join incrementally (mini-batch update); the
-//! liquid loop (`liquid`) then lets memories flow between clusters and clusters merge.
+//! k = min(max(8, n/10), 64) unless set, confidence 1/(1 + distance), labels from the
+//! members' most distinctive noun phrases and named entities (`labels`), groups of
+//! clusters when there are more than 20 (`groups`); new memories join incrementally
+//! (mini-batch update); the liquid loop (`liquid`) then lets memories flow between
+//! clusters and clusters merge.
 
+pub mod groups;
 pub mod kmeans;
 pub mod labels;
 pub mod liquid;
@@ -23,6 +26,7 @@ use std::sync::{Mutex, MutexGuard, RwLockReadGuard};
 use std::time::Instant;
 
 pub use crate::store::ClusterMerge;
+pub use groups::ClusterGroup;
 pub use liquid::{LiquidEvent, LiquidParams, LiquidStep, Moved};
 
 /// Energy a memory starts with, before any access is credited.
@@ -51,6 +55,10 @@ pub struct ClusterInfo {
     pub merged_into: Option<i64>,
     pub created_at: i64,
     pub updated_at: i64,
+    /// The group of clusters it belongs to, when the clustering made more than
+    /// [`groups::GROUP_ABOVE`] clusters.
+    #[serde(default)]
+    pub group: Option<ClusterGroup>,
 }
 
 /// What a full clustering did.
@@ -64,6 +72,13 @@ pub struct ClusterReport {
     pub iterations: usize,
     pub millis: u64,
     pub clusters: Vec<ClusterInfo>,
+    /// The compression backend that named the clusters (e.g. "chat:qwen2.5"); `None` when
+    /// the labels are the extractive ones (noun phrases and entities, c-TF-IDF).
+    #[serde(default)]
+    pub named_by: Option<String>,
+    /// Something the report should mention (a backend that could not name the clusters).
+    #[serde(default)]
+    pub note: Option<String>,
 }
 
 /// What clustering works on, lent by the façade for one call: the shared handles and the
@@ -89,6 +104,58 @@ impl<'a> Clustering<'a> {
     fn visible_vectors(&self) -> Result<(Vec<i64>, Vec<f32>)> {
         self.handles.visible_vectors()
     }
+}
+
+/// Groups of clusters when there are more than [`groups::GROUP_ABOVE`]: each cluster's
+/// group (numbered by size, largest first) and the groups' labels.
+fn group_clusters(
+    centroids: &[f32],
+    d: usize,
+    members: &[Vec<&[String]>],
+    corpus: &labels::Corpus,
+) -> Option<(Vec<usize>, Vec<String>)> {
+    let k = members.len();
+    if k <= groups::GROUP_ABOVE {
+        return None;
+    }
+    let of = groups::agglomerate(centroids, d, groups::group_count(k));
+    let n = of.iter().max().map_or(0, |m| m + 1);
+    let mut texts: Vec<Vec<&[String]>> = vec![Vec::new(); n];
+    for (c, g) in of.iter().enumerate() {
+        texts[*g].extend(members[c].iter().copied());
+    }
+    // Number the groups by size, largest first.
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by_key(|&g| (std::cmp::Reverse(texts[g].len()), g));
+    let mut rank = vec![0; n];
+    for (r, g) in order.iter().enumerate() {
+        rank[*g] = r;
+    }
+    let texts: Vec<Vec<&[String]>> = order.iter().map(|&g| texts[g].clone()).collect();
+    let names = labels::labels(&texts, corpus, 2);
+    Some((of.iter().map(|g| rank[*g]).collect(), names))
+}
+
+/// The groups as kept beside the clusters (an empty list without groups).
+fn stored_groups(
+    group_of: &Option<(Vec<usize>, Vec<String>)>,
+    cluster_ids: &[i64],
+) -> Vec<groups::StoredGroup> {
+    let Some((of, names)) = group_of else {
+        return Vec::new();
+    };
+    names
+        .iter()
+        .enumerate()
+        .map(|(g, label)| groups::StoredGroup {
+            id: g as i64 + 1,
+            label: label.clone(),
+            clusters: (0..of.len())
+                .filter(|&c| of[c] == g)
+                .map(|c| cluster_ids[c])
+                .collect(),
+        })
+        .collect()
 }
 
 /// Below this many embedded memories, [`Somna::keep_clustered`] does not cluster: k-means
@@ -167,27 +234,29 @@ impl Clustering<'_> {
             let read = store.read();
             (read.texts_and_accesses()?, read.energies()?, read.actors()?)
         };
-        // Speakers' names say who talked, not about what: they stay out of labels.
-        let names_skip: std::collections::HashSet<String> = actors
-            .iter()
-            .flat_map(|a| labels::terms(a).collect::<Vec<_>>())
-            .collect();
         let step = self.liquid_step_count()?;
-        let text_of: HashMap<i64, (&str, i64)> = texts
+        // Every text's label terms, once (speakers' names say who talked, not about what:
+        // they stay out of labels).
+        let (corpus, terms) = labels::Corpus::build(
+            texts.iter().map(|t| t.1.as_str()),
+            labels::Extractor::new(&actors),
+        );
+        let text_of: HashMap<i64, (&[String], i64)> = texts
             .iter()
-            .map(|(id, t, a)| (*id, (t.as_str(), *a)))
+            .zip(&terms)
+            .map(|((id, _, a), terms)| (*id, (terms.as_slice(), *a)))
             .collect();
         let energy_of: HashMap<i64, f32> = energies
             .iter()
             .map(|e| (e.memory_id, liquid::decayed(e, step, liquid::DEFAULT_DECAY)))
             .collect();
-        let mut groups: Vec<Vec<&str>> = vec![Vec::new(); k];
+        let mut groups: Vec<Vec<&[String]>> = vec![Vec::new(); k];
         let mut energy_sum = vec![0f32; k];
         let mut new_energy = Vec::new();
         for (i, id) in ids.iter().enumerate() {
             let l = fit.labels[i];
-            let (text, accesses) = text_of.get(id).copied().unwrap_or(("", 0));
-            groups[l].push(text);
+            let (terms, accesses) = text_of.get(id).copied().unwrap_or((&[], 0));
+            groups[l].push(terms);
             let e = match energy_of.get(id) {
                 Some(e) => *e,
                 None => {
@@ -203,8 +272,9 @@ impl Clustering<'_> {
             };
             energy_sum[l] += e;
         }
-        let names = labels::labels(&groups, 3, &names_skip);
+        let names = labels::labels(&groups, &corpus, 3);
         let sizes: Vec<usize> = groups.iter().map(Vec::len).collect();
+        let group_of = group_clusters(&fit.centroids, d, &groups, &corpus);
         let now = crate::store::now_ms();
         let mut store = self.store();
         let cluster_ids = store.transaction(|tx| {
@@ -232,6 +302,11 @@ impl Clustering<'_> {
                 .collect();
             tx.set_members(&members)?;
             tx.put_energies(&new_energy)?;
+            let stored = stored_groups(&group_of, &cluster_ids);
+            tx.set_meta(
+                groups::GROUPS_META,
+                &serde_json::to_string(&stored).map_err(|e| Error::Internal(e.to_string()))?,
+            )?;
             Ok(cluster_ids)
         })?;
         drop(store);
@@ -245,6 +320,10 @@ impl Clustering<'_> {
                 merged_into: None,
                 created_at: now,
                 updated_at: now,
+                group: group_of.as_ref().map(|(of, labels)| ClusterGroup {
+                    id: of[j] as i64 + 1,
+                    label: labels[of[j]].clone(),
+                }),
             })
             .collect();
         Ok(ClusterReport {
@@ -254,7 +333,46 @@ impl Clustering<'_> {
             iterations: fit.iterations,
             millis: started.elapsed().as_millis() as u64,
             clusters,
+            named_by: None,
+            note: None,
         })
+    }
+
+    /// Names the live clusters a person has not named with `backend` (an LLM's names from a
+    /// few members and the extractive label of each); returns how many labels changed.
+    /// A backend without names (the extractive one) changes nothing.
+    pub(crate) fn name_clusters(&self, backend: &dyn crate::compress::Compressor) -> Result<usize> {
+        let todo: Vec<(i64, String)> = self
+            .store()
+            .read()
+            .cluster_labels()?
+            .into_iter()
+            .filter(|(_, _, named)| !named)
+            .map(|(id, label, _)| (id, label))
+            .collect();
+        let mut samples = Vec::with_capacity(todo.len());
+        for (id, _) in &todo {
+            let read = self.store();
+            let read = read.read();
+            samples.push(read.texts_of(&read.cluster_members(*id, 6)?)?);
+        }
+        let hints: Vec<String> = todo.iter().map(|t| t.1.clone()).collect();
+        let Some(names) = backend.name_clusters(&samples, &hints)? else {
+            return Ok(0);
+        };
+        let changed: Vec<(i64, String)> = todo
+            .iter()
+            .zip(names)
+            .filter(|((_, old), new)| old != new)
+            .map(|((id, _), new)| (*id, new))
+            .collect();
+        self.store().transaction(|tx| {
+            for (id, label) in &changed {
+                tx.set_cluster_label(*id, label, false)?;
+            }
+            Ok(())
+        })?;
+        Ok(changed.len())
     }
 
     /// Live (not merged) clusters, largest first.
@@ -262,6 +380,20 @@ impl Clustering<'_> {
         let store = self.store();
         let read = store.read();
         let sizes: HashMap<i64, usize> = read.cluster_sizes()?.into_iter().collect();
+        let stored: Vec<groups::StoredGroup> = read
+            .get_meta(groups::GROUPS_META)?
+            .and_then(|v| serde_json::from_str(&v).ok())
+            .unwrap_or_default();
+        let group_of: HashMap<i64, ClusterGroup> = stored
+            .into_iter()
+            .flat_map(|g| {
+                let group = ClusterGroup {
+                    id: g.id,
+                    label: g.label,
+                };
+                g.clusters.into_iter().map(move |c| (c, group.clone()))
+            })
+            .collect();
         let mut out: Vec<ClusterInfo> = read
             .all_clusters()?
             .into_iter()
@@ -274,6 +406,7 @@ impl Clustering<'_> {
                 merged_into: None,
                 created_at: c.created_at,
                 updated_at: c.updated_at,
+                group: group_of.get(&c.id).cloned(),
             })
             .collect();
         out.sort_by(|a, b| b.size.cmp(&a.size).then(a.id.cmp(&b.id)));

@@ -126,6 +126,16 @@ pub trait Compressor: Send + Sync {
         members: &[&SummaryView],
         corpus: &Corpus,
     ) -> Result<SchemaDraft>;
+    /// Names for concept clusters: `samples[c]` are some member texts of cluster c,
+    /// `hints[c]` its extractive label. `None` (the default, and [`Extractive`]'s answer)
+    /// keeps the extractive labels; a name an LLM backend cannot give falls back to its hint.
+    fn name_clusters(
+        &self,
+        _samples: &[Vec<String>],
+        _hints: &[String],
+    ) -> Result<Option<Vec<String>>> {
+        Ok(None)
+    }
 }
 
 /// The deterministic, offline default.

@@ -36,6 +36,12 @@ impl Somna {
         self.clustering().cluster(k, job)
     }
 
+    /// Names the clusters a person has not named with `backend` (an LLM endpoint's names;
+    /// the extractive backend keeps the labels as they are). Returns how many changed.
+    pub fn name_clusters_with(&self, backend: &dyn crate::compress::Compressor) -> Result<usize> {
+        self.clustering().name_clusters(backend)
+    }
+
     /// Live (not merged) clusters, largest first.
     pub fn clusters(&self) -> Result<Vec<ClusterInfo>> {
         self.clustering().clusters()

@@ -1,7 +1,9 @@
 //! Language analysis without an LLM: time expressions resolved against the time a text was
 //! written ([`time`]), the entities a text names ([`entities`]), and what a question asks
-//! for ([`query`]). Pure functions over text: no store, no model.
+//! for ([`query`]), and the most common English words ([`common`]). Pure functions over
+//! text: no store, no model.
 
+pub mod common;
 pub mod entities;
 pub mod query;
 pub mod time;

@@ -117,6 +117,68 @@ struct CompressionJson {
     confidence: Option<f64>,
 }
 
+const NAME_PROMPT: &str = "You name clusters of related memories. For each numbered \
+cluster, give a short name (2 to 4 words, a noun phrase a person understands, such as \
+'Sourdough baking' or 'Mother's dementia care'), distinct from the other clusters' names. \
+The keywords after each number were picked by a statistic and may help. Reply with a JSON \
+object only: {\"names\": [string, one per cluster, in order]}.";
+
+/// Longest cluster name taken from a model (characters).
+const MAX_NAME: usize = 48;
+/// Member texts shown per cluster, and characters per text.
+const NAME_SAMPLES: usize = 6;
+const NAME_SAMPLE_CHARS: usize = 200;
+
+#[derive(Deserialize)]
+struct NamesJson {
+    names: Vec<String>,
+}
+
+/// The cluster-naming prompt: each cluster's keywords and a few member texts.
+fn names_prompt(samples: &[Vec<String>], hints: &[String]) -> String {
+    let mut out = String::new();
+    for (i, (texts, hint)) in samples.iter().zip(hints).enumerate() {
+        out.push_str(&format!("{}. keywords: {hint}\n", i + 1));
+        for t in texts.iter().take(NAME_SAMPLES) {
+            let t: String = t.split_whitespace().collect::<Vec<_>>().join(" ");
+            out.push_str(&format!(
+                "   - {}\n",
+                t.chars().take(NAME_SAMPLE_CHARS).collect::<String>()
+            ));
+        }
+    }
+    out
+}
+
+/// The model's names, checked: one line, 1 to [`MAX_NAME`] characters, unique; any other
+/// falls back to the cluster's hint.
+fn checked_names(names: Vec<String>, hints: &[String]) -> Result<Vec<String>> {
+    if names.len() != hints.len() {
+        return Err(chat_error(format!(
+            "{} names for {} clusters",
+            names.len(),
+            hints.len()
+        )));
+    }
+    let mut seen = std::collections::HashSet::new();
+    Ok(names
+        .into_iter()
+        .zip(hints)
+        .map(|(n, hint)| {
+            let n = n.split_whitespace().collect::<Vec<_>>().join(" ");
+            let n = n
+                .trim_matches(|c: char| c == '"' || c == '\'' || c == '.')
+                .to_string();
+            let ok = !n.is_empty() && n.chars().count() <= MAX_NAME;
+            if ok && seen.insert(n.to_lowercase()) {
+                n
+            } else {
+                hint.clone()
+            }
+        })
+        .collect())
+}
+
 #[derive(Deserialize)]
 struct SchemaJson {
     name: String,
@@ -218,6 +280,19 @@ impl Compressor for ChatCompressor {
             examples: parsed.examples,
             confidence: confidence(parsed.confidence),
         })
+    }
+
+    fn name_clusters(
+        &self,
+        samples: &[Vec<String>],
+        hints: &[String],
+    ) -> Result<Option<Vec<String>>> {
+        if samples.is_empty() {
+            return Ok(Some(Vec::new()));
+        }
+        let parsed: NamesJson =
+            json_object(&self.complete(NAME_PROMPT, &names_prompt(samples, hints))?)?;
+        checked_names(parsed.names, hints).map(Some)
     }
 }
 
@@ -386,5 +461,57 @@ mod tests {
             e.contains("http:// or https://") && e.contains("ftp://example.org/v1"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn cluster_names_are_checked_and_fall_back_to_the_hints() {
+        let hints: Vec<String> = ["sourdough · rye", "marathon", "beagle", "allotment"]
+            .map(String::from)
+            .to_vec();
+        let names = checked_names(
+            vec![
+                " \"Sourdough baking\" ".into(),
+                "".into(),
+                "sourdough baking".into(),
+                "x".repeat(60),
+            ],
+            &hints,
+        )
+        .unwrap();
+        // Kept (trimmed), empty, a duplicate, too long: the last three are the hints.
+        assert_eq!(
+            names,
+            vec!["Sourdough baking", "marathon", "beagle", "allotment"]
+        );
+        assert!(checked_names(vec!["one".into()], &hints).is_err());
+    }
+
+    #[test]
+    fn clusters_are_named_by_the_endpoint() {
+        let content = r#"{\"names\": [\"Sourdough baking\", \"Marathon training\"]}"#;
+        let body = format!(r#"{{"choices":[{{"message":{{"content":"{content}"}}}}]}}"#);
+        let reply = format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        let addr = one_shot(Box::leak(reply.into_bytes().into_boxed_slice()));
+        let chat = ChatCompressor::new(ChatConfig {
+            base_url: format!("http://{addr}/v1"),
+            model: "m".into(),
+            api_key: None,
+            timeout_secs: 5,
+        });
+        let samples = vec![
+            vec!["Fed the starter with rye.".to_string()],
+            vec!["Ran 30 km today.".to_string()],
+        ];
+        let hints = vec!["rye · starter".to_string(), "long run".to_string()];
+        let names = chat.name_clusters(&samples, &hints).unwrap().unwrap();
+        assert_eq!(names, vec!["Sourdough baking", "Marathon training"]);
+        // The extractive backend keeps its own labels.
+        assert!(crate::compress::Extractive::default()
+            .name_clusters(&samples, &hints)
+            .unwrap()
+            .is_none());
     }
 }

@@ -14,6 +14,7 @@ mod foreign;
 mod golden;
 mod imports;
 mod index_tamper;
+mod labels;
 mod parity;
 mod policies;
 mod reconcile;
