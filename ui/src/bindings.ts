@@ -301,11 +301,22 @@ context: Array<number>, budget_tokens: number, used_tokens: number,
  */
 as_of: number | null, timings: Timings, };
 
+export type ClusterGroup = { 
+/**
+ * 1, 2, … in order of the groups' sizes (memories), largest first.
+ */
+id: number, label: string, };
+
 export type ClusterInfo = { id: number, label: string, size: number, 
 /**
  * Mean liquid energy of the members.
  */
-energy: number, merged_into: number | null, created_at: number, updated_at: number, };
+energy: number, merged_into: number | null, created_at: number, updated_at: number, 
+/**
+ * The group of clusters it belongs to, when the clustering made more than
+ * [`groups::GROUP_ABOVE`] clusters.
+ */
+group: ClusterGroup | null, };
 
 export type ClusterMerge = { id: number, from_id: number, into_id: number, similarity: number, merged_at: number, };
 
@@ -645,7 +656,16 @@ export type ClusterReport = { k: number, n: number,
 /**
  * Sum of squared distances to the centroids.
  */
-inertia: number, iterations: number, millis: number, clusters: Array<ClusterInfo>, };
+inertia: number, iterations: number, millis: number, clusters: Array<ClusterInfo>, 
+/**
+ * The compression backend that named the clusters (e.g. "chat:qwen2.5"); `None` when
+ * the labels are the extractive ones (noun phrases and entities, c-TF-IDF).
+ */
+named_by: string | null, 
+/**
+ * Something the report should mention (a backend that could not name the clusters).
+ */
+note: string | null, };
 
 export type LiquidParams = { 
 /**

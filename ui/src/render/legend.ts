@@ -7,6 +7,7 @@
 
 import { clusterColor, cssColor, KIND_COLORS, OTHER_CLUSTERS, ramp, STATE_COLORS, UNCLUSTERED, type ColorBy, type Rgb } from "../colors";
 import { clear, fmtInt, h } from "../dom";
+import type { ClusterGroup } from "../types";
 import { KINDS, STATES } from "../types";
 
 export interface ClusterSummary {

@@ -199,8 +199,8 @@ const OBJECTS: &[&str] = &[
 
 /// Determiners after which an "-ing" word before them is a verb ("telling *the* kids").
 const DETERMINERS: &[&str] = &[
-    "the", "a", "an", "my", "your", "his", "her", "our", "their", "this", "these", "those",
-    "some", "every", "all",
+    "the", "a", "an", "my", "your", "his", "her", "our", "their", "this", "these", "those", "some",
+    "every", "all",
 ];
 
 /// Words after which the next word describes rather than names ("it's normal", "so dry").
@@ -333,7 +333,11 @@ impl Extractor {
                         *last = entities::singular(last);
                     }
                     let key = key_words.join(" ");
-                    let written = span.iter().map(|w| w.1.as_str()).collect::<Vec<_>>().join(" ");
+                    let written = span
+                        .iter()
+                        .map(|w| w.1.as_str())
+                        .collect::<Vec<_>>()
+                        .join(" ");
                     *shown
                         .0
                         .entry(key.clone())
@@ -356,7 +360,11 @@ impl Extractor {
         let mut runs = Vec::new();
         let mut run: Vec<(String, String)> = Vec::new();
         for (i, w) in ws.iter().enumerate() {
-            let between = if i > 0 { &text[ws[i - 1].end..w.start] } else { "" };
+            let between = if i > 0 {
+                &text[ws[i - 1].end..w.start]
+            } else {
+                ""
+            };
             let joined = i > 0 && between.chars().all(char::is_whitespace);
             let starts_sentence = i == 0 || between.contains(['.', '!', '?', '\n', ':', '"', '“']);
             let prev = if joined { ws[i - 1].lower.as_str() } else { "" };
@@ -691,7 +699,10 @@ mod tests {
     #[test]
     fn laughter_and_short_forms_of_speakers_are_not_terms() {
         let t = terms_of("Ahhahha, hah! Lolol. I told Mayo and Som about the quilt.");
-        assert!(!t.iter().any(|k| k.contains("hah") || k.contains("lol")), "{t:?}");
+        assert!(
+            !t.iter().any(|k| k.contains("hah") || k.contains("lol")),
+            "{t:?}"
+        );
         // "Som" is short for the speaker Somna; "Mayo" is not a prefix of Maya.
         assert!(!t.contains(&"som".to_string()), "{t:?}");
         assert!(t.contains(&"quilt".to_string()), "{t:?}");

@@ -28,7 +28,10 @@ fn set() -> &'static HashSet<&'static str> {
 pub fn is_not_noun(word: &str) -> bool {
     static SET: OnceLock<HashSet<&'static str>> = OnceLock::new();
     let s = SET.get_or_init(|| words_of(NOT_NOUNS));
-    s.contains(word) || inflection_bases(word).iter().any(|b| s.contains(b.as_str()))
+    s.contains(word)
+        || inflection_bases(word)
+            .iter()
+            .any(|b| s.contains(b.as_str()))
 }
 
 /// How many words the list holds.
@@ -100,10 +103,24 @@ mod tests {
 
     #[test]
     fn adjectives_and_verbs_are_not_nouns() {
-        for w in ["positive", "accept", "reminds", "dry", "passionate", "heartbreaking"] {
+        for w in [
+            "positive",
+            "accept",
+            "reminds",
+            "dry",
+            "passionate",
+            "heartbreaking",
+        ] {
             assert!(is_not_noun(w), "{w}");
         }
-        for w in ["painting", "concert", "dance", "sourdough", "flowers", "horses"] {
+        for w in [
+            "painting",
+            "concert",
+            "dance",
+            "sourdough",
+            "flowers",
+            "horses",
+        ] {
             assert!(!is_not_noun(w), "{w}");
         }
     }
