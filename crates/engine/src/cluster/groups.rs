@@ -40,7 +40,7 @@ pub fn group_count(k: usize) -> usize {
 /// agglomerative clustering on cosine similarity, merging the most similar pair of groups
 /// until `target` remain. Groups are numbered 0.. in order of their first cluster.
 pub fn agglomerate(centroids: &[f32], d: usize, target: usize) -> Vec<usize> {
-    let k = if d == 0 { 0 } else { centroids.len() / d };
+    let k = centroids.len().checked_div(d).unwrap_or(0);
     let unit: Vec<Vec<f32>> = (0..k)
         .map(|i| {
             let v = &centroids[i * d..(i + 1) * d];

@@ -376,14 +376,15 @@ impl Extractor {
                 .map_or("", |nx| nx.lower.as_str());
             let raw = &text[w.start..w.end];
             let capital = raw.chars().next().is_some_and(char::is_uppercase);
-            let content = label_word(lower, &self.skip)
-                && !(capital && self.short_name(lower))
-                && !VERB_CUES.contains(&prev)
-                && !ADJ_CUES.contains(&prev)
-                && !OBJECTS.contains(&next)
-                && !(lower.ends_with("ing") && DETERMINERS.contains(&next))
-                && !(n > 4 && lower.ends_with("ly"))
-                && !(lower.ends_with("ed") && !lower.ends_with("eed"));
+            // A verb or adjective by its place, an "-ly" adverb or an "-ed" form ends a run.
+            let by_place = VERB_CUES.contains(&prev)
+                || ADJ_CUES.contains(&prev)
+                || OBJECTS.contains(&next)
+                || (lower.ends_with("ing") && DETERMINERS.contains(&next));
+            let by_shape = (n > 4 && lower.ends_with("ly"))
+                || (lower.ends_with("ed") && !lower.ends_with("eed"));
+            let short_name = capital && self.short_name(lower);
+            let content = label_word(lower, &self.skip) && !(short_name || by_place || by_shape);
             if (!joined || !content) && !run.is_empty() {
                 runs.push(std::mem::take(&mut run));
             }
