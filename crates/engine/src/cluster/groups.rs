@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 pub const GROUP_ABOVE: usize = 20;
 
 /// The `meta` key the groups are kept under (a JSON list of [`StoredGroup`]).
-pub(crate) const GROUPS_META: &str = "cluster_groups";
+pub(crate) const GROUPS_META: &str = crate::store::CLUSTER_GROUPS_META;
 
 /// The group a cluster belongs to.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -303,7 +303,7 @@ impl Clustering<'_> {
             tx.set_members(&members)?;
             tx.put_energies(&new_energy)?;
             let stored = stored_groups(&group_of, &cluster_ids);
-            tx.set_meta(
+            tx.set_meta_of_change(
                 groups::GROUPS_META,
                 &serde_json::to_string(&stored).map_err(|e| Error::Internal(e.to_string()))?,
             )?;

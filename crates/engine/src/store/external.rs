@@ -110,9 +110,10 @@ impl Store {
         let cycles = stmt
             .query_map([], |r| Ok((r.get(0)?, (r.get(1)?, r.get(2)?))))?
             .collect::<rusqlite::Result<_>>()?;
-        let mut stmt = conn.prepare_cached("SELECT key, value FROM meta")?;
+        // The cluster groups are part of the clusters (whose marks above see them change).
+        let mut stmt = conn.prepare_cached("SELECT key, value FROM meta WHERE key != ?1")?;
         let settings = stmt
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .query_map([super::CLUSTER_GROUPS_META], |r| Ok((r.get(0)?, r.get(1)?)))?
             .collect::<rusqlite::Result<_>>()?;
         Ok(Marks {
             clusters,

@@ -27,6 +27,17 @@ impl Tx<'_> {
         self.note(Change::Settings {
             keys: vec![key.to_string()],
         })?;
+        self.write_meta(key, value)
+    }
+
+    /// Writes a meta value that belongs to another change of the same transaction (the
+    /// cluster groups of a clustering, announced by its `Change::Clusters`), so it is not
+    /// announced as a change of settings.
+    pub(crate) fn set_meta_of_change(&self, key: &str, value: &str) -> Result<()> {
+        self.write_meta(key, value)
+    }
+
+    fn write_meta(&self, key: &str, value: &str) -> Result<()> {
         self.conn()
             .prepare_cached(
                 "INSERT INTO meta (key, value) VALUES (?1, ?2)

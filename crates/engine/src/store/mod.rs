@@ -26,6 +26,10 @@ mod links;
 mod memories;
 mod messages;
 mod meta;
+
+/// The `meta` key a clustering keeps its groups under: part of the clusters, so a change of
+/// it is announced as `Change::Clusters` and never as a change of settings.
+pub(crate) const CLUSTER_GROUPS_META: &str = "cluster_groups";
 mod sleep_cycles;
 mod sqlite;
 mod stale;

@@ -107,7 +107,12 @@ fn demo_labels_have_no_common_english_words_and_are_unique() {
     }
 }
 
+/// Not in the default run: the LoCoMo dev set is evaluation-only data kept beside the
+/// repository, not in it, so a clean clone (CI's) has no copy. Run it with
+/// `cargo test --workspace --all-targets -- --ignored locomo_dev_labels`
+/// (or with `SOMNA_LOCOMO_DEV` naming the file).
 #[test]
+#[ignore = "needs the LoCoMo dev set beside the repository (evaluation-only data)"]
 fn locomo_dev_labels_have_no_common_english_words_and_are_unique() {
     let f = Fixture::real();
     f.engine
