@@ -33,6 +33,11 @@ export DISPLAY="$display"
 port="${SOMNA_E2E_PORT:-$((4500 + RANDOM % 400))}"
 export SOMNA_DB="$store"
 export SOMNA_MODEL_DIR="${SOMNA_MODEL_DIR:-$(somna_model_dir)}"
+# The app inherits the driver's environment: on a first start it loads the demo into the
+# empty store without asking, as `scripts/setup.sh` starts it (--demo-if-empty).
+if [ -n "$first_start" ]; then
+  export SOMNA_DEMO_IF_EMPTY=1
+fi
 tauri-driver --port "$port" --native-port $((port + 1)) --native-driver /usr/bin/WebKitWebDriver >"$work/driver.log" 2>&1 &
 driver_pid=$!
 sleep 1

@@ -51,6 +51,8 @@ export class ClusterPanel {
     void onEvent("somna://liquid-state", (s) => this.setRunning(s.running));
   }
 
+  private refreshToken = 0;
+
   async refresh(): Promise<void> {
     if (!this.form) {
       try {
@@ -60,8 +62,12 @@ export class ClusterPanel {
         this.paramsEl.append(h("p", { class: "muted" }, (e as Error).message));
       }
     }
+    // Refreshes overlap (a liquid step's, a change's, a recluster's): only the latest one
+    // renders, so an older answer never paints over a newer one (a rename shown, then lost).
+    const token = ++this.refreshToken;
     try {
       const [cs, merges, status] = await Promise.all([api.clusters(), api.clusterMerges(), api.liquidStatus()]);
+      if (token !== this.refreshToken) return;
       this.renderClusters(cs);
       this.renderMerges(merges);
       this.setRunning(status.running);
