@@ -18,6 +18,8 @@ if [ "${1:-}" = "--first-start" ]; then
   first_start=1
   fresh="$(mktemp -d)"
   set -- "$fresh/somna.db"
+  # The model stays where it is installed (it is found under SOMNA_HOME otherwise).
+  export SOMNA_MODEL_DIR="${SOMNA_MODEL_DIR:-$(somna_model_dir)}"
   export SOMNA_HOME="$fresh"
 fi
 store="$(realpath "$1")"
@@ -37,6 +39,10 @@ export SOMNA_MODEL_DIR="${SOMNA_MODEL_DIR:-$(somna_model_dir)}"
 # empty store without asking, as `scripts/setup.sh` starts it (--demo-if-empty).
 if [ -n "$first_start" ]; then
   export SOMNA_DEMO_IF_EMPTY=1
+  # Screenshots (SOMNA_E2E_SHOTS) need WebKit's compositing on (see scripts/e2e.sh).
+  if [ -n "${SOMNA_E2E_SHOTS:-}" ]; then
+    export SOMNA_WEBKIT_COMPOSITING=1
+  fi
 fi
 tauri-driver --port "$port" --native-port $((port + 1)) --native-driver /usr/bin/WebKitWebDriver >"$work/driver.log" 2>&1 &
 driver_pid=$!

@@ -6,7 +6,11 @@
 // until the import ended (nothing streamed in). Run by `scripts/e2e-perf.sh --first-start`
 // (not part of CI: it is a timing).
 
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { Session, sleep } from "./webdriver.mjs";
+
+const SHOTS = process.env.SOMNA_E2E_SHOTS;
 
 const t0 = Date.now();
 const s = await Session.create(process.env.SOMNA_WEBDRIVER_URL, process.env.SOMNA_APP_BIN, {
@@ -20,12 +24,14 @@ try {
     const points = globalThis.__somnaPerf?.first_frame_ms > 0 ? globalThis.__somnaPerf.points : 0;
     const count = document.querySelector('[data-testid="browser-count"]')?.textContent ?? "";
     const importing = !!document.querySelector('[data-testid="job-import"]');
-    return { rows, points, count, importing };`;
+    const failed = document.querySelector('[data-testid="startup"]:not([hidden]) .card.error')?.textContent ?? null;
+    return { rows, points, count, importing, failed };`;
   let sawImport = false;
   for (;;) {
     const p = await s.exec(probe).catch(() => null);
     const t = secs();
     if (p) {
+      if (p.failed) throw new Error(`the app could not open its store: ${p.failed}`);
       sawImport ||= p.importing;
       if (p.rows > 0 && out.first_row_s === undefined) {
         out.first_row_s = t;
@@ -36,7 +42,14 @@ try {
         out.points_at_first_frame = p.points;
         out.importing_at_first_points = p.importing;
       }
-      if (t >= 10 && out.at_10s === undefined) out.at_10s = { list: p.count, points: p.points, importing: p.importing };
+      if (t >= 10 && out.at_10s === undefined) {
+        out.at_10s = { list: p.count, points: p.points, importing: p.importing };
+        // What a new user sees 10 s after the first start (with SOMNA_E2E_SHOTS set).
+        if (SHOTS) {
+          mkdirSync(SHOTS, { recursive: true });
+          writeFileSync(join(SHOTS, "first-start-10s.png"), await s.screenshot());
+        }
+      }
       if (sawImport && !p.importing && out.first_row_s !== undefined) {
         out.import_done_s = t;
         out.final = { list: p.count, points: p.points };
