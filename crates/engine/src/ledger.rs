@@ -1,9 +1,12 @@
 //! The cost and latency ledger: every engine operation (add, import, search, embedding
 //! batch, sleep phase, LLM call, projection, golden run) records its wall time, items, LLM
 //! calls and tokens. Recording is a push onto an in-memory buffer; the buffer is written in
-//! one transaction when it holds [`FLUSH_AT`] entries (only if the store is free at that
-//! moment, so recording never waits for the store), when a summary is read, and when the
-//! engine is dropped. A search therefore pays a vector push, not an insert.
+//! one transaction when it holds [`FLUSH_AT`] entries or right after an operation of
+//! [`LONG_OP_MS`] or more (only if the store is free at that moment, so recording never
+//! waits for the store), when a summary is read, and when the engine is dropped. A search
+//! therefore pays a vector push, not an insert, and a process killed without closing its
+//! engine (a desktop app's window killed, a test driver's quit) loses at most the short
+//! operations since the last write, never an import, a sleep cycle or a projection.
 
 use crate::store::{LedgerEntry, Store};
 use crate::{Error, Result};
@@ -12,6 +15,10 @@ use std::sync::Mutex;
 
 /// Entries buffered before a write is attempted.
 pub const FLUSH_AT: usize = 256;
+
+/// An operation that took this long (ms) is written at once: its write costs nothing
+/// beside it, and it is the kind of entry a killed process must not lose.
+pub const LONG_OP_MS: f64 = 1000.0;
 
 #[derive(Default)]
 pub(crate) struct Ledger {

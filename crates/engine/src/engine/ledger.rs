@@ -1,7 +1,7 @@
 //! The façade's cost-and-latency ledger methods over the buffer in `crate::ledger`.
 
 use super::Somna;
-use crate::ledger::{Cost, LedgerGroup, FLUSH_AT};
+use crate::ledger::{Cost, LedgerGroup, FLUSH_AT, LONG_OP_MS};
 use crate::store::{now_ms, LedgerEntry, LedgerSummary};
 use crate::Result;
 use std::time::Instant;
@@ -22,7 +22,7 @@ impl Somna {
             llm_calls: cost.llm_calls,
             tokens: cost.tokens,
         });
-        if n >= FLUSH_AT {
+        if n >= FLUSH_AT || millis >= LONG_OP_MS {
             if let Some(mut store) = self.try_store() {
                 // A failed write keeps the entries for the next flush.
                 let _ = self.ledger.flush(&mut store);

@@ -3,7 +3,7 @@
 
 use crate::common::{err_code, open_hash, sample_conversation, Fixture};
 use somna_engine::eval::golden::GoldenOptions;
-use somna_engine::ledger::{LedgerGroup, FLUSH_AT};
+use somna_engine::ledger::{Cost, LedgerGroup, FLUSH_AT, LONG_OP_MS};
 use somna_engine::{AddOptions, Job, SearchQuery, SleepConfig, SleepOptions, Somna};
 
 fn with_conversation() -> Fixture {
@@ -314,4 +314,30 @@ fn the_ledger_buffer_is_written_when_full_and_when_the_engine_closes() {
     assert_eq!(ledger_rows(&again), base + FLUSH_AT as i64 + 1);
     drop(again);
     drop(dir);
+}
+
+#[test]
+fn a_long_operation_is_written_at_once_so_a_killed_process_keeps_it() {
+    let f = with_conversation();
+    f.engine.flush_ledger().unwrap();
+    let base = ledger_rows(&f.engine);
+    // A short one waits in the buffer…
+    f.engine.record_ms("search", 12.0, Cost::items(10));
+    // …a long one (an import, a sleep cycle) is written with what waited before it, and
+    // another process on the store sees both while this engine is still open (as after a
+    // kill: no drop, no read of the ledger by this engine).
+    f.engine
+        .record_ms("import", LONG_OP_MS + 500.0, Cost::items(1270));
+    let other = open_hash(&f.cfg);
+    let ops: Vec<String> = other
+        .with_store(|s| {
+            let mut stmt = s
+                .conn()
+                .prepare("SELECT op FROM ledger ORDER BY rowid DESC LIMIT 2")?;
+            let rows = stmt.query_map([], |r| r.get(0))?;
+            Ok(rows.collect::<rusqlite::Result<Vec<String>>>()?)
+        })
+        .unwrap();
+    assert_eq!(ops, ["import", "search"]);
+    assert_eq!(ledger_rows(&other), base + 2);
 }
