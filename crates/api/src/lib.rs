@@ -16,6 +16,7 @@ pub mod limits;
 pub mod llm;
 mod memories;
 mod search;
+mod settings;
 pub mod sleep;
 mod views;
 pub mod workspace;

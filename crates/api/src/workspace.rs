@@ -185,6 +185,23 @@ impl Workspace {
         self.restart_auto_sleep()
     }
 
+    /// Saves a change of settings; a running auto-sleep restarts with the new knobs.
+    pub fn apply_settings(
+        &self,
+        patch: &somna_engine::SettingsPatch,
+    ) -> Result<somna_engine::SettingsChange> {
+        let change = self.api.apply_settings(patch)?;
+        self.restart_auto_sleep()?;
+        Ok(change)
+    }
+
+    /// Undoes an application of settings; a running auto-sleep restarts with the old knobs.
+    pub fn undo_settings(&self, id: i64) -> Result<somna_engine::SettingsChange> {
+        let change = self.api.settings_undo(id)?;
+        self.restart_auto_sleep()?;
+        Ok(change)
+    }
+
     /// Stops auto-sleep, then starts it again if the stored setting enables it.
     fn restart_auto_sleep(&self) -> Result<()> {
         let mut slot = lock(&self.auto_sleep);
