@@ -10,8 +10,8 @@ import type { ApiError, Events, JobDone, JobId, JobResults, ProgressPayload, Pro
 import { timed } from "./render/perf";
 import { state } from "./store";
 import type {
-  AutoSleepSettings, CurateAction, GoldenAddArgs, ImportFormat, Review, LiquidParams, ListQuery, SearchArgs, SleepConfig,
-  UpdateFields, Weights,
+  AutoSleepSettings, CurateAction, GoldenAddArgs, ImportFormat, Review, LiquidParams, ListQuery, SearchArgs, SettingsPatch, SleepConfig,
+  UpdateFields, Weights, WhatIfRequest,
 } from "./types";
 
 /** The X-ray's tuning of a search: context window (tokens) and fusion weights; null: the default. */
@@ -108,6 +108,11 @@ export const api = {
   goldenRun: () => rpc.golden_run(null),
   goldenHistory: (limit: number) => rpc.golden_history({ limit }),
   ledger: (hours: number) => rpc.ledger({ hours }),
+  settings: () => rpc.settings(null),
+  whatIf: (req: WhatIfRequest) => rpc.what_if(req),
+  applySettings: (patch: SettingsPatch) => rpc.apply_settings(patch),
+  settingsUndo: (id: number) => rpc.settings_undo(id),
+  settingsHistory: (limit: number) => rpc.settings_history(limit),
   serverStatus: () => rpc.server_status(null),
   serverStart: (port: number) => rpc.server_start(port),
   serverStop: () => rpc.server_stop(null),

@@ -18,6 +18,7 @@ import { openImportDialog, openExportDialog, openSettingsDialog } from "./dialog
 import { TimeScrubber } from "./timeline";
 import { GoldenPanel } from "./golden";
 import { LedgerPanel } from "./ledger";
+import { WhatIfPanel } from "./whatif";
 
 const app = document.getElementById("app")!;
 
@@ -30,6 +31,7 @@ const sleep = new SleepPanel();
 const clusters = new ClusterPanel();
 const golden = new GoldenPanel();
 const ledger = new LedgerPanel();
+const whatif = new WhatIfPanel();
 
 // ---- top bar ------------------------------------------------------------------------
 const searchInput = h("input", {
@@ -60,7 +62,7 @@ const topbar = h("header", { class: "topbar" },
   h("button", { class: "icon", title: "settings", onclick: () => openSettingsDialog(), "data-testid": "settings-open" }, "⚙"));
 
 // ---- views --------------------------------------------------------------------------
-type Tab = "space" | "xray" | "graph" | "sleep" | "clusters" | "golden" | "ledger";
+type Tab = "space" | "xray" | "graph" | "sleep" | "clusters" | "golden" | "ledger" | "whatif";
 const tabs: { id: Tab; label: string; el: HTMLElement }[] = [
   { id: "space", label: "Space", el: h("div", { class: "view space-view" }) },
   { id: "xray", label: "Retrieval X-ray", el: xray.el },
@@ -69,6 +71,7 @@ const tabs: { id: Tab; label: string; el: HTMLElement }[] = [
   { id: "clusters", label: "Clusters", el: clusters.el },
   { id: "golden", label: "Golden queries", el: golden.el },
   { id: "ledger", label: "Ledger", el: ledger.el },
+  { id: "whatif", label: "What-if", el: whatif.el },
 ];
 tabs[0].el.append(space.el);
 const tabBar = h("nav", { class: "tabs", role: "tablist" }, ...tabs.map((t) =>
@@ -90,6 +93,7 @@ function showTab(id: Tab): void {
   if (id === "clusters") void clusters.refresh();
   if (id === "golden") void golden.refresh();
   if (id === "ledger") void ledger.refresh();
+  if (id === "whatif") void whatif.refresh();
   space.requestFrame();
 }
 
@@ -139,6 +143,10 @@ bus.on("filter", () => {
   if (state.search) void runSearch(false);
 }, "main");
 bus.on("asof", () => {
+  if (state.search) void runSearch(false);
+}, "main");
+// Applied settings change the fusion weights searches rank with.
+bus.on("settings", () => {
   if (state.search) void runSearch(false);
 }, "main");
 
