@@ -397,9 +397,13 @@ test("near-duplicates are listed, linked in the Space, and a group merges after 
 
 test("review a sleep cycle: accept two summaries and one group of state changes, reject the rest", { timeout: 600000 }, async () => {
   await s.click('[data-testid="tab-sleep"]');
-  await s.click('[data-testid="sleep-review"]');
-  await s.waitFor('[data-testid="sleep-review"]', { timeout: 300000 });
-  await s.click('[data-testid="review-reject-all"]');
+  await s.click('button[data-testid="sleep-review"]');
+  // The review is shown and its run has ended (the panel's buttons are enabled again once the
+  // history beside it is refreshed): until then the column's layout may still shift, and a
+  // pointer click at the element's old place could land on its neighbour ("Accept all").
+  await s.until(`!!document.querySelector('.review [data-testid="review-count"]')
+    && !document.querySelector('button[data-testid="sleep-review"]').disabled`, 300000);
+  await s.exec(`document.querySelector('[data-testid="review-reject-all"]').click();`);
   await s.waitFor('[data-testid="review-count"]', { pred: (t) => t.startsWith("0 of") });
   const picked = await s.exec(`
     const boxes = [...document.querySelectorAll('[data-testid="review-summary"]')].slice(0, 2);
@@ -412,7 +416,7 @@ test("review a sleep cycle: accept two summaries and one group of state changes,
   await s.waitFor('[data-testid="review-count"]', { pred: (t) => !t.startsWith("0 of") });
   await shot("sleep-review");
   const before = await run("return (await globalThis.__somnaApi.rpc.sleep_history(1))[0]?.id ?? 0;");
-  await s.click('[data-testid="review-commit"]');
+  await s.exec(`document.querySelector('[data-testid="review-commit"]').click();`);
   await s.waitFor('[data-testid="sleep-report"]', { timeout: 300000, pred: (t) => /Cycle #\d+/.test(t) });
   const cycle = await run("return (await globalThis.__somnaApi.rpc.sleep_history(1))[0];");
   assert.ok(cycle.id > before, "a new cycle");
