@@ -11,7 +11,7 @@ use crate::jobs::{DonePayload, ProgressPayload};
 use crate::live::{self, ServerStatus};
 use somna_api::{
     ClusterRequest, DeleteArgs, DeleteResult, Filters, IdArgs, ImportDone, ImportRequest,
-    LayoutKey, LayoutRequest, LayoutSummary, LiquidStatus, ListArgs, LlmSettings,
+    LayoutAsOf, LayoutKey, LayoutRequest, LayoutSummary, LiquidStatus, ListArgs, LlmSettings,
     NeighbourhoodRequest, SearchArgs, SetLlmSettings, SimilarArgs, SimilarResult, SleepRunRequest,
     UndoRequest, UpdateArgs, UpdateFields,
 };
@@ -121,6 +121,7 @@ fn render() -> String {
         NeighbourhoodRequest,
         ProjectionMethod,
         LayoutKey,
+        LayoutAsOf,
         LayoutRequest,
         LayoutSummary,
         ClusterRequest,
@@ -165,6 +166,20 @@ fn render() -> String {
         somna_engine::store::LedgerSummary,
         somna_api::LedgerArgs,
         somna_api::LedgerReport,
+        somna_engine::DecayModel,
+        somna_engine::Settings,
+        somna_engine::SettingsPatch,
+        somna_engine::SettingsChange,
+        somna_engine::whatif::WhatIfRequest,
+        somna_engine::whatif::StateChange,
+        somna_engine::whatif::Transition,
+        somna_engine::whatif::Bucket,
+        somna_engine::whatif::LifecycleWhatIf,
+        somna_engine::whatif::GoldenWhatIf,
+        somna_engine::whatif::GoldenSummary,
+        somna_engine::whatif::SearchWhatIf,
+        somna_engine::whatif::WhatIfTimings,
+        somna_engine::whatif::WhatIfReport,
     );
     out.push_str(&rpc_map(&cfg));
     out.push('\n');

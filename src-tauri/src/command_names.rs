@@ -45,6 +45,11 @@
     "duplicates",
     "auto_sleep_settings",
     "set_auto_sleep",
+    "settings",
+    "what_if",
+    "apply_settings",
+    "settings_undo",
+    "settings_history",
     "server_status",
     "server_start",
     "server_stop",
@@ -57,4 +62,5 @@
     "search_defaults",
     "point_attributes",
     "layout_data",
+    "layout_as_of",
 ]

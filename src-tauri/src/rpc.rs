@@ -59,6 +59,11 @@ macro_rules! rpc_table {
                 views::duplicates(somna_api::DuplicatesArgs) => Vec<somna_engine::curate::duplicates::DuplicateGroup>,
                 views::auto_sleep_settings => somna_engine::sleep::auto::AutoSleepSettings,
                 views::set_auto_sleep(somna_engine::sleep::auto::AutoSleepSettings) => (),
+                views::settings => somna_engine::Settings,
+                views::what_if(somna_engine::whatif::WhatIfRequest) => somna_engine::whatif::WhatIfReport,
+                views::apply_settings(somna_engine::SettingsPatch) => somna_engine::SettingsChange,
+                views::settings_undo(i64) => somna_engine::SettingsChange,
+                views::settings_history(usize) => Vec<somna_engine::SettingsChange>,
                 live::server_status => live::ServerStatus,
                 live::server_start(u16) => live::ServerStatus,
                 live::server_stop => live::ServerStatus,
@@ -73,6 +78,7 @@ macro_rules! rpc_table {
             binary {
                 commands::point_attributes,
                 views::layout_data(somna_api::LayoutKey),
+                views::layout_as_of(somna_api::LayoutAsOf),
             }
         }
     };

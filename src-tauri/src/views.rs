@@ -9,17 +9,37 @@ use crate::points;
 use crate::state::AppState;
 use somna_api::sleep::Backend;
 use somna_api::{
-    ClusterRequest, LayoutKey, LayoutRequest, LiquidStatus, LlmSettings, SetLlmSettings,
-    SleepRunRequest, UndoRequest,
+    ClusterRequest, LayoutAsOf, LayoutKey, LayoutRequest, LiquidStatus, LlmSettings,
+    SetLlmSettings, SleepRunRequest, UndoRequest,
 };
 use somna_api::{CurateRequest, CurateUndoArgs, DuplicatesArgs};
 use somna_engine::curate::duplicates::DuplicateGroup;
 use somna_engine::curate::CurationReport;
 use somna_engine::sleep::auto::AutoSleepSettings;
+use somna_engine::whatif::{WhatIfReport, WhatIfRequest};
 use somna_engine::{
     ClusterInfo, ClusterMerge, LiquidParams, SleepConfig, SleepOptions, SleepReport,
 };
+use somna_engine::{Settings, SettingsChange, SettingsPatch};
 use tauri::{AppHandle, Manager};
+
+/// The layout of a method as it was at a past instant (the time scrubber's): today's points
+/// where the full computation in force then placed them, as an "SMPL" buffer.
+#[tauri::command]
+pub async fn layout_as_of(app: AppHandle, req: LayoutAsOf) -> ApiResult<tauri::ipc::Response> {
+    let ws = app.state::<AppState>().workspace()?;
+    let l = blocking(move || Ok(ws.layout_as_of(req)?))
+        .await?
+        .ok_or_else(|| {
+            ApiError::new(
+                "not_found",
+                "no layout computed yet: call compute_layout first",
+            )
+        })?;
+    Ok(tauri::ipc::Response::new(points::pack_layout(
+        &l.ids, l.dims, &l.coords,
+    )))
+}
 
 /// Computes the layout of a method in 2 or 3 dimensions as a job: the cached one with new
 /// memories placed incrementally, or (`full`) a recomputation aligned to the previous one.
@@ -126,9 +146,10 @@ pub async fn liquid_set_params(app: AppHandle, req: LiquidParams) -> ApiResult<(
     .await
 }
 
+/// The knobs a cycle runs with: the saved settings'.
 #[tauri::command]
-pub async fn sleep_config(_app: AppHandle) -> ApiResult<SleepConfig> {
-    Ok(SleepConfig::default())
+pub async fn sleep_config(app: AppHandle) -> ApiResult<SleepConfig> {
+    on_engine(&app, move |ws| ws.api().sleep_config()).await
 }
 
 /// The LLM endpoint without its key.
@@ -149,6 +170,10 @@ pub async fn sleep_run(app: AppHandle, req: SleepRunRequest) -> ApiResult<JobId<
     let llm = &app.state::<AppState>().llm;
     let backend = Backend::choose(req.backend.as_deref(), || Ok(llm.get()))?;
     job(&app, move |ws, job| {
+        let config = match req.config {
+            Some(c) => c,
+            None => ws.api().sleep_config()?,
+        };
         let opts = SleepOptions {
             dry_run: req.dry_run,
             trigger: if req.review.is_some() {
@@ -157,7 +182,7 @@ pub async fn sleep_run(app: AppHandle, req: SleepRunRequest) -> ApiResult<JobId<
                 "app"
             }
             .into(),
-            config: req.config.unwrap_or_default(),
+            config,
             force: req.force,
             review: req.review,
         };
@@ -217,4 +242,34 @@ pub async fn auto_sleep_settings(app: AppHandle) -> ApiResult<AutoSleepSettings>
 #[tauri::command]
 pub async fn set_auto_sleep(app: AppHandle, req: AutoSleepSettings) -> ApiResult<()> {
     on_engine(&app, move |ws| ws.set_auto_sleep(&req)).await
+}
+
+/// The saved settings (sleep knobs and fusion weights).
+#[tauri::command]
+pub async fn settings(app: AppHandle) -> ApiResult<Settings> {
+    on_engine(&app, |ws| ws.api().settings()).await
+}
+
+/// What a change of settings would do, written nowhere (the What-if panel).
+#[tauri::command]
+pub async fn what_if(app: AppHandle, req: WhatIfRequest) -> ApiResult<WhatIfReport> {
+    on_engine(&app, move |ws| ws.api().what_if(&req)).await
+}
+
+/// Saves a change of settings (recorded, undoable); auto-sleep picks the new knobs up.
+#[tauri::command]
+pub async fn apply_settings(app: AppHandle, req: SettingsPatch) -> ApiResult<SettingsChange> {
+    on_engine(&app, move |ws| ws.apply_settings(&req)).await
+}
+
+/// Puts back the settings an application replaced.
+#[tauri::command]
+pub async fn settings_undo(app: AppHandle, req: i64) -> ApiResult<SettingsChange> {
+    on_engine(&app, move |ws| ws.undo_settings(req)).await
+}
+
+/// The latest applications of settings, newest first.
+#[tauri::command]
+pub async fn settings_history(app: AppHandle, req: usize) -> ApiResult<Vec<SettingsChange>> {
+    on_engine(&app, move |ws| ws.api().settings_history(Some(req))).await
 }

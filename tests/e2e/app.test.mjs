@@ -158,10 +158,22 @@ test("the time scrubber shows the store before an import, then now again", { tim
   // The lamp's memory came with the lighthouse import: go to the instant just before it.
   const hit = await s.exec(`const m = globalThis.__somnaState.search.hits[0].memory; return { id: m.id, created: m.created_at };`);
   const at = hit.created - 1;
+  // A full computation of the layout now (the demo's was computed on its first batch, the
+  // rest placed incrementally): the points now stand elsewhere than the layout in force
+  // before the import put them.
+  await run(`await globalThis.somnaRefresh(true);`);
+  await s.until(`globalThis.__somnaSettled()`, 120000);
+  const nowPos = await s.exec(`return globalThis.__somnaSpace.positionOf(1);`);
+  assert.ok(nowPos, "memory 1 is drawn");
   await s.click('[data-testid="time-open"]');
   await s.until(`document.querySelectorAll('[data-testid="tick-import"]').length >= 1`, 30000);
   await s.exec(`globalThis.__somnaScrubber.setAt(${at});`);
   assert.match(await s.text('[data-testid="time-label"]'), /^as of .* UTC · [0-9,]+ memories then$/);
+  // The points glide to where they were then.
+  await s.until(`globalThis.__somnaSettled()`, 60000);
+  const thenPos = await s.exec(`return globalThis.__somnaSpace.positionOf(1);`);
+  const moved = Math.hypot(...thenPos.map((v, i) => v - nowPos[i]));
+  assert.ok(moved > 1e-3, `memory 1 moved ${moved} going back in time`);
   // The X-ray's search ran again on the store as it was: the lamp's memory is not there.
   await s.until(`globalThis.__somnaState.search?.as_of === ${at}`, 30000);
   assert.equal(await s.exec(`return globalThis.__somnaState.search.hits.some((h) => h.memory.id === ${hit.id});`), false);
@@ -182,6 +194,10 @@ test("the time scrubber shows the store before an import, then now again", { tim
   await s.click('[data-testid="time-now"]');
   await s.until(`!document.querySelector('[data-testid="browser-count"]').textContent.includes("then")`, 30000);
   assert.ok((await listCount()) >= then + 3, "the lighthouse import's memories are back");
+  // And back to where they are now.
+  await s.until(`globalThis.__somnaSettled()`, 60000);
+  const backPos = await s.exec(`return globalThis.__somnaSpace.positionOf(1);`);
+  assert.ok(Math.hypot(...backPos.map((v, i) => v - nowPos[i])) < 1e-4, `memory 1 is back: ${backPos} vs ${nowPos}`);
   assert.notEqual(await s.exec(`return globalThis.__somnaSpace.cloud.positionOf(${hit.id});`), null);
   assert.equal(await s.exec(`return document.querySelector('[data-testid="detail-past"]');`), null);
   await s.click('[data-testid="time-open"]');

@@ -31,6 +31,7 @@ TOOLS = {
     "find_duplicates",
     "curate_memories",
     "undo_curation",
+    "what_if",
 }
 
 
@@ -159,6 +160,15 @@ async def exercise(client, tag):
 
     cycle = await call(client, "run_sleep_cycle", {"dry_run": True})
     check(cycle["dry_run"] is True and cycle["status"] == "dry_run", f"run_sleep_cycle: {cycle}")
+
+    whatif = await call(client, "what_if", {"patch": {"archive_after_days": 30}, "query": "ferry"})
+    check(
+        whatif["after"]["sleep"]["archive_after_days"] == 30
+        and whatif["before"]["sleep"]["archive_after_days"] == 90
+        and whatif["search"]["after"]["query"] == "ferry",
+        f"what_if: {str(whatif)[:400]}",
+    )
+    await refused(client, "what_if", {"patch": {"archive_after_days": 1}}, "warm ≤ cold ≤ archive")
 
     # Bad arguments: MCP errors that say what is wrong.
     await refused(client, "get_memory", {"id": 987654321}, "987654321")

@@ -10,8 +10,8 @@ import type { ApiError, Events, JobDone, JobId, JobResults, ProgressPayload, Pro
 import { timed } from "./render/perf";
 import { state } from "./store";
 import type {
-  AutoSleepSettings, CurateAction, GoldenAddArgs, ImportFormat, Review, LiquidParams, ListQuery, SearchArgs, SleepConfig,
-  UpdateFields, Weights,
+  AutoSleepSettings, CurateAction, GoldenAddArgs, ImportFormat, Review, LiquidParams, ListQuery, SearchArgs, SettingsPatch, SleepConfig,
+  UpdateFields, Weights, WhatIfRequest,
 } from "./types";
 
 /** The X-ray's tuning of a search: context window (tokens) and fusion weights; null: the default. */
@@ -78,7 +78,9 @@ export const api = {
   neighbourhood: (seeds: number[], depth: number, limit: number) => rpc.neighbourhood({ seeds, depth, limit }),
   openStore: (path: string) => rpc.open_store({ path }),
   computeLayout: (method: ProjectionMethod, dims: number, full: boolean) => rpc.compute_layout({ method, dims, full }),
-  layoutData: (method: ProjectionMethod, dims: number) => rpc.layout_data({ method, dims }),
+  /// The layout now, or (`at`, Unix ms) with the points where they were then.
+  layoutData: (method: ProjectionMethod, dims: number, at: number | null = null) =>
+    at === null ? rpc.layout_data({ method, dims }) : rpc.layout_as_of({ method, dims, at }),
   clusterRun: (k: number | null) => rpc.cluster_run({ k }),
   clusters: () => rpc.clusters(null),
   clusterMerges: () => rpc.cluster_merges(null),
@@ -108,6 +110,11 @@ export const api = {
   goldenRun: () => rpc.golden_run(null),
   goldenHistory: (limit: number) => rpc.golden_history({ limit }),
   ledger: (hours: number) => rpc.ledger({ hours }),
+  settings: () => rpc.settings(null),
+  whatIf: (req: WhatIfRequest) => rpc.what_if(req),
+  applySettings: (patch: SettingsPatch) => rpc.apply_settings(patch),
+  settingsUndo: (id: number) => rpc.settings_undo(id),
+  settingsHistory: (limit: number) => rpc.settings_history(limit),
   serverStatus: () => rpc.server_status(null),
   serverStart: (port: number) => rpc.server_start(port),
   serverStop: () => rpc.server_stop(null),

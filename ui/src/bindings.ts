@@ -642,6 +642,12 @@ export type ProjectionMethod = "pca" | "tsne";
 
 export type LayoutKey = { method: ProjectionMethod, dims: number, };
 
+export type LayoutAsOf = { method: ProjectionMethod, dims: number, 
+/**
+ * The instant (Unix ms).
+ */
+at: number, };
+
 export type LayoutRequest = { method: ProjectionMethod, dims: number, full: boolean, };
 
 export type LayoutSummary = { method: ProjectionMethod, dims: number, points: number, placed_incrementally: number, computed_at: number, };
@@ -769,6 +775,15 @@ schemas_per_conversation: boolean,
  * Importance halves every this many days without… anything (decay floor below).
  */
 importance_half_life_days: number, importance_floor: number, 
+/**
+ * How importance decays with time in the store (seed 003): exponential (halves every
+ * half-life) or power law (halves at the half-life, then ever more slowly).
+ */
+decay: DecayModel, 
+/**
+ * The power law's exponent α (seed 003: 1.5); unused by the exponential model.
+ */
+decay_alpha: number, 
 /**
  * Lifecycle by age (days): active < warm < cold < archived.
  */
@@ -977,7 +992,7 @@ timeout_secs: number, };
 
 export type SleepRunRequest = { dry_run: boolean, 
 /**
- * Every knob; left out, the defaults.
+ * Every knob; left out, the saved settings'.
  */
 config?: SleepConfig | null, 
 /**
@@ -1070,6 +1085,178 @@ by_op: Array<LedgerSummary>,
  */
 by_hour: Array<LedgerSummary>, };
 
+export type DecayModel = "exponential" | "power_law";
+
+export type Settings = { sleep: SleepConfig, weights: Weights, };
+
+export type SettingsPatch = { 
+/**
+ * Importance decay model: exponential or power_law.
+ */
+decay?: DecayModel | null, 
+/**
+ * Importance half-life in days (both models halve at it).
+ */
+half_life_days?: number | null, 
+/**
+ * The power law's exponent (0 to 10; seed 003: 1.5).
+ */
+decay_alpha?: number | null, 
+/**
+ * Importance never decays below this.
+ */
+importance_floor?: number | null, 
+/**
+ * Lifecycle: warm from this age (days).
+ */
+warm_after_days?: number | null, 
+/**
+ * Lifecycle: cold from this age (days).
+ */
+cold_after_days?: number | null, 
+/**
+ * Lifecycle: archived from this age (days).
+ */
+archive_after_days?: number | null, 
+/**
+ * A consolidated, cold, never retrieved episode below this importance is forgotten…
+ */
+forget_importance?: number | null, 
+/**
+ * …when it has at most this many content words.
+ */
+forget_max_words?: number | null, 
+/**
+ * Fusion weights (they must sum to 1).
+ */
+weights?: Weights | null, };
+
+export type SettingsChange = { 
+/**
+ * The operation-log row (undo it with this id).
+ */
+id: number, at: number, 
+/**
+ * Who applied it ("cli", "app", …).
+ */
+by: string, 
+/**
+ * done or undone.
+ */
+status: string, old: Settings, new: Settings, };
+
+export type WhatIfRequest = { 
+/**
+ * The settings to try, over the saved ones.
+ */
+patch: SettingsPatch, 
+/**
+ * A search to rank both ways (the X-ray's current query).
+ */
+query?: string | null, 
+/**
+ * How many hits of that search (1 to 200, default 10).
+ */
+k?: number | null, 
+/**
+ * How far ahead to follow the lifecycle, in days (1 to 3650, default 180).
+ */
+horizon_days?: number | null, 
+/**
+ * How many transitions and next-cycle changes to list (1 to 100000, default 200);
+ * the totals count them all.
+ */
+limit?: number | null, 
+/**
+ * "Now" (Unix ms); left out, the clock. Tests and replays set it.
+ */
+now_ms?: number | null, };
+
+export type StateChange = { memory_id: number, from: State, to: State, };
+
+export type Transition = { memory_id: number, kind: Kind, 
+/**
+ * The memory's text, cut to 120 characters.
+ */
+text: string, 
+/**
+ * The state it leaves (with the proposed settings, else the saved ones).
+ */
+from: State, to: State, 
+/**
+ * The first instant (Unix ms) a cycle would make it with the proposed settings; `None`:
+ * not within the horizon.
+ */
+after_at: number | null, 
+/**
+ * The same with the saved settings.
+ */
+before_at: number | null, };
+
+export type Bucket = { 
+/**
+ * Days from now; the first bucket is the next cycle (0 to 0).
+ */
+from_day: number, to_day: number, before: number, after: number, };
+
+export type LifecycleWhatIf = { 
+/**
+ * Memories simulated (not deleted, not forgotten, not pinned).
+ */
+simulated: number, 
+/**
+ * The state changes the next cycle would make with the proposed settings (the first
+ * `limit`, by memory id).
+ */
+next_cycle: Array<StateChange>, next_cycle_after: number, next_cycle_before: number, 
+/**
+ * Transitions within the horizon, those the proposed settings move first, then by time
+ * (the first `limit`).
+ */
+transitions: Array<Transition>, transitions_after: number, transitions_before: number, 
+/**
+ * Transitions the proposed settings make, prevent or move by a day or more.
+ */
+differing: number, 
+/**
+ * Counts over time: the next cycle, then even stretches up to the horizon.
+ */
+series: Array<Bucket>, 
+/**
+ * How many memories are in each state at the horizon, with each side's settings.
+ */
+at_horizon_after: { [key in string]: number }, at_horizon_before: { [key in string]: number }, };
+
+export type GoldenWhatIf = { query_id: number, query: string, k: number, expected: Array<number>, 
+/**
+ * The 1-based rank of each expected memory (`None`: not in the top k).
+ */
+before_ranks: Array<number | null>, after_ranks: Array<number | null>, before_recall: number, after_recall: number, };
+
+export type GoldenSummary = { queries: Array<GoldenWhatIf>, 
+/**
+ * Mean R@k over the queries (0 without queries).
+ */
+mean_recall_before: number, mean_recall_after: number, 
+/**
+ * Queries whose R@k rises, falls.
+ */
+improved: number, regressed: number, };
+
+export type SearchWhatIf = { before: SearchResponse, after: SearchResponse, };
+
+export type WhatIfTimings = { snapshot_ms: number, lifecycle_ms: number, golden_ms: number, search_ms: number, total_ms: number, };
+
+export type WhatIfReport = { now: number, horizon_days: number, 
+/**
+ * The saved settings.
+ */
+before: Settings, 
+/**
+ * The saved settings with the patch.
+ */
+after: Settings, lifecycle: LifecycleWhatIf, golden: GoldenSummary, search: SearchWhatIf | null, timings: WhatIfTimings, };
+
 /** Every command: its request (`req`) and response types. */
 export type Rpc = {
   status: { req: null; res: Status };
@@ -1114,6 +1301,11 @@ export type Rpc = {
   duplicates: { req: DuplicatesArgs; res: Array<DuplicateGroup> };
   auto_sleep_settings: { req: null; res: AutoSleepSettings };
   set_auto_sleep: { req: AutoSleepSettings; res: null };
+  settings: { req: null; res: Settings };
+  what_if: { req: WhatIfRequest; res: WhatIfReport };
+  apply_settings: { req: SettingsPatch; res: SettingsChange };
+  settings_undo: { req: number; res: SettingsChange };
+  settings_history: { req: number; res: Array<SettingsChange> };
   server_status: { req: null; res: ServerStatus };
   server_start: { req: number; res: ServerStatus };
   server_stop: { req: null; res: ServerStatus };
@@ -1126,6 +1318,7 @@ export type Rpc = {
   search_defaults: { req: null; res: SearchDefaults };
   point_attributes: { req: null; res: ArrayBuffer };
   layout_data: { req: LayoutKey; res: ArrayBuffer };
+  layout_as_of: { req: LayoutAsOf; res: ArrayBuffer };
 };
 
 /** Every event the shell emits: its name and payload type. */

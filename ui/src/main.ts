@@ -18,6 +18,7 @@ import { openImportDialog, openExportDialog, openSettingsDialog } from "./dialog
 import { TimeScrubber } from "./timeline";
 import { GoldenPanel } from "./golden";
 import { LedgerPanel } from "./ledger";
+import { WhatIfPanel } from "./whatif";
 
 const app = document.getElementById("app")!;
 
@@ -30,6 +31,7 @@ const sleep = new SleepPanel();
 const clusters = new ClusterPanel();
 const golden = new GoldenPanel();
 const ledger = new LedgerPanel();
+const whatif = new WhatIfPanel();
 
 // ---- top bar ------------------------------------------------------------------------
 const searchInput = h("input", {
@@ -60,7 +62,7 @@ const topbar = h("header", { class: "topbar" },
   h("button", { class: "icon", title: "settings", onclick: () => openSettingsDialog(), "data-testid": "settings-open" }, "⚙"));
 
 // ---- views --------------------------------------------------------------------------
-type Tab = "space" | "xray" | "graph" | "sleep" | "clusters" | "golden" | "ledger";
+type Tab = "space" | "xray" | "graph" | "sleep" | "clusters" | "golden" | "ledger" | "whatif";
 const tabs: { id: Tab; label: string; el: HTMLElement }[] = [
   { id: "space", label: "Space", el: h("div", { class: "view space-view" }) },
   { id: "xray", label: "Retrieval X-ray", el: xray.el },
@@ -69,6 +71,7 @@ const tabs: { id: Tab; label: string; el: HTMLElement }[] = [
   { id: "clusters", label: "Clusters", el: clusters.el },
   { id: "golden", label: "Golden queries", el: golden.el },
   { id: "ledger", label: "Ledger", el: ledger.el },
+  { id: "whatif", label: "What-if", el: whatif.el },
 ];
 tabs[0].el.append(space.el);
 const tabBar = h("nav", { class: "tabs", role: "tablist" }, ...tabs.map((t) =>
@@ -90,6 +93,7 @@ function showTab(id: Tab): void {
   if (id === "clusters") void clusters.refresh();
   if (id === "golden") void golden.refresh();
   if (id === "ledger") void ledger.refresh();
+  if (id === "whatif") void whatif.refresh();
   space.requestFrame();
 }
 
@@ -97,7 +101,7 @@ app.append(topbar, h("div", { class: "body" }, browser.el, center, detail.el));
 // Handles for the end-to-end tests and for poking at the app from the web inspector.
 // `__somnaSettled()`: no store change waits to be shown, no point refresh runs, and no
 // point glides (what a test waits for before reading positions).
-const settled = () => flushTimer === null && pointsInFlight === 0 && !space.busy;
+const settled = () => flushTimer === null && timePlacementTimer === null && pointsInFlight === 0 && !space.busy;
 Object.assign(globalThis, { __somnaScrubber: scrubber, __somnaSpace: space, __somnaState: state, __somnaGraph: graph, __somnaSelect: select, __somnaApi: { rpc, waitJob }, __somnaSettled: settled });
 showTab("space");
 
@@ -139,6 +143,42 @@ bus.on("filter", () => {
   if (state.search) void runSearch(false);
 }, "main");
 bus.on("asof", () => {
+  if (state.search) void runSearch(false);
+  scheduleTimePlacement();
+}, "main");
+
+// Time travel moves the points to where they were: each full computation of a layout is
+// kept (aligned to the one before it), and the store as of an instant places today's
+// points as the computation in force then did. Asked for once the scrubber rests for a
+// moment, then the points glide there (and back when "Now" returns).
+const TIME_PLACEMENT_MS = 120;
+let timePlacementTimer: ReturnType<typeof setTimeout> | null = null;
+let timePlacementToken = 0;
+function scheduleTimePlacement(): void {
+  if (timePlacementTimer !== null) clearTimeout(timePlacementTimer);
+  timePlacementTimer = setTimeout(() => {
+    timePlacementTimer = null;
+    void placeAtTime(state.asOf);
+  }, TIME_PLACEMENT_MS);
+}
+async function placeAtTime(at: number | null): Promise<void> {
+  const points = state.points;
+  if (!points || points.n === 0) return;
+  const token = ++timePlacementToken;
+  pointsInFlight++;
+  try {
+    const buf = await api.layoutData(method, 3, at);
+    // A newer instant, a point refresh or another method since: that one places them.
+    if (token !== timePlacementToken || state.points !== points || state.asOf !== at) return;
+    await space.setData(points, parseLayout(buf, method), true);
+  } catch {
+    /* no layout computed yet: the refresh that computes one places the points */
+  } finally {
+    pointsInFlight--;
+  }
+}
+// Applied settings change the fusion weights searches rank with.
+bus.on("settings", () => {
   if (state.search) void runSearch(false);
 }, "main");
 
@@ -214,7 +254,7 @@ async function refreshPoints(animate: boolean, full: boolean): Promise<void> {
     const job = await api.computeLayout(method, 3, full);
     const summary = await waitJob(job);
     if (token !== pointsToken) return;
-    const layoutBuf = await api.layoutData(method, 3);
+    const layoutBuf = await api.layoutData(method, 3, state.asOf);
     const layout = timed("refresh.parseLayout", () => parseLayout(layoutBuf, method));
     const t0 = performance.now();
     const installed = space.setData(state.points, layout, animate);

@@ -2,15 +2,16 @@
 // and the point data. Views subscribe to named topics; nothing here touches the DOM.
 
 import { IdSet } from "./idset";
-import type { ClusterGroup, MemoryFilter, SearchResponse } from "./types";
+import type { ClusterGroup, MemoryFilter, SearchResponse, SearchWhatIf } from "./types";
 import { emptyFilter } from "./types";
 import type { Columns } from "./workers/upload";
 import { timed } from "./render/perf";
 
 /// `hues`: which clusters the colour-by-cluster palette gives a hue changed.
-/// `asof`: the time scrubber moved (`state.asOf`).
+/// `asof`: the time scrubber moved (`state.asOf`). `settings`: settings were applied or
+/// undone. `whatif`: the What-if panel simulated (`state.whatif`).
 /// `golden`: a golden query was saved or removed.
-type Topic = "selection" | "filter" | "search" | "points" | "layout" | "data" | "clusters" | "hues" | "duplicates" | "asof" | "golden";
+type Topic = "selection" | "filter" | "search" | "points" | "layout" | "data" | "clusters" | "hues" | "duplicates" | "asof" | "golden" | "settings" | "whatif";
 
 class Bus {
   private subs = new Map<Topic, Map<() => void, string>>();
@@ -118,6 +119,9 @@ export const state = {
   duplicates: null as number[][] | null,
   /// The instant the time scrubber shows (Unix ms), or null for now.
   asOf: null as number | null,
+  /// The current search ranked with the saved and the What-if panel's proposed settings
+  /// (the X-ray shows the moves), or null.
+  whatif: null as SearchWhatIf | null,
 };
 
 export function select(ids: Iterable<number> | IdSet, primary: number | null = null): void {

@@ -13,6 +13,8 @@ export type {
   SleepReport, PhaseReport, ProposedMemory, Rpc, LiquidStep, Events, JobId, JobResults, ProjectionMethod,
   CurateAction, CurationReport, DuplicateGroup, LossBudget, MergedMemory, FieldChange, Review, Reason, Question,
   GoldenAddArgs, GoldenEntry, GoldenQuery, GoldenRun, GoldenOutcome, LedgerReport, LedgerSummary, SearchDefaults,
+  Bucket, DecayModel, GoldenSummary, GoldenWhatIf, LifecycleWhatIf, SearchWhatIf, Settings, SettingsChange,
+  SettingsPatch, StateChange, Transition, WhatIfReport, WhatIfRequest,
 } from "./bindings";
 
 /** A memory's lifecycle state (the engine's `State`). */

@@ -80,6 +80,7 @@ export class Xray {
       this.spaceSlot,
       h("div", { class: "xray-side" }, this.tuningEl, this.summary, this.goldenBar, this.table, this.context));
     bus.on("search", () => this.render(), "xray");
+    bus.on("whatif", () => this.render(), "xray");
     bus.on("selection", () => this.highlight(), "xray");
     this.render();
     void this.loadDefaults();
@@ -200,7 +201,7 @@ export class Xray {
         h("span", null, "vector ", h("b", null, r.vector_path)),
         h("span", null, `${r.candidates_considered} candidates`),
         r.actors.length ? h("span", null, "actors ", h("b", null, r.actors.join(", "))) : null),
-      ...[questionLine(r)].filter((x): x is HTMLElement => x !== null),
+      ...[questionLine(r), whatifLine(r)].filter((x): x is HTMLElement => x !== null),
       h("div", { class: "kv muted" },
         `embed ${fmtNum(t.embed_ms, 1)} · vector ${fmtNum(t.vector_ms, 1)} · lexical ${fmtNum(t.lexical_ms, 1)} · score ${fmtNum(t.score_ms, 1)} · pack ${fmtNum(t.pack_ms, 1)} · total ${fmtNum(t.total_ms, 1)} ms`),
       h("div", { class: "kv muted", "data-testid": "xray-weights" },
@@ -305,6 +306,28 @@ export class Xray {
       tr.classList.toggle("selected", state.selection.has(Number((tr as HTMLElement).dataset.id)));
     }
   }
+}
+
+/** The What-if panel's proposed settings, when they were tried on this query: how its top
+ *  hits would move (saved → proposed rank), and what would newly enter the top k. */
+function whatifLine(r: SearchResponse): HTMLElement | null {
+  const w = state.whatif;
+  if (!w || w.before.query !== r.query) return null;
+  const rank = (s: SearchResponse, id: number) => {
+    const i = s.hits.findIndex((x) => x.memory.id === id);
+    return i < 0 ? "out" : String(i + 1);
+  };
+  const moves = w.before.hits
+    .map((x) => ({ id: x.memory.id, from: rank(w.before, x.memory.id), to: rank(w.after, x.memory.id) }))
+    .filter((m) => m.from !== m.to);
+  const entered = w.after.hits.filter((x) => rank(w.before, x.memory.id) === "out")
+    .map((x) => ({ id: x.memory.id, from: "out", to: rank(w.after, x.memory.id) }));
+  const all = [...moves, ...entered];
+  return h("div", { class: "kv whatif-moves", "data-testid": "xray-whatif" },
+    h("span", { class: "muted" }, "what-if (proposed settings)"),
+    all.length
+      ? h("span", null, ...all.slice(0, 12).map((m) => h("span", { class: "w clickable", onclick: () => select([m.id], m.id) }, `#${m.id} ${m.from}→${m.to}`)))
+      : h("span", null, "the same ranking"));
 }
 
 /** What the search read in the question: a "when" question, the times and entities it names. */

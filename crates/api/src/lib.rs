@@ -16,6 +16,7 @@ pub mod limits;
 pub mod llm;
 mod memories;
 mod search;
+mod settings;
 pub mod sleep;
 mod views;
 pub mod workspace;
@@ -32,8 +33,8 @@ pub use search::{
 };
 pub use sleep::{Backend, SleepArgs, SleepRunRequest, UndoRequest};
 pub use views::{
-    expand_home, stored_layout, stored_points, ClusterRequest, LayoutCoords, LayoutKey,
-    LayoutRequest, LayoutSummary, NeighbourhoodRequest,
+    expand_home, positions_then, stored_layout, stored_points, ClusterRequest, LayoutAsOf,
+    LayoutCoords, LayoutKey, LayoutRequest, LayoutSummary, NeighbourhoodRequest,
 };
 pub use workspace::{load_policies, LiquidSink, LiquidStatus, Workspace};
 

@@ -214,13 +214,18 @@ fn snake<T: Serialize>(v: &T) -> String {
 }
 
 impl Api {
-    /// Hybrid search with the engine's full response (every signal of every hit).
+    /// Hybrid search with the engine's full response (every signal of every hit), ranked
+    /// with the saved fusion weights.
     pub fn search(&self, args: &SearchArgs, opts: SearchOptions) -> Result<SearchResponse> {
         let mut q = args.to_query(opts.budget)?;
-        if let Some(w) = opts.weights {
-            w.validate()?;
-            q.weights = w;
-        }
+        // The X-ray's weights for this search when a person set them, else the saved ones.
+        q.weights = match opts.weights {
+            Some(w) => {
+                w.validate()?;
+                w
+            }
+            None => self.engine().settings()?.weights,
+        };
         if opts.track {
             self.engine().search(&q)
         } else {

@@ -62,7 +62,7 @@ pub struct SleepArgs {
 pub struct SleepRunRequest {
     #[serde(default)]
     pub dry_run: bool,
-    /// Every knob; left out, the defaults.
+    /// Every knob; left out, the saved settings'.
     pub config: Option<SleepConfig>,
     /// "extractive" (default) or "chat".
     pub backend: Option<String>,
@@ -96,16 +96,22 @@ impl Api {
         }
     }
 
-    /// An agent's cycle: the extractive backend and default knobs.
+    /// An agent's cycle: the extractive backend and the saved knobs.
     pub fn sleep_for_agent(&self, args: &SleepArgs, job: &Job) -> Result<SleepReport> {
         let opts = SleepOptions {
             dry_run: args.dry_run,
             trigger: "agent".into(),
-            config: SleepConfig::default(),
+            config: self.sleep_config()?,
             force: args.force,
             review: None,
         };
         self.sleep(&opts, &Backend::Extractive, job)
+    }
+
+    /// The knobs a cycle runs with when none are given: the saved settings' (the defaults
+    /// until settings are applied).
+    pub fn sleep_config(&self) -> Result<SleepConfig> {
+        Ok(self.engine().settings()?.sleep)
     }
 
     /// Undoes a committed cycle, or (cascade) the later cycles that block it first. Returns
@@ -127,12 +133,14 @@ impl Api {
     }
 
     /// Starts auto-sleep in the background with the stored setting's poll interval: a cycle
-    /// (trigger "auto") once `every` new episodes wait (left out, the stored threshold).
-    /// It runs until the returned handle is stopped or dropped.
+    /// (trigger "auto", the saved knobs as they are when it starts) once `every` new
+    /// episodes wait (left out, the stored threshold). It runs until the returned handle is
+    /// stopped or dropped.
     pub fn spawn_auto_sleep(&self, every: Option<usize>) -> Result<AutoSleep> {
         let settings = self.auto_sleep_settings()?;
         let opts = SleepOptions {
             trigger: "auto".into(),
+            config: self.sleep_config()?,
             ..SleepOptions::default()
         };
         Ok(AutoSleep::spawn(

@@ -6,11 +6,12 @@ use crate::Api;
 use serde::{Deserialize, Serialize};
 use somna_engine::ingest::ExportDoc;
 use somna_engine::points::{MemorySleepEvent, Neighbourhood, PointAttributes};
-use somna_engine::store::Store;
+use somna_engine::store::{LayoutSnapshot, Store};
 use somna_engine::{
     ClusterInfo, ClusterMerge, ClusterReport, Error, Job, Layout, LiquidParams, LiquidStep,
     ProjectionMethod, ProjectionParams, Result, Stats,
 };
+use std::collections::HashMap;
 use std::path::Path;
 
 /// The layout of one projection method in 2 or 3 dimensions.
@@ -50,6 +51,53 @@ pub struct LayoutCoords {
     pub ids: Vec<i64>,
     pub dims: usize,
     pub coords: Vec<f32>,
+}
+
+/// The layout of one projection method as it was at a past instant (the time scrubber's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(deny_unknown_fields)]
+pub struct LayoutAsOf {
+    pub method: ProjectionMethod,
+    pub dims: usize,
+    /// The instant (Unix ms).
+    pub at: i64,
+}
+
+impl LayoutAsOf {
+    pub fn key(&self) -> LayoutKey {
+        LayoutKey {
+            method: self.method,
+            dims: self.dims,
+        }
+    }
+}
+
+/// `current`'s memories where the full computation `then` placed them; a memory `then` did
+/// not hold (placed after it) keeps its current place. Both are in one frame: each
+/// computation is aligned to the one before it.
+pub fn positions_then(current: &LayoutCoords, then: &LayoutSnapshot) -> LayoutCoords {
+    let d = current.dims;
+    let row_then: HashMap<i64, usize> = if then.dims == d {
+        then.ids
+            .iter()
+            .enumerate()
+            .map(|(r, &id)| (id, r))
+            .collect()
+    } else {
+        HashMap::new()
+    };
+    let mut coords = current.coords.clone();
+    for (r, id) in current.ids.iter().enumerate() {
+        if let Some(&t) = row_then.get(id) {
+            coords[r * d..(r + 1) * d].copy_from_slice(&then.coords[t * d..(t + 1) * d]);
+        }
+    }
+    LayoutCoords {
+        ids: current.ids.clone(),
+        dims: d,
+        coords,
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -214,6 +262,16 @@ impl Api {
         self.engine().with_store(|s| stored_layout(s, key))
     }
 
+    /// The full computation of `req`'s layout in force at `req.at` (the newest computed by
+    /// then, else the oldest kept), if any is kept.
+    pub fn layout_snapshot_at(&self, req: LayoutAsOf) -> Result<Option<LayoutSnapshot>> {
+        check_dims(req.dims)?;
+        self.engine().with_store(|s| {
+            s.read()
+                .layout_snapshot_at(req.method.as_str(), req.dims, req.at)
+        })
+    }
+
     /// The whole store as a Somna export document.
     pub fn export(&self) -> Result<ExportDoc> {
         self.engine().export()
@@ -245,5 +303,37 @@ mod tests {
         assert!(check_dims(3).is_ok());
         let e = check_dims(4).unwrap_err();
         assert!(e.to_string().contains("dims must be 2 or 3 (got 4)"), "{e}");
+    }
+}
+
+#[cfg(test)]
+mod layout_tests {
+    use super::*;
+
+    #[test]
+    fn points_take_their_place_then_and_later_ones_keep_theirs() {
+        let current = LayoutCoords {
+            ids: vec![1, 2, 3],
+            dims: 2,
+            coords: vec![10.0, 10.0, 20.0, 20.0, 30.0, 30.0],
+        };
+        // Computed when only 1 and 2 (and 9, since forgotten) existed.
+        let then = LayoutSnapshot {
+            method: "pca".into(),
+            dims: 2,
+            computed_at: 5,
+            ids: vec![2, 1, 9],
+            coords: vec![2.0, -2.0, 1.0, -1.0, 9.0, 9.0],
+        };
+        let p = positions_then(&current, &then);
+        assert_eq!(p.ids, vec![1, 2, 3]);
+        assert_eq!(p.coords, vec![1.0, -1.0, 2.0, -2.0, 30.0, 30.0]);
+        // A computation in other dimensions moves nothing.
+        let flat = LayoutSnapshot {
+            dims: 3,
+            coords: vec![0.0; 9],
+            ..then
+        };
+        assert_eq!(positions_then(&current, &flat), current);
     }
 }

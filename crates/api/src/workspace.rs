@@ -4,7 +4,7 @@
 //! auto-sleep while its stored setting is enabled. Dropping the workspace stops them all.
 
 use crate::views::{check_dims, LayoutCoords};
-use crate::{Api, LayoutKey, LayoutRequest, LayoutSummary};
+use crate::{Api, LayoutAsOf, LayoutKey, LayoutRequest, LayoutSummary};
 use serde::Serialize;
 use somna_engine::sleep::auto::{AutoSleep, AutoSleepSettings};
 use somna_engine::{
@@ -132,6 +132,19 @@ impl Workspace {
         self.api.stored_layout(key)
     }
 
+    /// The layout of `req` as it was at `req.at`: today's points where the full computation
+    /// in force then placed them (see [`crate::positions_then`]); today's layout when no
+    /// computation is kept.
+    pub fn layout_as_of(&self, req: LayoutAsOf) -> Result<Option<LayoutCoords>> {
+        let Some(current) = self.layout(req.key())? else {
+            return Ok(None);
+        };
+        Ok(Some(match self.api.layout_snapshot_at(req)? {
+            Some(then) => crate::positions_then(&current, &then),
+            None => current,
+        }))
+    }
+
     pub fn liquid_status(&self) -> LiquidStatus {
         let liquid = lock(&self.liquid);
         LiquidStatus {
@@ -183,6 +196,23 @@ impl Workspace {
     pub fn set_auto_sleep(&self, settings: &AutoSleepSettings) -> Result<()> {
         self.api.set_auto_sleep_settings(settings)?;
         self.restart_auto_sleep()
+    }
+
+    /// Saves a change of settings; a running auto-sleep restarts with the new knobs.
+    pub fn apply_settings(
+        &self,
+        patch: &somna_engine::SettingsPatch,
+    ) -> Result<somna_engine::SettingsChange> {
+        let change = self.api.apply_settings(patch)?;
+        self.restart_auto_sleep()?;
+        Ok(change)
+    }
+
+    /// Undoes an application of settings; a running auto-sleep restarts with the old knobs.
+    pub fn undo_settings(&self, id: i64) -> Result<somna_engine::SettingsChange> {
+        let change = self.api.settings_undo(id)?;
+        self.restart_auto_sleep()?;
+        Ok(change)
     }
 
     /// Stops auto-sleep, then starts it again if the stored setting enables it.

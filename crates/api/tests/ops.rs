@@ -6,9 +6,9 @@
 use somna_api::sleep::Backend;
 use somna_api::{
     AddMemoryArgs, Api, DeleteArgs, Filters, GoldenAddArgs, GoldenHistoryArgs, ImportRequest,
-    LayoutKey, LayoutRequest, LedgerArgs, ListArgs, MessageArg, NeighbourhoodRequest, SearchArgs,
-    SearchDefaults, SearchOptions, SimilarArgs, TunedSearchArgs, UndoRequest, UpdateFields,
-    Workspace,
+    LayoutAsOf, LayoutKey, LayoutRequest, LedgerArgs, ListArgs, MessageArg, NeighbourhoodRequest,
+    SearchArgs, SearchDefaults, SearchOptions, SimilarArgs, TunedSearchArgs, UndoRequest,
+    UpdateFields, Workspace,
 };
 use somna_engine::cluster::ClusterUpkeep;
 use somna_engine::embed::HashEmbedder;
@@ -299,6 +299,75 @@ fn the_workspace_keeps_the_layouts_it_computed() {
     let bad = LayoutRequest { dims: 4, ..req };
     assert!(ws.compute_layout(&bad, &Job::default()).is_err());
     assert!(!ws.liquid_status().running);
+}
+
+#[test]
+fn the_layout_as_of_an_instant_puts_the_points_where_that_computation_placed_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ws, problems) = Workspace::open(engine(&dir), "app", dir.path(), Arc::new(|_| {}));
+    assert!(problems.is_empty(), "{problems:?}");
+    let texts = many(12);
+    add(
+        ws.api(),
+        &texts[..6].iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    let req = LayoutRequest {
+        method: ProjectionMethod::Pca,
+        dims: 3,
+        full: true,
+    };
+    let first = ws.compute_layout(&req, &Job::default()).unwrap();
+    let then = ws.layout(req_key(&req)).unwrap().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    let later = add(
+        ws.api(),
+        &texts[6..].iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    let second = ws.compute_layout(&req, &Job::default()).unwrap();
+    assert!(second.computed_at > first.computed_at);
+    let now = ws.layout(req_key(&req)).unwrap().unwrap();
+    assert_eq!(now.ids.len(), 12);
+    assert_ne!(
+        now.coords[..18],
+        then.coords[..18],
+        "the second computation moved them"
+    );
+
+    let as_of = |at: i64| {
+        ws.layout_as_of(LayoutAsOf {
+            method: ProjectionMethod::Pca,
+            dims: 3,
+            at,
+        })
+        .unwrap()
+        .unwrap()
+    };
+    // Between the two computations: the first one's places; the memories added later
+    // (not in it) keep today's.
+    let past = as_of(second.computed_at - 1);
+    assert_eq!(past.ids, now.ids);
+    for (r, id) in past.ids.iter().enumerate() {
+        let at = |l: &somna_api::LayoutCoords| {
+            let k = l.ids.iter().position(|x| x == id).unwrap();
+            l.coords[k * 3..k * 3 + 3].to_vec()
+        };
+        let expected = if later.contains(id) {
+            at(&now)
+        } else {
+            at(&then)
+        };
+        assert_eq!(past.coords[r * 3..r * 3 + 3], expected[..], "memory {id}");
+    }
+    // From the second computation on: today's.
+    assert_eq!(as_of(second.computed_at), now);
+    assert_eq!(as_of(i64::MAX), now);
+}
+
+fn req_key(r: &LayoutRequest) -> LayoutKey {
+    LayoutKey {
+        method: r.method,
+        dims: r.dims,
+    }
 }
 
 #[test]

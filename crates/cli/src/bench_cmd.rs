@@ -18,8 +18,8 @@ use std::time::Instant;
 
 #[derive(Args)]
 pub struct BenchArgs {
-    /// Sections to run: embed, ingest, search, ann, sleep, asof (time travel); and pca, tsne,
-    /// kmeans, stability, liquid (see bench_cluster.rs).
+    /// Sections to run: embed, ingest, search, ann, sleep, asof (time travel), whatif (the
+    /// what-if simulator); and pca, tsne, kmeans, stability, liquid (see bench_cluster.rs).
     #[arg(long, value_delimiter = ',', default_value = "embed,ingest,search,ann")]
     only: Vec<String>,
     /// Sentences for the embedding benchmark.
@@ -79,6 +79,14 @@ pub struct BenchArgs {
     /// Runs per time-travel measurement (the median is reported).
     #[arg(long, default_value_t = 3)]
     asof_runs: usize,
+    /// Memories and golden queries of the what-if benchmark's store.
+    #[arg(long, default_value_t = 100_000)]
+    whatif_memories: usize,
+    #[arg(long, default_value_t = 50)]
+    whatif_golden: usize,
+    /// Simulations timed (the median is reported).
+    #[arg(long, default_value_t = 3)]
+    whatif_runs: usize,
     #[command(flatten)]
     cluster: crate::bench_cluster::ClusterBenchArgs,
 }
@@ -93,6 +101,7 @@ struct Report {
     ann: Vec<(AnnResult, Option<serde_json::Value>)>,
     sleep: Option<crate::sleep_cmd::SleepBench>,
     asof: Option<crate::bench_asof::AsOfBench>,
+    whatif: Option<crate::bench_whatif::WhatIfBench>,
     cluster: Option<crate::bench_cluster::ClusterReport>,
 }
 
@@ -223,6 +232,18 @@ pub fn run(args: BenchArgs, model_dir: &Path, json: bool) -> anyhow::Result<()> 
             args.asof_history,
             args.asof_runs,
         )?);
+    }
+    if has("whatif") {
+        let b = crate::bench_whatif::run(
+            &cache,
+            model_dir,
+            args.whatif_memories,
+            args.whatif_golden,
+            args.whatif_runs.max(1),
+            args.seed,
+        )?;
+        eprintln!("whatif: {:.0} ms over {} memories", b.total_ms, b.memories);
+        report.whatif = Some(b);
     }
     if has("ann") {
         for &n in &args.ann_sizes {
@@ -589,6 +610,9 @@ fn print_report(r: &Report) {
     out!("machine: {}", r.machine);
     if let Some(b) = &r.sleep {
         crate::sleep_cmd::print_bench(b);
+    }
+    if let Some(b) = &r.whatif {
+        crate::bench_whatif::print(b);
     }
     if let Some(b) = &r.asof {
         crate::bench_asof::print(b);

@@ -5,6 +5,7 @@ mod output;
 mod bench_asof;
 mod bench_cluster;
 mod bench_cmd;
+mod bench_whatif;
 mod cluster_cmd;
 mod curate_cmd;
 mod eval_cmd;
@@ -12,6 +13,7 @@ mod locomo_cmd;
 mod memory_cmd;
 mod serve_cmd;
 mod sleep_cmd;
+mod whatif_cmd;
 
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -108,6 +110,11 @@ enum Command {
     Bench(bench_cmd::BenchArgs),
     /// Run a sleep cycle (replay, summaries, schemas, forgetting); `undo`, `history`, `show`.
     Sleep(sleep_cmd::SleepArgs),
+    /// What a change of decay, lifecycle, forgetting or fusion settings would do (state
+    /// changes over time, golden queries, a search), writing nothing; --apply saves it.
+    Whatif(whatif_cmd::WhatIfArgs),
+    /// The saved settings (sleep knobs, fusion weights); `history`, `undo ID`.
+    Settings(whatif_cmd::SettingsArgs),
     /// Act on memories by id: merge, delete, restore, pin, unpin, tag, importance (each
     /// with --preview, each undoable: `curate undo <id>`), and the curation history.
     Curate(curate_cmd::CurateArgs),
@@ -454,6 +461,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Stats => memory_cmd::stats(&ctx),
         Command::Bench(args) => bench_cmd::run(args, &ctx.model_dir, json),
         Command::Sleep(args) => sleep_cmd::run(&ctx, args),
+        Command::Whatif(args) => whatif_cmd::whatif(&ctx, args),
+        Command::Settings(args) => whatif_cmd::settings(&ctx, args),
         Command::Curate(args) => curate_cmd::run(&ctx, args),
         Command::Duplicates(input) => curate_cmd::duplicates(&ctx, input),
         Command::Mcp => serve_cmd::mcp(ctx.open()?),

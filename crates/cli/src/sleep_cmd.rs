@@ -195,7 +195,7 @@ fn cycle(api: &Api, args: SleepArgs, json: bool) -> anyhow::Result<()> {
             &std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?,
         )
         .with_context(|| format!("{}: not a sleep config", p.display()))?,
-        None => SleepConfig::default(),
+        None => api.sleep_config()?,
     };
     let backend = Backend::choose(Some(&args.backend), || {
         somna_api::llm::configured(&paths::data_dir())

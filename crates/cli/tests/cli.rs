@@ -810,3 +810,140 @@ fn a_chatgpt_export_imports_once_and_a_bad_record_is_named_with_nothing_written(
     );
     assert_eq!(count_messages(&fresh), 0);
 }
+
+#[test]
+fn whatif_shows_what_settings_would_do_writes_nothing_and_apply_is_undone() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    // Messages from November 2023: old enough that the lifecycle thresholds decide.
+    let file = chat_file(dir.path(), 30);
+    ok(somna(&db)
+        .args(["import", "--format", "chat-jsonl"])
+        .arg(&file)
+        .output()
+        .unwrap());
+    let first = json(
+        somna(&db)
+            .args(["--json", "list", "--limit", "2"])
+            .output()
+            .unwrap(),
+    );
+    let expected = first["memories"][0]["id"].to_string();
+    ok(somna(&db)
+        .args(["golden", "add", "the garden", "--expect", &expected])
+        .output()
+        .unwrap());
+    ok(somna(&db).arg("stats").output().unwrap());
+    let bytes = std::fs::read(&db).unwrap();
+
+    // Archiving only after 5000 days keeps every memory out of the archive.
+    let r = json(
+        somna(&db)
+            .args([
+                "--json",
+                "whatif",
+                "--archive-after",
+                "5000",
+                "--query",
+                "the garden",
+            ])
+            .output()
+            .unwrap(),
+    );
+    let w = &r["whatif"];
+    assert_eq!(w["before"]["sleep"]["archive_after_days"], 90.0);
+    assert_eq!(w["after"]["sleep"]["archive_after_days"], 5000.0);
+    assert!(r["applied"].is_null());
+    // Saved settings: the next cycle archives every turn; proposed: it leaves them cold.
+    let next = w["lifecycle"]["next_cycle"].as_array().unwrap();
+    assert!(next.len() >= 30, "{next:?}");
+    assert!(next.iter().all(|c| c["to"] == "cold"), "{next:?}");
+    assert_eq!(
+        w["lifecycle"]["next_cycle_before"].as_u64(),
+        Some(next.len() as u64)
+    );
+    assert!(w["lifecycle"]["differing"].as_u64().unwrap() >= 30);
+    assert_eq!(w["golden"]["queries"].as_array().unwrap().len(), 1);
+    assert_eq!(w["search"]["after"]["query"], "the garden");
+    assert_eq!(
+        std::fs::read(&db).unwrap(),
+        bytes,
+        "whatif wrote to the store"
+    );
+
+    // The readable table names the change and says nothing was written.
+    let text = ok(somna(&db)
+        .args([
+            "whatif",
+            "--decay",
+            "power",
+            "--half-life",
+            "10",
+            "--weight",
+            "semantic=0.45",
+            "--weight",
+            "lexical=0.3",
+        ])
+        .output()
+        .unwrap());
+    for want in [
+        "decay exponential → power_law",
+        "half_life_days 30 → 10",
+        "semantic 0.35 lexical 0.4",
+        "next cycle:",
+        "golden queries: mean R@k",
+        "nothing was written; --apply saves these settings",
+    ] {
+        assert!(text.contains(want), "missing {want:?} in:\n{text}");
+    }
+    assert_eq!(
+        std::fs::read(&db).unwrap(),
+        bytes,
+        "whatif wrote to the store"
+    );
+
+    // Bad settings are refused by name, and nothing changes.
+    for (args, want) in [
+        (vec!["whatif", "--weight", "semantic=0.9"], "sum to 1"),
+        (vec!["whatif", "--decay", "linear"], "unknown decay model"),
+        (
+            vec!["whatif", "--cold-after", "200"],
+            "warm ≤ cold ≤ archive",
+        ),
+        (vec!["whatif", "--weight", "colour=0.1"], "no fusion weight"),
+    ] {
+        let out = somna(&db).args(&args).output().unwrap();
+        assert!(!out.status.success(), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("error[invalid_input]") && err.contains(want),
+            "{args:?}: {err}"
+        );
+    }
+
+    // Apply saves the settings as one logged change; undo puts the old ones back.
+    let applied = json(
+        somna(&db)
+            .args(["--json", "whatif", "--archive-after", "365", "--apply"])
+            .output()
+            .unwrap(),
+    );
+    let id = applied["applied"]["id"].as_i64().unwrap();
+    let saved = json(somna(&db).args(["--json", "settings"]).output().unwrap());
+    assert_eq!(saved["sleep"]["archive_after_days"], 365.0);
+    let log = ok(somna(&db).args(["settings", "history"]).output().unwrap());
+    assert!(log.contains("archive_after_days 90 → 365"), "{log}");
+    // The next what-if starts from the saved settings.
+    let again = json(somna(&db).args(["--json", "whatif"]).output().unwrap());
+    assert_eq!(
+        again["whatif"]["before"]["sleep"]["archive_after_days"],
+        365.0
+    );
+    let undone = ok(somna(&db)
+        .args(["settings", "undo", &id.to_string()])
+        .output()
+        .unwrap());
+    assert!(undone.contains("archive_after_days 365 → 90"), "{undone}");
+    let saved = json(somna(&db).args(["--json", "settings"]).output().unwrap());
+    assert_eq!(saved["sleep"]["archive_after_days"], 90.0);
+}

@@ -24,10 +24,12 @@ pub mod paths;
 pub mod points;
 pub mod project;
 pub mod retrieve;
+pub mod settings;
 pub mod sleep;
 pub mod store;
 pub mod text;
 pub mod timetravel;
+pub mod whatif;
 
 pub use cluster::{
     ClusterInfo, ClusterMerge, ClusterReport, LiquidEvent, LiquidParams, LiquidStep, Moved,
@@ -42,9 +44,10 @@ pub use ingest::{AddOptions, AddReport};
 pub use memory::{Kind, Memory, NewMemory, Source, State};
 pub use project::{Layout, ProjectionMethod, ProjectionParams};
 pub use retrieve::{Route, ScoreMode, SearchQuery, SearchResponse};
+pub use settings::{Settings, SettingsChange, SettingsPatch};
 pub use sleep::{
-    FieldChange, LossBudget, PhaseReport, ProposedMemory, ReplayWeights, Review, SleepConfig,
-    SleepOptions, SleepReport,
+    DecayModel, FieldChange, LossBudget, PhaseReport, ProposedMemory, ReplayWeights, Review,
+    SleepConfig, SleepOptions, SleepReport,
 };
 pub use store::{Change, ChangeEvent, Origin};
 pub use store::{ListQuery, MemoryFilter, MemoryUpdate, Message};

@@ -30,6 +30,7 @@ use somna_api::{
     AddMemoryArgs, CurateRequest, CurateUndoArgs, DeleteArgs, DeleteResult, DuplicatesArgs,
     ListArgs, MergeArgs, PinArgs, SearchArgs, SearchResult, SimilarArgs, SleepArgs, UpdateFields,
 };
+use somna_engine::whatif::WhatIfRequest;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
@@ -281,6 +282,18 @@ async fn find_duplicates(
     Ok(Json(ops.duplicates(body(args)?).await?))
 }
 
+/// What a change of settings (decay model and half-life, lifecycle and forgetting
+/// thresholds, fusion weights) would do, written nowhere: state changes over time, golden
+/// queries and a search before → after.
+#[utoipa::path(post, path = "/api/v1/whatif", request_body = WhatIfRequest,
+    responses((status = 200, body = EngineJson), (status = 422, description = "a setting or limit out of range")))]
+async fn what_if(
+    State(ops): State<Ops>,
+    req: JsonArg<WhatIfRequest>,
+) -> Result<Json<EngineJson>, OpError> {
+    Ok(Json(ops.what_if(body(req)?).await?))
+}
+
 /// The REST routes and the OpenAPI document generated from them.
 pub fn rest_routes(ops: Ops) -> (axum::Router, utoipa::openapi::OpenApi) {
     let (router, api) = OpenApiRouter::with_openapi(ApiDoc::openapi())
@@ -297,6 +310,7 @@ pub fn rest_routes(ops: Ops) -> (axum::Router, utoipa::openapi::OpenApi) {
         .routes(routes!(pin_memory))
         .routes(routes!(undo_curation))
         .routes(routes!(find_duplicates))
+        .routes(routes!(what_if))
         .with_state(ops)
         .split_for_parts();
     let router = router

@@ -15,6 +15,7 @@ use somna_api::{
     AddMemoryArgs, CurateRequest, CurateUndoArgs, DeleteArgs, DuplicatesArgs, GetArgs, IdArgs,
     ListArgs, MergeArgs, PinArgs, SearchArgs, SimilarArgs, SleepArgs, UpdateArgs,
 };
+use somna_engine::whatif::WhatIfRequest;
 
 /// A tool's arguments, deserialised into the operations layer's type `P`. rmcp's own
 /// `Parameters` turns a deserialisation failure into a tool result with `isError`, while
@@ -152,6 +153,16 @@ impl SomnaMcp {
         Parameters(args): Parameters<SleepArgs>,
     ) -> Result<CallToolResult, ErrorData> {
         structured(self.ops.sleep(args).await?.0)
+    }
+
+    #[tool(
+        description = "What-if: what a change of settings would do, writing nothing. patch {decay: exponential|power_law, half_life_days, decay_alpha, importance_floor, warm_after_days, cold_after_days, archive_after_days, forget_importance, forget_max_words, weights}; query? ranks a search both ways; horizon_days? (default 180). Returns the state changes over time, golden queries before → after and the search before → after."
+    )]
+    async fn what_if(
+        &self,
+        Parameters(req): Parameters<WhatIfRequest>,
+    ) -> Result<CallToolResult, ErrorData> {
+        structured(self.ops.what_if(req).await?.0)
     }
 
     #[tool(

@@ -9,6 +9,7 @@ use somna_api::{
     ListArgs, MergeArgs, PinArgs, SearchArgs, SearchOptions, SearchResult, SimilarArgs, SleepArgs,
     UpdateFields,
 };
+use somna_engine::whatif::WhatIfRequest;
 use somna_engine::{CancelToken, Somna};
 use std::sync::Arc;
 use utoipa::ToSchema;
@@ -145,6 +146,12 @@ impl Ops {
 
     pub async fn curate_undo(&self, args: CurateUndoArgs) -> Result<EngineJson, OpError> {
         self.blocking(move |api, job| to_json(&api.curate_undo(&args, job)?))
+            .await
+    }
+
+    /// What a change of settings would do, written nowhere (the what-if report).
+    pub async fn what_if(&self, req: WhatIfRequest) -> Result<EngineJson, OpError> {
+        self.blocking(move |api, _| to_json(&api.what_if(&req)?))
             .await
     }
 

@@ -73,11 +73,13 @@ impl Somna {
         }
     }
 
-    /// Runs every golden query, stores the run and compares it with the previous one.
+    /// Runs every golden query (with the saved fusion weights), stores the run and compares
+    /// it with the previous one.
     /// Progress stage "golden"; cancellable between queries (nothing is stored then).
     pub fn golden_run(&self, stage: &str, cycle_id: Option<i64>, job: &Job) -> Result<GoldenRun> {
         let started = std::time::Instant::now();
         let queries = self.golden_list()?;
+        let weights = self.settings()?.weights;
         let mut rows = Vec::with_capacity(queries.len());
         job.report("golden", 0, queries.len() as u64);
         for (i, g) in queries.iter().enumerate() {
@@ -85,6 +87,7 @@ impl Somna {
             let opts = options_of(g);
             let mut sq = SearchQuery::new(&g.query);
             sq.k = g.k;
+            sq.weights = weights;
             sq.filter = opts.filter;
             sq.route = opts.route;
             if let Some(m) = opts.mode {

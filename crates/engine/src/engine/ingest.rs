@@ -277,6 +277,7 @@ impl Somna {
                 operations: read.all_operations()?,
                 clusters: read.export_clusters()?,
                 layouts: read.all_layouts()?,
+                layout_history: read.all_layout_snapshots()?,
                 golden_queries: read.golden_queries()?,
                 golden_runs: read.all_golden_runs()?,
                 golden_results: read.all_golden_results()?,
@@ -362,6 +363,24 @@ impl Somna {
             for l in &doc.layouts {
                 tx.restore_layout(l)
                     .map_err(taken(format!("the {} layout in {}D", l.method, l.dims)))?;
+            }
+            if doc.layout_history.is_empty() {
+                // An export made before layouts were kept over time.
+                for l in &doc.layouts {
+                    tx.keep_layout_snapshot(&crate::store::LayoutSnapshot {
+                        method: l.method.clone(),
+                        dims: l.dims,
+                        computed_at: l.computed_at,
+                        ids: l.ids.clone(),
+                        coords: l.coords.clone(),
+                    })?;
+                }
+            }
+            for l in &doc.layout_history {
+                tx.restore_layout_snapshot(l).map_err(taken(format!(
+                    "the {} layout in {}D computed at {}",
+                    l.method, l.dims, l.computed_at
+                )))?;
             }
             for q in &doc.golden_queries {
                 tx.restore_golden(q)

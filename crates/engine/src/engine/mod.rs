@@ -16,9 +16,11 @@ mod memories;
 mod points;
 mod project;
 mod search;
+mod settings;
 mod sleep;
 pub(crate) mod sync;
 mod timetravel;
+mod whatif;
 
 pub use liquid::LiquidLoop;
 pub use sync::{Changes, ExternalWatch};

@@ -871,6 +871,11 @@ impl Somna {
                     tx.set_cluster_label(r.cluster, &r.old, r.old_by_person)?;
                 }
             }
+            if let Some(old) = row.phase_stats.get("settings").and_then(|s| s.get("old")) {
+                // An application of settings: the settings it replaced come back.
+                let old: crate::settings::Settings = serde_json::from_value(old.clone())?;
+                tx.set_meta(crate::settings::SETTINGS_KEY, &serde_json::to_string(&old)?)?;
+            }
             tx.delete_history_by(actor)?;
             let undo_actor = format!("undo:{}", row.id);
             for m in row.created_ids.iter().rev() {
@@ -992,5 +997,9 @@ impl SleepHost for Somna {
 
     fn saved_settings(&self) -> Result<AutoSleepSettings> {
         self.auto_sleep_settings()
+    }
+
+    fn saved_config(&self) -> Result<crate::SleepConfig> {
+        Ok(self.settings()?.sleep)
     }
 }

@@ -175,6 +175,11 @@ impl Somna {
         for op in read.operations_since(i64::MIN)? {
             let (kind, label) = if op.op == "sleep" {
                 ("sleep", format!("sleep cycle {} ({})", op.id, op.status))
+            } else if op.op == super::settings::OP {
+                (
+                    "curation",
+                    format!("settings change {} by {}", op.id, op.trigger),
+                )
             } else {
                 ("curation", format!("curation {}: {}", op.id, op.op))
             };

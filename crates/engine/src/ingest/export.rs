@@ -2,7 +2,8 @@
 //! an empty store is the same store: every memory (with its embedding and access counts),
 //! link, message, history entry and co-access pair (version 1), and since version 2 the
 //! operation log (sleep cycles and curations, undone ones too), the concept clusters with
-//! their members, merges and energies, the cached layouts, the golden queries and their
+//! their members, merges and energies, the cached layouts (and their kept past computations),
+//! the golden queries and their
 //! runs, the ledger, the settings and the highest memory id ever given. Every section
 //! added after version 1 defaults to empty, so an older export still imports. The vector
 //! index and the lexical index are not exported: they are rebuilt from the memories.
@@ -12,7 +13,7 @@ use crate::memory::Memory;
 pub use crate::store::ExportedMessage;
 use crate::store::{
     CoAccess, Contradiction, CycleRow, ExportedClusters, ExportedGoldenResult, ExportedLedgerEntry,
-    GoldenQuery, GoldenRunRow, HistoryEntry, Link, Restatement, StoredLayout,
+    GoldenQuery, GoldenRunRow, HistoryEntry, LayoutSnapshot, Link, Restatement, StoredLayout,
 };
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
@@ -52,6 +53,10 @@ pub struct ExportDoc {
     pub clusters: ExportedClusters,
     #[serde(default)]
     pub layouts: Vec<StoredLayout>,
+    /// Every kept full computation of the layouts (where the points were over time). An
+    /// export without them gets its cached layouts as the first.
+    #[serde(default)]
+    pub layout_history: Vec<LayoutSnapshot>,
     #[serde(default)]
     pub golden_queries: Vec<GoldenQuery>,
     #[serde(default)]
@@ -91,6 +96,7 @@ impl ExportDoc {
             operations: Vec::new(),
             clusters: ExportedClusters::default(),
             layouts: Vec::new(),
+            layout_history: Vec::new(),
             golden_queries: Vec::new(),
             golden_runs: Vec::new(),
             golden_results: Vec::new(),

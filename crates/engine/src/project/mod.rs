@@ -179,7 +179,18 @@ pub(crate) fn project(h: &Handles<'_>, params: &ProjectionParams, job: &Job) -> 
         placed_incrementally: 0,
     };
     let stored = layout.to_stored(model)?;
-    h.store().transaction(|tx| tx.put_layout(&stored))?;
+    // Kept in the history too, so the time scrubber can show the points where they were.
+    let snapshot = crate::store::LayoutSnapshot {
+        method: stored.method.clone(),
+        dims: stored.dims,
+        computed_at: stored.computed_at,
+        ids: stored.ids.clone(),
+        coords: stored.coords.clone(),
+    };
+    h.store().transaction(|tx| {
+        tx.put_layout(&stored)?;
+        tx.keep_layout_snapshot(&snapshot)
+    })?;
     Ok(layout)
 }
 

@@ -12,6 +12,7 @@ pub mod evidence;
 #[cfg(test)]
 pub(crate) mod fixture;
 mod gather;
+pub mod overlay;
 mod pack;
 mod plan;
 mod reasons;
@@ -63,6 +64,7 @@ impl std::str::FromStr for ScoreMode {
 /// Fusion weights (seed 003 defaults); they must sum to 1.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema, utoipa::ToSchema))]
 pub struct Weights {
     pub semantic: f64,
     pub lexical: f64,
@@ -379,6 +381,38 @@ pub fn search(ctx: &SearchCtx<'_>, q: &SearchQuery) -> Result<SearchResponse> {
                 Ok(response)
             }
         }
+    })
+}
+
+/// [`search`] over the store as `overlay` says a sleep cycle would leave it (the what-if
+/// simulator): its forgotten memories hidden, its states and importances in place. Not
+/// with `as_of`.
+pub fn search_with_overlay(
+    ctx: &SearchCtx<'_>,
+    q: &SearchQuery,
+    overlay: &overlay::Overlay,
+) -> Result<SearchResponse> {
+    if q.as_of.is_some() {
+        return Err(Error::InvalidInput(
+            "a what-if search is of the store as a cycle would leave it, not as of a time".into(),
+        ));
+    }
+    let t0 = Instant::now();
+    let plan = plan::plan(
+        q,
+        ctx.has_causal_links,
+        ctx.known_actors,
+        crate::store::now_ms(),
+    )?;
+    ctx.store.snapshot(|read| {
+        let sources = overlay::OverlaySources {
+            inner: StoreSources {
+                read,
+                index: ctx.index,
+            },
+            overlay,
+        };
+        run(&sources, ctx, &plan, q, t0)
     })
 }
 

@@ -48,6 +48,10 @@ pub trait SleepHost: Send + Sync + 'static {
     fn run_cycle(&self, opts: &SleepOptions, job: &Job) -> crate::Result<SleepReport>;
     /// The store's saved setting.
     fn saved_settings(&self) -> crate::Result<AutoSleepSettings>;
+    /// The knobs a cycle runs with (the store's saved settings).
+    fn saved_config(&self) -> crate::Result<super::SleepConfig> {
+        Ok(super::SleepConfig::default())
+    }
 }
 
 /// Runs until dropped (or [`AutoSleep::stop`]); the reports of the cycles it ran are kept.
@@ -99,8 +103,14 @@ impl AutoSleep {
     /// Starts with the store's saved setting when it is enabled (`None` otherwise).
     pub fn from_settings<H: SleepHost>(engine: Arc<H>) -> crate::Result<Option<Self>> {
         let s = engine.saved_settings()?;
-        Ok(s.enabled
-            .then(|| Self::spawn(engine, s.every, s.poll(), SleepOptions::default())))
+        if !s.enabled {
+            return Ok(None);
+        }
+        let opts = SleepOptions {
+            config: engine.saved_config()?,
+            ..SleepOptions::default()
+        };
+        Ok(Some(Self::spawn(engine, s.every, s.poll(), opts)))
     }
 
     /// How many cycles it has run.

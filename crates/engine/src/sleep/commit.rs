@@ -21,10 +21,18 @@ pub(crate) fn touched(row: &CycleRow) -> Result<HashSet<i64>> {
 
 /// Later live cycles whose changes meet `row`'s: they changed, created or forgot a memory
 /// `row` touched, or created a memory derived from one `row` created.
+/// An application of settings is blocked by every later live application (each saved the
+/// whole settings over it).
 pub(crate) fn blockers(read: &Tx<'_>, row: &CycleRow) -> Result<Vec<i64>> {
     let mine = touched(row)?;
     let mut out = Vec::new();
     for later in read.later_live_cycles(row.id)? {
+        if row.op == "settings" {
+            if later.op == "settings" {
+                out.push(later.id);
+            }
+            continue;
+        }
         let mut theirs = touched(&later)?;
         for c in &later.created_ids {
             theirs.extend(

@@ -66,6 +66,11 @@ pub struct SleepConfig {
     /// Importance halves every this many days without… anything (decay floor below).
     pub importance_half_life_days: f64,
     pub importance_floor: f64,
+    /// How importance decays with time in the store (seed 003): exponential (halves every
+    /// half-life) or power law (halves at the half-life, then ever more slowly).
+    pub decay: DecayModel,
+    /// The power law's exponent α (seed 003: 1.5); unused by the exponential model.
+    pub decay_alpha: f64,
     /// Lifecycle by age (days): active < warm < cold < archived.
     pub warm_after_days: f64,
     pub cold_after_days: f64,
@@ -82,6 +87,122 @@ pub struct SleepConfig {
     pub now_ms: Option<i64>,
 }
 
+/// How importance decays with a memory's time in the store (seed 003's two models), both
+/// parametrised by the half-life h so the same knob means the same thing in each:
+/// - exponential: f(t) = 2^(−t/h);
+/// - power law: f(t) = (1 + t/τ)^(−α) with τ = h / (2^(1/α) − 1), so f(h) = ½; with
+///   τ = 1 day this is seed 003's 1 / (1 + t)^α. It falls faster than the exponential
+///   before the half-life and much more slowly after it.
+///
+/// A cycle multiplies the importance above the floor by f(age now) / f(age at the last
+/// decay), so decaying in several cycles gives the same value as decaying once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema, utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum DecayModel {
+    #[default]
+    Exponential,
+    PowerLaw,
+}
+
+impl DecayModel {
+    /// f(age) for a half-life and exponent (ages in days, negative ages count as 0).
+    pub fn curve(self, age_days: f64, half_life_days: f64, alpha: f64) -> f64 {
+        let t = age_days.max(0.0);
+        match self {
+            DecayModel::Exponential => 0.5f64.powf(t / half_life_days),
+            DecayModel::PowerLaw => {
+                let tau = half_life_days / (2f64.powf(1.0 / alpha) - 1.0);
+                (1.0 + t / tau).powf(-alpha)
+            }
+        }
+    }
+
+    /// The factor a cycle applies to the importance above the floor of a memory that was
+    /// `age_days` old at the last decay, `elapsed_days` later.
+    pub fn factor(self, age_days: f64, elapsed_days: f64, half_life_days: f64, alpha: f64) -> f64 {
+        let elapsed = elapsed_days.max(0.0);
+        match self {
+            // Memoryless: the elapsed time alone (exactly the formula from before the
+            // power law existed).
+            DecayModel::Exponential => 0.5f64.powf(elapsed / half_life_days),
+            DecayModel::PowerLaw => {
+                let age = age_days.max(0.0);
+                self.curve(age + elapsed, half_life_days, alpha)
+                    / self.curve(age, half_life_days, alpha)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod decay_tests {
+    use super::DecayModel::{Exponential, PowerLaw};
+
+    #[test]
+    fn both_models_halve_at_the_half_life_and_the_power_law_keeps_more_after_it() {
+        for model in [Exponential, PowerLaw] {
+            assert!((model.curve(0.0, 30.0, 1.5) - 1.0).abs() < 1e-12);
+            assert!(
+                (model.curve(30.0, 30.0, 1.5) - 0.5).abs() < 1e-12,
+                "{model:?}"
+            );
+        }
+        // Before the half-life the power law falls faster, after it more slowly.
+        assert!(PowerLaw.curve(5.0, 30.0, 1.5) < Exponential.curve(5.0, 30.0, 1.5));
+        assert!(PowerLaw.curve(120.0, 30.0, 1.5) > Exponential.curve(120.0, 30.0, 1.5));
+        assert!((Exponential.curve(120.0, 30.0, 1.5) - 1.0 / 16.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_power_law_with_a_one_day_scale_is_seed_003s_formula() {
+        // τ = 1 day ⇔ h = 2^(1/α) − 1.
+        let alpha = 1.5;
+        let h = 2f64.powf(1.0 / alpha) - 1.0;
+        for t in [0.0, 1.0, 7.0, 30.0, 365.0] {
+            let seed = 1.0 / (1.0_f64 + t).powf(alpha);
+            assert!(
+                (PowerLaw.curve(t, h, alpha) - seed).abs() < 1e-12,
+                "t = {t}"
+            );
+        }
+    }
+
+    #[test]
+    fn decaying_in_several_cycles_equals_decaying_once() {
+        for model in [Exponential, PowerLaw] {
+            let once = model.factor(3.0, 100.0, 20.0, 1.5);
+            let steps = model.factor(3.0, 10.0, 20.0, 1.5)
+                * model.factor(13.0, 40.0, 20.0, 1.5)
+                * model.factor(53.0, 50.0, 20.0, 1.5);
+            assert!((once - steps).abs() < 1e-12, "{model:?}: {once} vs {steps}");
+            assert!((model.factor(7.0, 0.0, 20.0, 1.5) - 1.0).abs() < 1e-12);
+        }
+    }
+
+    #[test]
+    fn models_are_named_as_the_cli_writes_them() {
+        assert_eq!("exp".parse::<super::DecayModel>().unwrap(), Exponential);
+        assert_eq!("power".parse::<super::DecayModel>().unwrap(), PowerLaw);
+        assert_eq!("power_law".parse::<super::DecayModel>().unwrap(), PowerLaw);
+        assert!("linear".parse::<super::DecayModel>().is_err());
+    }
+}
+
+impl std::str::FromStr for DecayModel {
+    type Err = crate::Error;
+    fn from_str(s: &str) -> crate::Result<Self> {
+        match s {
+            "exp" | "exponential" => Ok(DecayModel::Exponential),
+            "power" | "power_law" | "power-law" => Ok(DecayModel::PowerLaw),
+            other => Err(crate::Error::InvalidInput(format!(
+                "unknown decay model {other:?}; expected exponential (exp) or power_law (power)"
+            ))),
+        }
+    }
+}
+
 impl Default for SleepConfig {
     fn default() -> Self {
         Self {
@@ -96,6 +217,8 @@ impl Default for SleepConfig {
             schemas_per_conversation: true,
             importance_half_life_days: 30.0,
             importance_floor: 0.05,
+            decay: DecayModel::Exponential,
+            decay_alpha: 1.5,
             warm_after_days: 7.0,
             cold_after_days: 30.0,
             archive_after_days: 90.0,
@@ -128,8 +251,28 @@ impl SleepConfig {
         if !(0.0..=1.0).contains(&self.max_loss_share) {
             return bad("max_loss_share is a share of the live memories, within 0..=1");
         }
-        if self.importance_half_life_days <= 0.0 || self.schema_min_support < 2 {
+        if !(self.importance_half_life_days.is_finite() && self.importance_half_life_days > 0.0)
+            || self.schema_min_support < 2
+        {
             return bad("half life must be positive and schema_min_support at least 2");
+        }
+        if !(self.decay_alpha.is_finite() && self.decay_alpha > 0.0 && self.decay_alpha <= 10.0) {
+            return bad("decay_alpha (the power law's exponent) must be within (0, 10]");
+        }
+        if !(0.0..=1.0).contains(&self.importance_floor)
+            || !(0.0..=1.0).contains(&self.forget_importance)
+        {
+            return bad("importance_floor and forget_importance are importances, within 0..=1");
+        }
+        if [
+            self.warm_after_days,
+            self.cold_after_days,
+            self.archive_after_days,
+        ]
+        .iter()
+        .any(|d| !d.is_finite() || *d < 0.0)
+        {
+            return bad("lifecycle ages must be finite and non-negative days");
         }
         Ok(())
     }

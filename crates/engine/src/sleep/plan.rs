@@ -541,8 +541,73 @@ pub fn lifecycle(age_days: f64, cfg: &SleepConfig) -> State {
     }
 }
 
-/// Phase 4: importance decay (episodes and summaries, by time in the store since the last
-/// decay), lifecycle by age (every kind), and forgetting of low-value consolidated episodes.
+/// What the forget phase decides for one memory at `now`: its importance after decay
+/// (`None` when it does not decay by at least 0.001) and its lifecycle state.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Verdict {
+    pub importance: Option<f64>,
+    pub state: State,
+    /// The state is `forgotten` by the forgetting rule.
+    pub forgotten: bool,
+}
+
+/// Phase 4's rules for one memory, at `now`, with the last decay at `last_decay_at`:
+/// importance decay (episodes and summaries, by time in the store since the last decay,
+/// as `cfg.decay` says), lifecycle by age (every kind), and forgetting of a low-value
+/// `consolidated` episode. `words` counts its content words (asked only when every other
+/// condition holds: it is the costly one). `None` for a memory the phase leaves alone
+/// (forgotten already, or pinned). The what-if simulator asks the same at later instants.
+pub fn forget_one(
+    m: &Memory,
+    now: i64,
+    last_decay_at: Option<i64>,
+    consolidated: bool,
+    cfg: &SleepConfig,
+    words: impl FnOnce() -> usize,
+) -> Option<Verdict> {
+    if m.state == State::Forgotten || m.pinned {
+        return None;
+    }
+    let mut importance = m.importance;
+    let mut decayed_to = None;
+    if matches!(m.kind, Kind::Episode | Kind::Summary) && importance > cfg.importance_floor {
+        let since = last_decay_at.unwrap_or(m.created_at).max(m.created_at);
+        let factor = cfg.decay.factor(
+            days(since - m.created_at),
+            days(now - since).max(0.0),
+            cfg.importance_half_life_days,
+            cfg.decay_alpha,
+        );
+        let decayed = cfg.importance_floor + (importance - cfg.importance_floor) * factor;
+        if importance - decayed >= 0.001 {
+            decayed_to = Some(decayed);
+            importance = decayed;
+        }
+    }
+    let age = days(now - m.occurred_at.unwrap_or(m.created_at)).max(0.0);
+    let mut state = lifecycle(age, cfg);
+    let forgotten = m.kind == Kind::Episode
+        && consolidated
+        && matches!(state, State::Cold | State::Archived)
+        && m.access_count == 0
+        && importance < cfg.forget_importance
+        && words() <= cfg.forget_max_words;
+    if forgotten {
+        state = State::Forgotten;
+    }
+    Some(Verdict {
+        importance: decayed_to,
+        state,
+        forgotten,
+    })
+}
+
+/// The content words the forgetting rule counts.
+pub fn content_words(m: &Memory) -> usize {
+    text::content_stems(&m.text).len()
+}
+
+/// Phase 4: [`forget_one`] for every memory of the snapshot, as field changes.
 pub fn forget(snap: &Snapshot, newly_consolidated: &HashSet<i64>, cfg: &SleepConfig) -> ForgetPlan {
     let mut plan = ForgetPlan {
         changes: Vec::new(),
@@ -560,49 +625,33 @@ pub fn forget(snap: &Snapshot, newly_consolidated: &HashSet<i64>, cfg: &SleepCon
         if live {
             plan.live += 1;
         }
-        if m.pinned {
-            continue;
-        }
-        let mut importance = m.importance;
-        if matches!(m.kind, Kind::Episode | Kind::Summary) && importance > cfg.importance_floor {
-            let since = snap.last_decay_at.unwrap_or(m.created_at).max(m.created_at);
-            let elapsed = days(snap.now - since).max(0.0);
-            let decayed = cfg.importance_floor
-                + (importance - cfg.importance_floor)
-                    * 0.5f64.powf(elapsed / cfg.importance_half_life_days);
-            if importance - decayed >= 0.001 {
-                plan.changes.push(FieldChange {
-                    memory_id: m.id,
-                    field: "importance".into(),
-                    old: importance.into(),
-                    new: decayed.into(),
-                });
-                plan.decayed += 1;
-                importance = decayed;
-            }
-        }
-        let age = days(snap.now - m.occurred_at.unwrap_or(m.created_at)).max(0.0);
-        let mut state = lifecycle(age, cfg);
         let consolidated = snap.consolidated.contains(&m.id) || newly_consolidated.contains(&m.id);
-        if m.kind == Kind::Episode
-            && consolidated
-            && matches!(state, State::Cold | State::Archived)
-            && m.access_count == 0
-            && importance < cfg.forget_importance
-            && text::content_stems(&m.text).len() <= cfg.forget_max_words
-        {
-            state = State::Forgotten;
+        let Some(v) = forget_one(m, snap.now, snap.last_decay_at, consolidated, cfg, || {
+            content_words(m)
+        }) else {
+            continue;
+        };
+        if let Some(decayed) = v.importance {
+            plan.changes.push(FieldChange {
+                memory_id: m.id,
+                field: "importance".into(),
+                old: m.importance.into(),
+                new: decayed.into(),
+            });
+            plan.decayed += 1;
+        }
+        if v.forgotten {
             plan.forgotten.push(m.id);
         }
-        if state != m.state {
-            if live && matches!(state, State::Archived | State::Forgotten) {
+        if v.state != m.state {
+            if live && matches!(v.state, State::Archived | State::Forgotten) {
                 plan.lost += 1;
             }
             plan.changes.push(FieldChange {
                 memory_id: m.id,
                 field: "state".into(),
                 old: m.state.as_str().into(),
-                new: state.as_str().into(),
+                new: v.state.as_str().into(),
             });
             plan.state_changes += 1;
         }

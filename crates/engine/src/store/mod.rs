@@ -44,7 +44,7 @@ pub use external::{ExternalChanges, ExternalCursor};
 pub use fts::{fts_query, query_tokens};
 pub use golden::{ExportedGoldenResult, GoldenQuery, GoldenResultRow, GoldenRunRow};
 pub use history::HistoryEntry;
-pub use layouts::StoredLayout;
+pub use layouts::{LayoutSnapshot, StoredLayout, LAYOUT_HISTORY_KEPT};
 pub use ledger::{ExportedLedgerEntry, LedgerEntry, LedgerSummary};
 pub use links::Link;
 pub use memories::{

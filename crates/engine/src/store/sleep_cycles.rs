@@ -164,6 +164,15 @@ impl Tx<'_> {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
+    /// The latest operations named `op`, newest first.
+    pub fn list_operations(&self, op: &str, limit: usize) -> Result<Vec<CycleRow>> {
+        let mut stmt = self.conn().prepare(&format!(
+            "SELECT {CYCLE_COLUMNS} FROM sleep_cycles WHERE op = ?1 ORDER BY id DESC LIMIT ?2"
+        ))?;
+        let rows = stmt.query_map(params![op, limit as i64], row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
     /// Cycles left `running` by a process that died; marks them `interrupted`.
     pub fn interrupt_running_cycles(&self) -> Result<Vec<i64>> {
         let ids: Vec<i64> = {
@@ -203,10 +212,12 @@ impl Tx<'_> {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
-    /// When the last committed forget phase started (its cycle's start).
+    /// The instant the last committed forget phase decayed importance to: its cycle's
+    /// "now" (`config.now_ms` of a replayed or reviewed cycle), else its start.
     pub fn last_decay_at(&self) -> Result<Option<i64>> {
         Ok(self.conn().query_row(
-            "SELECT MAX(started_at) FROM sleep_cycles
+            "SELECT MAX(COALESCE(json_extract(phase_stats, '$.config.now_ms'), started_at))
+             FROM sleep_cycles
              WHERE op = 'sleep' AND status != 'undone'
                AND json_extract(phase_stats, '$.decayed') = 1",
             [],

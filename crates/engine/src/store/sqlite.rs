@@ -39,6 +39,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0009_validity.sql"),
     include_str!("migrations/0010_occurred_index.sql"),
     include_str!("migrations/0011_stale_facts.sql"),
+    include_str!("migrations/0012_layout_history.sql"),
 ];
 
 /// The store's schema version after all migrations.

@@ -24,3 +24,4 @@ mod sleep;
 mod sleep_events;
 mod sync;
 mod timetravel;
+mod whatif;

@@ -20,7 +20,7 @@ pub(crate) fn conversation(engine: &Somna) {
 }
 
 /// The same conversation under `name`, session `n` starting at `day(n)`.
-fn conversation_in(engine: &Somna, name: &str, day: impl Fn(usize) -> i64) {
+pub(crate) fn conversation_in(engine: &Somna, name: &str, day: impl Fn(usize) -> i64) {
     let topics = [
         (
             "pottery",

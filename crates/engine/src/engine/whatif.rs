@@ -1,0 +1,191 @@
+//! The façade's what-if simulator: reads one snapshot of the store, predicts the lifecycle
+//! with the saved and the proposed settings (`crate::whatif`), and ranks the golden queries
+//! and the current search over the store as the next cycle would leave it under each.
+//! Nothing is written: searches go through the read-only pipeline with no access
+//! bookkeeping and no ledger entry.
+
+use super::Somna;
+use crate::golden::options_of;
+use crate::memory::Kind;
+use crate::retrieve::overlay::Overlay;
+use crate::retrieve::{self, SearchCtx, SearchQuery, SearchResponse, Weights};
+use crate::sleep::plan::Snapshot;
+use crate::store::now_ms;
+use crate::whatif::{
+    compare, predict, ranks, GoldenSummary, GoldenWhatIf, Memo, SearchWhatIf, WhatIfReport,
+    WhatIfRequest, WhatIfTimings,
+};
+use crate::Result;
+use std::cell::Cell;
+use std::time::Instant;
+
+fn ms(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1000.0
+}
+
+/// One side of the comparison: its fusion weights and its store after the next cycle.
+struct Side<'a> {
+    weights: Weights,
+    overlay: &'a Overlay,
+}
+
+impl Somna {
+    /// What `req.patch` would do beside the saved settings (see [`crate::whatif`]). Writes
+    /// nothing.
+    pub fn what_if(&self, req: &WhatIfRequest) -> Result<WhatIfReport> {
+        let t0 = Instant::now();
+        let horizon = req.horizon_days()?;
+        let limit = req.limit()?;
+        let k = req.k()?;
+        if let Some(q) = &req.query {
+            if q.trim().is_empty() {
+                return Err(crate::Error::InvalidInput(
+                    "query must not be empty (leave it out to rank no search)".into(),
+                ));
+            }
+        }
+        let before = self.settings()?;
+        let after = before.patched(&req.patch)?;
+        let now = req.now_ms.unwrap_or_else(now_ms);
+
+        let t = Instant::now();
+        let (snap, golden) = {
+            let store = self.store();
+            let read = store.read();
+            let snap = Snapshot {
+                now,
+                memories: read
+                    .all_memories()?
+                    .into_iter()
+                    .filter(|m| m.deleted_at.is_none())
+                    .collect(),
+                consolidated: read.derived_targets(Kind::Summary)?,
+                in_schema: read.derived_targets(Kind::Schema)?,
+                last_decay_at: read.last_decay_at()?,
+            };
+            (snap, read.golden_queries()?)
+        };
+        let snapshot_ms = ms(t);
+
+        let t = Instant::now();
+        let words = vec![Cell::new(None); snap.memories.len()];
+        let was = predict(&snap, &before.sleep, horizon, &words);
+        let would = predict(&snap, &after.sleep, horizon, &words);
+        let lifecycle = compare(&snap, &was, &would, horizon, limit);
+        let lifecycle_ms = ms(t);
+        drop(snap);
+
+        let memo = Memo::new(self.embedder.as_ref());
+        let sides = [
+            Side {
+                weights: before.weights,
+                overlay: &was.overlay,
+            },
+            Side {
+                weights: after.weights,
+                overlay: &would.overlay,
+            },
+        ];
+        let t = Instant::now();
+        let mut queries = Vec::with_capacity(golden.len());
+        for g in &golden {
+            let opts = options_of(g);
+            let mut sq = SearchQuery::new(&g.query);
+            sq.k = g.k;
+            sq.filter = opts.filter;
+            sq.route = opts.route;
+            if let Some(m) = opts.mode {
+                sq.mode = m;
+            }
+            let [b, a] = self.both_ways(&sq, &sides, &memo)?;
+            let ids =
+                |r: &SearchResponse| -> Vec<i64> { r.hits.iter().map(|h| h.memory.id).collect() };
+            let (before_ranks, before_recall) = ranks(&g.expected, &ids(&b), g.k);
+            let (after_ranks, after_recall) = ranks(&g.expected, &ids(&a), g.k);
+            queries.push(GoldenWhatIf {
+                query_id: g.id,
+                query: g.query.clone(),
+                k: g.k,
+                expected: g.expected.clone(),
+                before_ranks,
+                after_ranks,
+                before_recall,
+                after_recall,
+            });
+        }
+        let golden = summarise(queries);
+        let golden_ms = ms(t);
+
+        let t = Instant::now();
+        let search = match &req.query {
+            Some(q) => {
+                let mut sq = SearchQuery::new(q.trim());
+                sq.k = k;
+                let [before, after] = self.both_ways(&sq, &sides, &memo)?;
+                Some(SearchWhatIf { before, after })
+            }
+            None => None,
+        };
+        let search_ms = ms(t);
+        Ok(WhatIfReport {
+            now,
+            horizon_days: horizon,
+            before,
+            after,
+            lifecycle,
+            golden,
+            search,
+            timings: WhatIfTimings {
+                snapshot_ms,
+                lifecycle_ms,
+                golden_ms,
+                search_ms,
+                total_ms: ms(t0),
+            },
+        })
+    }
+
+    /// `q` with each side's weights over each side's store after the next cycle.
+    fn both_ways(
+        &self,
+        q: &SearchQuery,
+        sides: &[Side<'_>; 2],
+        memo: &Memo<'_>,
+    ) -> Result<[SearchResponse; 2]> {
+        let store = self.store();
+        let index = self.index_read();
+        let actors = self.actors.read().unwrap_or_else(|p| p.into_inner());
+        let ctx = SearchCtx {
+            store: &store,
+            index: &index,
+            embedder: memo,
+            known_actors: &actors,
+            has_causal_links: self
+                .has_causal_links
+                .load(std::sync::atomic::Ordering::Relaxed),
+        };
+        let run = |side: &Side<'_>| {
+            let mut sq = q.clone();
+            sq.weights = side.weights;
+            retrieve::search_with_overlay(&ctx, &sq, side.overlay)
+        };
+        Ok([run(&sides[0])?, run(&sides[1])?])
+    }
+}
+
+fn summarise(queries: Vec<GoldenWhatIf>) -> GoldenSummary {
+    let n = queries.len().max(1) as f64;
+    GoldenSummary {
+        mean_recall_before: queries.iter().map(|q| q.before_recall).sum::<f64>() / n,
+        mean_recall_after: queries.iter().map(|q| q.after_recall).sum::<f64>() / n,
+        improved: queries
+            .iter()
+            .filter(|q| q.after_recall > q.before_recall + 1e-9)
+            .count(),
+        regressed: queries
+            .iter()
+            .filter(|q| q.after_recall + 1e-9 < q.before_recall)
+            .count(),
+        queries,
+    }
+}

@@ -1,0 +1,681 @@
+//! The what-if simulator: what a change of settings (decay model and half-life, lifecycle
+//! and forgetting thresholds, fusion weights) would do, computed without writing anything.
+//!
+//! The lifecycle part is pure over a sleep snapshot and runs the forget phase's own rules
+//! ([`plan::forget_one`]) at later instants, once with the saved settings ("before") and
+//! once with the proposed ones ("after"):
+//! - **the next cycle**: the state changes the next cycle's forget phase would make, with the
+//!   episodes that cycle consolidates counted as consolidated (as the real phase counts
+//!   them), so the prediction equals what the cycle does;
+//! - **later**: the first instant each memory would change state if a cycle ran then. A
+//!   memory's state only moves one way as time passes (its age grows, its importance
+//!   decays, forgotten is final), so each transition is found by bisection to the minute
+//!   between the next cycle and the horizon, a few evaluations per memory.
+//!
+//! What it assumes about the future: nothing new is added, retrieved or consolidated after
+//! the next cycle, and cycles run (a change happens at the first cycle at or after the
+//! instant given). Decay does not depend on how often cycles run (see
+//! [`crate::sleep::DecayModel`]).
+//!
+//! The search part (the façade's) ranks the golden queries and the current search over the
+//! store as the next cycle would leave it under each side's settings, with each side's
+//! fusion weights ([`crate::retrieve::overlay`]).
+
+use crate::embed::Embedder;
+use crate::memory::{Kind, Memory, State};
+use crate::retrieve::overlay::Overlay;
+use crate::retrieve::SearchResponse;
+use crate::settings::{Settings, SettingsPatch};
+use crate::sleep::plan::{self, Snapshot};
+use crate::sleep::SleepConfig;
+use crate::{Error, Result};
+use serde::{Deserialize, Serialize};
+use std::cell::Cell;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Mutex;
+
+const DAY_MS: i64 = 86_400_000;
+/// Transitions are placed to this precision.
+const STEP_MS: i64 = 60_000;
+
+/// What to simulate.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(optional_fields = nullable))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema, utoipa::ToSchema))]
+#[serde(default, deny_unknown_fields)]
+pub struct WhatIfRequest {
+    /// The settings to try, over the saved ones.
+    pub patch: SettingsPatch,
+    /// A search to rank both ways (the X-ray's current query).
+    pub query: Option<String>,
+    /// How many hits of that search (1 to 200, default 10).
+    pub k: Option<usize>,
+    /// How far ahead to follow the lifecycle, in days (1 to 3650, default 180).
+    pub horizon_days: Option<f64>,
+    /// How many transitions and next-cycle changes to list (1 to 100000, default 200);
+    /// the totals count them all.
+    pub limit: Option<usize>,
+    /// "Now" (Unix ms); left out, the clock. Tests and replays set it.
+    pub now_ms: Option<i64>,
+}
+
+pub const DEFAULT_HORIZON_DAYS: f64 = 180.0;
+pub const DEFAULT_LIMIT: usize = 200;
+
+impl WhatIfRequest {
+    pub fn horizon_days(&self) -> Result<f64> {
+        let h = self.horizon_days.unwrap_or(DEFAULT_HORIZON_DAYS);
+        if !(h.is_finite() && (1.0..=3650.0).contains(&h)) {
+            return Err(Error::InvalidInput(format!(
+                "horizon_days must be 1 to 3650 (got {h})"
+            )));
+        }
+        Ok(h)
+    }
+
+    pub fn limit(&self) -> Result<usize> {
+        let n = self.limit.unwrap_or(DEFAULT_LIMIT);
+        if !(1..=100_000).contains(&n) {
+            return Err(Error::InvalidInput(format!(
+                "limit must be 1 to 100000 (got {n})"
+            )));
+        }
+        Ok(n)
+    }
+
+    pub fn k(&self) -> Result<usize> {
+        let k = self.k.unwrap_or(10);
+        if !(1..=200).contains(&k) {
+            return Err(Error::InvalidInput(format!("k must be 1 to 200 (got {k})")));
+        }
+        Ok(k)
+    }
+}
+
+/// One memory's state change at the next cycle.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct StateChange {
+    pub memory_id: i64,
+    pub from: State,
+    pub to: State,
+}
+
+/// A memory reaching a state, and when, under each side's settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct Transition {
+    pub memory_id: i64,
+    pub kind: Kind,
+    /// The memory's text, cut to 120 characters.
+    pub text: String,
+    /// The state it leaves (with the proposed settings, else the saved ones).
+    pub from: State,
+    pub to: State,
+    /// The first instant (Unix ms) a cycle would make it with the proposed settings; `None`:
+    /// not within the horizon.
+    pub after_at: Option<i64>,
+    /// The same with the saved settings.
+    pub before_at: Option<i64>,
+}
+
+impl Transition {
+    /// The proposed settings move it (make it, prevent it, or make it another day).
+    pub fn differs(&self) -> bool {
+        match (self.after_at, self.before_at) {
+            (Some(a), Some(b)) => (a - b).abs() >= DAY_MS,
+            _ => true,
+        }
+    }
+}
+
+/// Transitions in one stretch of time, with each side's settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct Bucket {
+    /// Days from now; the first bucket is the next cycle (0 to 0).
+    pub from_day: f64,
+    pub to_day: f64,
+    pub before: u32,
+    pub after: u32,
+}
+
+/// The lifecycle part of a simulation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct LifecycleWhatIf {
+    /// Memories simulated (not deleted, not forgotten, not pinned).
+    pub simulated: usize,
+    /// The state changes the next cycle would make with the proposed settings (the first
+    /// `limit`, by memory id).
+    pub next_cycle: Vec<StateChange>,
+    pub next_cycle_after: usize,
+    pub next_cycle_before: usize,
+    /// Transitions within the horizon, those the proposed settings move first, then by time
+    /// (the first `limit`).
+    pub transitions: Vec<Transition>,
+    pub transitions_after: usize,
+    pub transitions_before: usize,
+    /// Transitions the proposed settings make, prevent or move by a day or more.
+    pub differing: usize,
+    /// Counts over time: the next cycle, then even stretches up to the horizon.
+    pub series: Vec<Bucket>,
+    /// How many memories are in each state at the horizon, with each side's settings.
+    pub at_horizon_after: BTreeMap<String, usize>,
+    pub at_horizon_before: BTreeMap<String, usize>,
+}
+
+/// A golden query ranked both ways.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct GoldenWhatIf {
+    pub query_id: i64,
+    pub query: String,
+    pub k: usize,
+    pub expected: Vec<i64>,
+    /// The 1-based rank of each expected memory (`None`: not in the top k).
+    pub before_ranks: Vec<Option<usize>>,
+    pub after_ranks: Vec<Option<usize>>,
+    pub before_recall: f64,
+    pub after_recall: f64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct GoldenSummary {
+    pub queries: Vec<GoldenWhatIf>,
+    /// Mean R@k over the queries (0 without queries).
+    pub mean_recall_before: f64,
+    pub mean_recall_after: f64,
+    /// Queries whose R@k rises, falls.
+    pub improved: usize,
+    pub regressed: usize,
+}
+
+/// The current search ranked both ways (full responses, for the X-ray).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct SearchWhatIf {
+    pub before: SearchResponse,
+    pub after: SearchResponse,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct WhatIfTimings {
+    pub snapshot_ms: f64,
+    pub lifecycle_ms: f64,
+    pub golden_ms: f64,
+    pub search_ms: f64,
+    pub total_ms: f64,
+}
+
+/// What the proposed settings would do, beside the saved ones. Nothing was written.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct WhatIfReport {
+    pub now: i64,
+    pub horizon_days: f64,
+    /// The saved settings.
+    pub before: Settings,
+    /// The saved settings with the patch.
+    pub after: Settings,
+    pub lifecycle: LifecycleWhatIf,
+    pub golden: GoldenSummary,
+    pub search: Option<SearchWhatIf>,
+    pub timings: WhatIfTimings,
+}
+
+/// One side's prediction for every memory.
+pub struct SidePrediction {
+    /// (memory index in the snapshot, from, to, at) in no particular order.
+    pub transitions: Vec<(usize, State, State, i64)>,
+    /// The store as the next cycle would leave it.
+    pub overlay: Overlay,
+    /// Memory index → state at the horizon (simulated memories only).
+    pub at_horizon: Vec<Option<State>>,
+}
+
+/// The episodes the next cycle consolidates under `cfg` (its replay and batching), besides
+/// those already consolidated.
+pub fn next_consolidated(snap: &Snapshot, cfg: &SleepConfig) -> HashSet<i64> {
+    let replay = plan::replay(snap, cfg);
+    let (batches, _) = plan::batches(snap, &replay.selected, cfg);
+    batches.into_iter().flatten().collect()
+}
+
+/// Follows every memory of `snap` from the next cycle (at `snap.now`) to `horizon` days
+/// later under `cfg`. `words` caches each memory's content-word count across calls.
+pub fn predict(
+    snap: &Snapshot,
+    cfg: &SleepConfig,
+    horizon_days: f64,
+    words: &[Cell<Option<usize>>],
+) -> SidePrediction {
+    let newly = next_consolidated(snap, cfg);
+    let end = snap.now + (horizon_days * DAY_MS as f64) as i64;
+    let mut out = SidePrediction {
+        transitions: Vec::new(),
+        overlay: Overlay::default(),
+        at_horizon: vec![None; snap.memories.len()],
+    };
+    for (i, m) in snap.memories.iter().enumerate() {
+        let consolidated = snap.consolidated.contains(&m.id) || newly.contains(&m.id);
+        let count = || match words[i].get() {
+            Some(n) => n,
+            None => {
+                let n = plan::content_words(m);
+                words[i].set(Some(n));
+                n
+            }
+        };
+        let at = |t: i64| plan::forget_one(m, t, snap.last_decay_at, consolidated, cfg, count);
+        let Some(first) = at(snap.now) else {
+            continue;
+        };
+        if first.state != m.state || first.importance.is_some() {
+            if first.state == State::Forgotten {
+                out.overlay.hidden.insert(m.id);
+            }
+            out.overlay.fields.insert(
+                m.id,
+                (first.state, first.importance.unwrap_or(m.importance)),
+            );
+        }
+        if first.state != m.state {
+            out.transitions.push((i, m.state, first.state, snap.now));
+        }
+        let state_at = |t: i64| at(t).map_or(first.state, |v| v.state);
+        let last = state_at(end);
+        out.at_horizon[i] = Some(last);
+        let (mut cur, mut lo) = (first.state, snap.now);
+        // At most one step per state: the order active < warm < cold < archived, with
+        // forgotten final, only moves forward.
+        for _ in 0..State::ALL.len() {
+            if cur == last {
+                break;
+            }
+            let (mut a, mut b) = (lo, end);
+            while b - a > STEP_MS {
+                let mid = a + (b - a) / 2;
+                if state_at(mid) == cur {
+                    a = mid;
+                } else {
+                    b = mid;
+                }
+            }
+            let next = state_at(b);
+            out.transitions.push((i, cur, next, b));
+            (cur, lo) = (next, b);
+        }
+    }
+    out
+}
+
+/// The lifecycle report from both sides' predictions.
+pub fn compare(
+    snap: &Snapshot,
+    before: &SidePrediction,
+    after: &SidePrediction,
+    horizon_days: f64,
+    limit: usize,
+) -> LifecycleWhatIf {
+    let now = snap.now;
+    let simulated = after.at_horizon.iter().filter(|s| s.is_some()).count();
+    let next = |p: &SidePrediction| -> Vec<StateChange> {
+        let mut v: Vec<StateChange> = p
+            .transitions
+            .iter()
+            .filter(|t| t.3 == now)
+            .map(|&(i, from, to, _)| StateChange {
+                memory_id: snap.memories[i].id,
+                from,
+                to,
+            })
+            .collect();
+        v.sort_by_key(|c| c.memory_id);
+        v
+    };
+    let next_after = next(after);
+    let next_before = next(before);
+    // One row per (memory, state reached), with each side's instant.
+    let mut rows: BTreeMap<(usize, &'static str), Transition> = BTreeMap::new();
+    let mut add = |p: &SidePrediction, is_after: bool| {
+        for &(i, from, to, at) in &p.transitions {
+            let m = &snap.memories[i];
+            let row = rows.entry((i, to.as_str())).or_insert_with(|| Transition {
+                memory_id: m.id,
+                kind: m.kind,
+                text: preview(m),
+                from,
+                to,
+                after_at: None,
+                before_at: None,
+            });
+            if is_after {
+                row.after_at = Some(at);
+                row.from = from;
+            } else {
+                row.before_at = Some(at);
+            }
+        }
+    };
+    add(after, true);
+    add(before, false);
+    let mut all: Vec<Transition> = rows.into_values().collect();
+    let differing = all.iter().filter(|t| t.differs()).count();
+    all.sort_by_key(|t| {
+        (
+            !t.differs(),
+            t.after_at.or(t.before_at).unwrap_or(i64::MAX),
+            t.memory_id,
+        )
+    });
+    LifecycleWhatIf {
+        simulated,
+        next_cycle_after: next_after.len(),
+        next_cycle_before: next_before.len(),
+        next_cycle: next_after.into_iter().take(limit).collect(),
+        transitions_after: after.transitions.len(),
+        transitions_before: before.transitions.len(),
+        differing,
+        transitions: all.into_iter().take(limit).collect(),
+        series: series(now, before, after, horizon_days),
+        at_horizon_after: tally(&after.at_horizon),
+        at_horizon_before: tally(&before.at_horizon),
+    }
+}
+
+/// Stretches of the horizon: the next cycle, then at most 60 even stretches of whole days.
+fn series(now: i64, before: &SidePrediction, after: &SidePrediction, horizon: f64) -> Vec<Bucket> {
+    let width = (horizon / 60.0).ceil().max(1.0);
+    let n = (horizon / width).ceil() as usize;
+    let mut out = vec![Bucket {
+        from_day: 0.0,
+        to_day: 0.0,
+        before: 0,
+        after: 0,
+    }];
+    out.extend((0..n).map(|b| Bucket {
+        from_day: b as f64 * width,
+        to_day: ((b + 1) as f64 * width).min(horizon),
+        before: 0,
+        after: 0,
+    }));
+    let slot = |at: i64| -> usize {
+        if at == now {
+            0
+        } else {
+            let d = (at - now) as f64 / DAY_MS as f64;
+            1 + ((d / width) as usize).min(n - 1)
+        }
+    };
+    for t in &before.transitions {
+        out[slot(t.3)].before += 1;
+    }
+    for t in &after.transitions {
+        out[slot(t.3)].after += 1;
+    }
+    out
+}
+
+fn tally(states: &[Option<State>]) -> BTreeMap<String, usize> {
+    let mut out = BTreeMap::new();
+    for s in states.iter().flatten() {
+        *out.entry(s.as_str().to_string()).or_default() += 1;
+    }
+    out
+}
+
+fn preview(m: &Memory) -> String {
+    let mut t: String = m.text.chars().take(120).collect();
+    if m.text.chars().count() > 120 {
+        t.push('…');
+    }
+    t
+}
+
+/// An embedder that remembers the vectors it returned: each side of a simulation searches
+/// the same queries, embedded once.
+pub struct Memo<'a> {
+    inner: &'a dyn Embedder,
+    seen: Mutex<HashMap<String, Vec<f32>>>,
+}
+
+impl<'a> Memo<'a> {
+    pub fn new(inner: &'a dyn Embedder) -> Self {
+        Self {
+            inner,
+            seen: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn known(&self) -> std::sync::MutexGuard<'_, HashMap<String, Vec<f32>>> {
+        self.seen.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl Embedder for Memo<'_> {
+    fn dim(&self) -> usize {
+        self.inner.dim()
+    }
+
+    fn model_id(&self) -> &str {
+        self.inner.model_id()
+    }
+
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        let missing: Vec<&str> = {
+            let known = self.known();
+            texts
+                .iter()
+                .copied()
+                .filter(|t| !known.contains_key(*t))
+                .collect()
+        };
+        if !missing.is_empty() {
+            let vectors = self.inner.embed(&missing)?;
+            let mut known = self.known();
+            for (t, v) in missing.iter().zip(vectors) {
+                known.insert(t.to_string(), v);
+            }
+        }
+        let known = self.known();
+        Ok(texts.iter().map(|t| known[*t].clone()).collect())
+    }
+
+    fn count_tokens(&self, text: &str) -> usize {
+        self.inner.count_tokens(text)
+    }
+}
+
+/// The 1-based rank of each expected id in `ranked` (its top `k`), and R@k.
+pub fn ranks(expected: &[i64], ranked: &[i64], k: usize) -> (Vec<Option<usize>>, f64) {
+    let top = &ranked[..ranked.len().min(k)];
+    let r: Vec<Option<usize>> = expected
+        .iter()
+        .map(|e| top.iter().position(|id| id == e).map(|p| p + 1))
+        .collect();
+    let found = r.iter().filter(|x| x.is_some()).count();
+    let recall = if expected.is_empty() {
+        0.0
+    } else {
+        found as f64 / expected.len() as f64
+    };
+    (r, recall)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::{Details, Source, W5H1};
+
+    fn mem(id: i64, text: &str, age_days: f64, importance: f64, now: i64) -> Memory {
+        let at = now - (age_days * DAY_MS as f64) as i64;
+        Memory {
+            id,
+            kind: Kind::Episode,
+            text: text.into(),
+            w5h1: W5H1::default(),
+            conversation: Some("c".into()),
+            session: Some("s".into()),
+            occurred_at: Some(at),
+            created_at: at,
+            updated_at: at,
+            importance,
+            novelty: 0.5,
+            access_count: 0,
+            last_accessed: None,
+            state: State::Active,
+            tags: vec![],
+            source: Source::UserInput,
+            l_score: 1.0,
+            metadata: serde_json::json!({}),
+            details: Details::None,
+            deleted_at: None,
+            tokens: None,
+            pinned: false,
+            valid_from: None,
+            valid_to: None,
+            superseded_by: None,
+        }
+    }
+
+    const NOW: i64 = 1_735_689_600_000;
+
+    fn snap(memories: Vec<Memory>, consolidated: &[i64]) -> Snapshot {
+        Snapshot {
+            now: NOW,
+            memories,
+            consolidated: consolidated.iter().copied().collect(),
+            in_schema: HashSet::new(),
+            last_decay_at: None,
+        }
+    }
+
+    fn run(s: &Snapshot, cfg: &SleepConfig, horizon: f64) -> SidePrediction {
+        let words: Vec<Cell<Option<usize>>> = vec![Cell::new(None); s.memories.len()];
+        predict(s, cfg, horizon, &words)
+    }
+
+    #[test]
+    fn each_lifecycle_step_is_placed_at_the_age_it_is_reached() {
+        let s = snap(
+            vec![mem(1, "a long memory about pottery glazes", 1.0, 0.9, NOW)],
+            &[],
+        );
+        let p = run(&s, &SleepConfig::default(), 100.0);
+        let steps: Vec<(State, State, f64)> = p
+            .transitions
+            .iter()
+            .map(|t| (t.1, t.2, (t.3 - NOW) as f64 / DAY_MS as f64))
+            .collect();
+        assert_eq!(steps.len(), 3, "{steps:?}");
+        for ((from, to, day), (f, t, d)) in steps.iter().zip([
+            (State::Active, State::Warm, 6.0),
+            (State::Warm, State::Cold, 29.0),
+            (State::Cold, State::Archived, 89.0),
+        ]) {
+            assert_eq!((*from, *to), (f, t));
+            assert!((day - d).abs() < 2.0 / 1440.0, "{day} vs {d}");
+        }
+        assert_eq!(p.at_horizon[0], Some(State::Archived));
+    }
+
+    #[test]
+    fn a_shorter_half_life_forgets_a_short_consolidated_episode_sooner() {
+        // Cold already, importance 0.6: forgotten once it decays below 0.4.
+        let s = snap(vec![mem(1, "Thanks!", 40.0, 0.6, NOW)], &[1]);
+        let slow = run(&s, &SleepConfig::default(), 365.0);
+        let fast = run(
+            &s,
+            &SleepConfig {
+                importance_half_life_days: 5.0,
+                ..Default::default()
+            },
+            365.0,
+        );
+        let when = |p: &SidePrediction| {
+            p.transitions
+                .iter()
+                .find(|t| t.2 == State::Forgotten)
+                .map(|t| t.3)
+                .unwrap()
+        };
+        assert!(when(&fast) < when(&slow));
+        // The instant found is the first at which the forget rule holds.
+        let cfg = SleepConfig {
+            importance_half_life_days: 5.0,
+            ..Default::default()
+        };
+        let at = |t| {
+            plan::forget_one(&s.memories[0], t, None, true, &cfg, || 1)
+                .unwrap()
+                .state
+        };
+        let t = when(&fast);
+        assert_eq!(at(t), State::Forgotten);
+        assert_ne!(at(t - STEP_MS), State::Forgotten);
+        let report = compare(&s, &slow, &fast, 365.0, 10);
+        assert_eq!(report.differing, 1);
+        assert!(report.transitions[0].differs());
+    }
+
+    #[test]
+    fn the_next_cycle_is_the_forget_plan_and_the_series_counts_every_transition() {
+        let ms = vec![
+            mem(1, "Thanks!", 100.0, 0.2, NOW),
+            mem(
+                2,
+                "An old but long memory about the violin recital in Porto",
+                100.0,
+                0.2,
+                NOW,
+            ),
+            mem(3, "fresh", 0.5, 0.9, NOW),
+        ];
+        let s = snap(ms, &[1, 2]);
+        let cfg = SleepConfig::default();
+        let p = run(&s, &cfg, 60.0);
+        let planned = plan::forget(&s, &next_consolidated(&s, &cfg), &cfg);
+        let mut expected: Vec<(i64, String)> = planned
+            .changes
+            .iter()
+            .filter(|c| c.field == "state")
+            .map(|c| (c.memory_id, c.new.as_str().unwrap().to_string()))
+            .collect();
+        expected.sort();
+        let report = compare(&s, &p, &p, 60.0, 10);
+        let got: Vec<(i64, String)> = report
+            .next_cycle
+            .iter()
+            .map(|c| (c.memory_id, c.to.as_str().to_string()))
+            .collect();
+        assert_eq!(got, expected);
+        assert_eq!(report.differing, 0, "the same settings move nothing");
+        let total: u32 = report.series.iter().map(|b| b.after).sum();
+        assert_eq!(total as usize, p.transitions.len());
+        assert_eq!(report.series[0].after as usize, report.next_cycle_after);
+        // The hidden set is what the next cycle forgets.
+        assert_eq!(p.overlay.hidden, HashSet::from([1]));
+    }
+
+    #[test]
+    fn pinned_and_forgotten_memories_never_change() {
+        let mut a = mem(1, "Thanks!", 100.0, 0.2, NOW);
+        a.pinned = true;
+        let mut b = mem(2, "Ok", 100.0, 0.2, NOW);
+        b.state = State::Forgotten;
+        let s = snap(vec![a, b], &[1, 2]);
+        let p = run(&s, &SleepConfig::default(), 365.0);
+        assert!(p.transitions.is_empty());
+        assert!(p.at_horizon.iter().all(Option::is_none));
+    }
+
+    #[test]
+    fn ranks_and_recall_of_the_expected_memories() {
+        let (r, recall) = ranks(&[5, 9], &[1, 5, 7, 9], 3);
+        assert_eq!(r, vec![Some(2), None]);
+        assert!((recall - 0.5).abs() < 1e-12);
+    }
+}

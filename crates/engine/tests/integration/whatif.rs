@@ -1,0 +1,321 @@
+//! The what-if simulator: its predictions equal what real forget phases then do with the
+//! same settings on a copy of the store; it writes nothing; applied settings are logged and
+//! undone.
+
+use crate::common::{open_hash, tempdir, Fixture};
+use crate::sleep::{conversation_in, ids_of};
+use somna_engine::store::now_ms;
+use somna_engine::whatif::WhatIfRequest;
+use somna_engine::{
+    Config, DecayModel, Error, Job, Kind, SettingsPatch, SleepConfig, SleepOptions, Somna, State,
+};
+use std::collections::BTreeMap;
+
+const DAY: i64 = 86_400_000;
+
+/// The patch tried in these tests: every lifecycle knob moved.
+fn patch() -> SettingsPatch {
+    SettingsPatch {
+        decay: Some(DecayModel::PowerLaw),
+        half_life_days: Some(10.0),
+        warm_after_days: Some(5.0),
+        cold_after_days: Some(20.0),
+        archive_after_days: Some(60.0),
+        forget_importance: Some(0.5),
+        forget_max_words: Some(8),
+        ..Default::default()
+    }
+}
+
+/// A store with a past: the six-session conversation spread over the last 200 days, a
+/// cycle now (it consolidates every session, decays importance and ages the turns) and a
+/// pinned turn. Importance decays with time in the store, so the simulations below are
+/// of the coming months.
+fn store_with_a_past() -> Fixture {
+    let f = Fixture::hash();
+    let today = now_ms();
+    conversation_in(&f.engine, "ann-bob", |session| {
+        today - [200, 150, 100, 60, 30, 10][session] * DAY
+    });
+    let first = SleepOptions {
+        trigger: "test".into(),
+        config: SleepConfig {
+            batch_size: 6,
+            ..Default::default()
+        },
+        force: true,
+        ..Default::default()
+    };
+    f.engine.sleep(&first, &Job::default()).unwrap();
+    let episodes = ids_of(
+        &f.engine,
+        Kind::Episode,
+        vec![State::Active, State::Warm, State::Cold],
+    );
+    assert!(episodes.len() > 10, "{episodes:?}");
+    f.engine
+        .curate(
+            &somna_engine::curate::CurateAction::Pin {
+                ids: vec![episodes[0]],
+            },
+            false,
+            "test",
+            &somna_engine::compress::Extractive::default(),
+        )
+        .unwrap();
+    f
+}
+
+/// Copies a closed store's file to a new directory and opens the copy.
+fn copy_of(cfg: &Config) -> (Somna, tempfile::TempDir) {
+    let dir = tempdir();
+    let copy = Config::new(dir.path().join("somna.db"), cfg.model_dir.clone());
+    std::fs::copy(&cfg.db_path, &copy.db_path).unwrap();
+    (open_hash(&copy), dir)
+}
+
+/// Every memory's state, by id.
+fn states(engine: &Somna) -> BTreeMap<i64, State> {
+    engine
+        .list(&somna_engine::ListQuery {
+            filter: somna_engine::MemoryFilter {
+                states: State::ALL.to_vec(),
+                ..Default::default()
+            },
+            limit: 10_000,
+            ..Default::default()
+        })
+        .unwrap()
+        .memories
+        .iter()
+        .map(|m| (m.id, m.state))
+        .collect()
+}
+
+fn cycle_at(engine: &Somna, config: &SleepConfig, at: i64) -> somna_engine::SleepReport {
+    let opts = SleepOptions {
+        trigger: "test".into(),
+        config: SleepConfig {
+            now_ms: Some(at),
+            ..config.clone()
+        },
+        force: true,
+        ..Default::default()
+    };
+    engine.sleep(&opts, &Job::default()).unwrap()
+}
+
+#[test]
+fn predicted_state_changes_equal_what_real_forget_phases_then_do_on_a_copy() {
+    let f = store_with_a_past();
+    let now = now_ms() + 20 * DAY;
+    let horizon = 120.0;
+    let req = WhatIfRequest {
+        patch: patch(),
+        horizon_days: Some(horizon),
+        limit: Some(100_000),
+        now_ms: Some(now),
+        ..Default::default()
+    };
+    let report = f.engine.what_if(&req).unwrap();
+    let proposed = report.after.sleep.clone();
+    assert_eq!(proposed.decay, DecayModel::PowerLaw);
+    let l = &report.lifecycle;
+    assert!(l.next_cycle_after > 0 && l.differing > 0, "{l:?}");
+    let before = states(&f.engine);
+    let (cfg, dir) = (f.cfg.clone(), f.dir);
+    drop(f.engine);
+
+    // The next cycle: exactly the predicted state changes.
+    let (copy, _copy_dir) = copy_of(&cfg);
+    let real = cycle_at(&copy, &proposed, now);
+    let mut done: Vec<(i64, String, String)> = real
+        .changed
+        .iter()
+        .filter(|c| c.field == "state")
+        .map(|c| {
+            let s = |v: &serde_json::Value| v.as_str().unwrap().to_string();
+            (c.memory_id, s(&c.old), s(&c.new))
+        })
+        .collect();
+    done.sort();
+    let predicted: Vec<(i64, String, String)> = l
+        .next_cycle
+        .iter()
+        .map(|c| (c.memory_id, c.from.as_str().into(), c.to.as_str().into()))
+        .collect();
+    assert_eq!(predicted, done);
+    assert_eq!(l.next_cycle_after, done.len());
+
+    // Later: a cycle at the horizon leaves every memory in its predicted state, and one a
+    // minute before a predicted transition has not made it yet.
+    let end = now + (horizon * DAY as f64) as i64;
+    let mut expected = before.clone();
+    let mut by_time: Vec<_> = l
+        .transitions
+        .iter()
+        .filter_map(|t| t.after_at.map(|at| (at, t)))
+        .collect();
+    by_time.sort_by_key(|(at, t)| (*at, t.memory_id));
+    for (_, t) in &by_time {
+        expected.insert(t.memory_id, t.to);
+    }
+    // A lifecycle step (by age alone: a cycle a minute earlier decays importance too little
+    // to be recorded, which would shift a forgetting).
+    let later = by_time
+        .iter()
+        .find(|(at, t)| *at > now + DAY && t.to != State::Forgotten)
+        .map(|(at, t)| (*at, t.memory_id, t.to))
+        .expect("a transition after the next cycle");
+    cycle_at(&copy, &proposed, end);
+    let after_horizon = states(&copy);
+    for (id, state) in &expected {
+        assert_eq!(after_horizon.get(id), Some(state), "memory {id}");
+    }
+    drop(copy);
+
+    let (copy, _copy_dir) = copy_of(&cfg);
+    cycle_at(&copy, &proposed, now);
+    cycle_at(&copy, &proposed, later.0 - 60_000);
+    assert_ne!(states(&copy)[&later.1], later.2, "too early");
+    cycle_at(&copy, &proposed, later.0);
+    assert_eq!(states(&copy)[&later.1], later.2, "on time");
+    drop(dir);
+}
+
+#[test]
+fn a_simulation_writes_nothing() {
+    let f = store_with_a_past();
+    let episodes = ids_of(&f.engine, Kind::Episode, State::ALL.to_vec());
+    f.engine
+        .golden_add("pottery kiln bowl", &episodes[..2], 5, &Default::default())
+        .unwrap();
+    f.engine
+        .golden_add(
+            "violin vibrato teacher",
+            &episodes[12..14],
+            5,
+            &Default::default(),
+        )
+        .unwrap();
+    let (cfg, dir) = (f.cfg.clone(), f.dir);
+    drop(f.engine);
+    let bytes = std::fs::read(&cfg.db_path).unwrap();
+
+    let engine = open_hash(&cfg);
+    let mut p = patch();
+    p.weights = Some(somna_engine::retrieve::Weights {
+        semantic: 0.7,
+        lexical: 0.1,
+        recency: 0.1,
+        actor: 0.05,
+        spatial: 0.0,
+        usage: 0.05,
+    });
+    let report = engine
+        .what_if(&WhatIfRequest {
+            patch: p,
+            query: Some("pottery class".into()),
+            now_ms: Some(now_ms() + 20 * DAY),
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(report.golden.queries.len(), 2);
+    let search = report.search.as_ref().expect("the search both ways");
+    assert!(!search.before.hits.is_empty() && !search.after.hits.is_empty());
+    assert_eq!(search.after.weights.semantic, 0.7);
+    // Memories the next cycle forgets under the proposed settings are not found.
+    let forgotten: Vec<i64> = report
+        .lifecycle
+        .next_cycle
+        .iter()
+        .filter(|c| c.to == State::Forgotten)
+        .map(|c| c.memory_id)
+        .collect();
+    assert!(!forgotten.is_empty());
+    assert!(search
+        .after
+        .hits
+        .iter()
+        .all(|h| !forgotten.contains(&h.memory.id)));
+    drop(engine);
+    assert_eq!(
+        std::fs::read(&cfg.db_path).unwrap(),
+        bytes,
+        "the store changed"
+    );
+    drop(dir);
+}
+
+#[test]
+fn applied_settings_are_saved_logged_and_undone_in_order() {
+    let f = Fixture::hash();
+    let e = &f.engine;
+    assert_eq!(e.settings().unwrap(), somna_engine::Settings::default());
+    let first = e.apply_settings(&patch(), "test").unwrap();
+    assert_eq!(e.settings().unwrap(), first.new);
+    assert_eq!(first.new.sleep.archive_after_days, 60.0);
+    let second = e
+        .apply_settings(
+            &SettingsPatch {
+                half_life_days: Some(3.0),
+                ..Default::default()
+            },
+            "test",
+        )
+        .unwrap();
+    assert_eq!(second.old, first.new);
+    // The same values again change nothing and are refused.
+    let same = e.apply_settings(
+        &SettingsPatch {
+            half_life_days: Some(3.0),
+            ..Default::default()
+        },
+        "test",
+    );
+    assert_eq!(same.unwrap_err().code(), "invalid_input");
+    // A bad value is refused and the settings are unchanged.
+    let bad = e.apply_settings(
+        &SettingsPatch {
+            decay_alpha: Some(-1.0),
+            ..Default::default()
+        },
+        "test",
+    );
+    assert_eq!(bad.unwrap_err().code(), "invalid_input");
+    assert_eq!(e.settings().unwrap(), second.new);
+
+    let log = e.settings_history(10).unwrap();
+    assert_eq!(
+        log.iter().map(|c| c.id).collect::<Vec<_>>(),
+        vec![second.id, first.id]
+    );
+    assert!(e.timeline().unwrap().ticks.iter().any(|t| t
+        .label
+        .starts_with(&format!("settings change {}", first.id))));
+
+    // The first cannot be undone under the second.
+    match e.settings_undo(first.id, &Job::default()) {
+        Err(Error::UndoBlocked { later, .. }) => assert_eq!(later, vec![second.id]),
+        other => panic!("expected undo_blocked, got {other:?}"),
+    }
+    let undone = e.settings_undo(second.id, &Job::default()).unwrap();
+    assert_eq!(undone.status, "undone");
+    assert_eq!(e.settings().unwrap(), first.new);
+    e.settings_undo(first.id, &Job::default()).unwrap();
+    assert_eq!(e.settings().unwrap(), somna_engine::Settings::default());
+    assert_eq!(
+        e.settings_undo(first.id, &Job::default())
+            .unwrap_err()
+            .code(),
+        "invalid_input"
+    );
+    // The saved settings survive a reopen.
+    e.apply_settings(&patch(), "test").unwrap();
+    let (cfg, dir) = (f.cfg.clone(), f.dir);
+    drop(f.engine);
+    let engine = open_hash(&cfg);
+    assert_eq!(engine.settings().unwrap().sleep.decay, DecayModel::PowerLaw);
+    drop(engine);
+    drop(dir);
+}
