@@ -102,6 +102,40 @@ try {
       res.oldest_on_screen = !!row && !row.hidden && lr.top >= vr.top - 1 && lr.bottom <= vr.bottom + 1;
       return res;
     })().then(done, (e) => done({ error: String(e) }));`);
+  // Time travel: what one step of a scrubber drag costs on the main thread (the states at
+  // the instant for every point, the Space's visibility and colours, the list's and the
+  // search's requests sent), with the frame after it; and, when the scrubber rests, the
+  // wall time until the points have glided to where they were then (the layout as of the
+  // instant fetched and uploaded). 40 steps evenly over the store's whole timeline.
+  await s.cmd("POST", "/timeouts", { script: 600000 });
+  out.scrub = await s.execAsync(`
+    const done = arguments[arguments.length - 1];
+    (async () => {
+      const sc = globalThis.__somnaScrubber;
+      const frame = () => new Promise((r) => requestAnimationFrame(r));
+      let t = performance.now();
+      await sc.open(true);
+      const res = { open_ms: performance.now() - t, step: [], step_with_frame: [], rest_until_settled: [] };
+      const line = await globalThis.__somnaApi.rpc.timeline(null);
+      for (let i = 1; i <= 40; i++) {
+        const at = Math.round(line.first + ((line.last - line.first) * i) / 41);
+        t = performance.now();
+        sc.setAt(at, true);
+        res.step.push(performance.now() - t);
+        await frame();
+        res.step_with_frame.push(performance.now() - t);
+      }
+      for (const f of [0.25, 0.75]) {
+        t = performance.now();
+        sc.setAt(Math.round(line.first + (line.last - line.first) * f), true);
+        await frame();
+        while (!globalThis.__somnaSettled() && performance.now() - t < 120000) await frame();
+        res.rest_until_settled.push(performance.now() - t);
+      }
+      res.points = globalThis.__somnaState.points.n;
+      await sc.open(false);
+      return res;
+    })().then(done, (e) => done({ error: String(e) }));`);
   await sleep(500);
   // Raster time: a forced synchronous frame (software GL under Xvfb).
   out.raster_ms = await s.exec(`

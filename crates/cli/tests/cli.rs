@@ -846,6 +846,9 @@ fn whatif_shows_what_settings_would_do_writes_nothing_and_apply_is_undone() {
                 "5000",
                 "--query",
                 "the garden",
+                // Every change listed (the default lists 20).
+                "--limit",
+                "100",
             ])
             .output()
             .unwrap(),

@@ -584,8 +584,12 @@ mod tests {
 
     #[test]
     fn a_shorter_half_life_forgets_a_short_consolidated_episode_sooner() {
-        // Cold already, importance 0.6: forgotten once it decays below 0.4.
-        let s = snap(vec![mem(1, "Thanks!", 40.0, 0.6, NOW)], &[1]);
+        // Cold already, importance 0.6 as of the last decay (now): forgotten once it decays
+        // below 0.4.
+        let s = Snapshot {
+            last_decay_at: Some(NOW),
+            ..snap(vec![mem(1, "Thanks!", 40.0, 0.6, NOW)], &[1])
+        };
         let slow = run(&s, &SleepConfig::default(), 365.0);
         let fast = run(
             &s,
@@ -609,7 +613,7 @@ mod tests {
             ..Default::default()
         };
         let at = |t| {
-            plan::forget_one(&s.memories[0], t, None, true, &cfg, || 1)
+            plan::forget_one(&s.memories[0], t, s.last_decay_at, true, &cfg, || 1)
                 .unwrap()
                 .state
         };
