@@ -50,6 +50,8 @@ before(async () => {
     await s.click('[data-testid="load-demo"]');
   }
   await s.until(`Number(document.querySelector('[data-testid="browser-count"]')?.textContent.replace(/[^0-9]/g, "") || 0) > 1000`, 480000);
+  // The demo import (and the clustering after it) has ended: nothing else writes meanwhile.
+  await s.until(`!document.querySelector('[data-testid^="job-"]')`, 480000);
 });
 
 after(async () => {
