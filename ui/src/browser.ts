@@ -23,6 +23,9 @@ export class Browser {
   private sort: SortKey = "id";
   private descending = true;
   private generation = 0;
+  /// List requests on their way, and whether a reload waits for them to answer.
+  private listing = 0;
+  private reloadWaiting = false;
   private convSelect: HTMLSelectElement;
   private whoInput: HTMLInputElement;
   private whoList: HTMLDataListElement;
@@ -211,6 +214,13 @@ export class Browser {
     this.pages.clear();
     this.invalidateRows();
     this.listEl.scrollTop = this.top = 0;
+    // While a listing is on its way, ask again only once it has answered: a drag of the time
+    // scrubber reloads at every step, the engine lists one instant at a time, and a queue of
+    // stale listings would hold up everything asked after them.
+    if (this.listing > 0) {
+      this.reloadWaiting = true;
+      return;
+    }
     void this.fetch(0);
   }
 
@@ -238,6 +248,7 @@ export class Browser {
   private async fetch(page: number): Promise<void> {
     const gen = this.generation;
     this.pages.set(page, "loading");
+    this.listing++;
     try {
       const res = await api.list(this.query(page * PAGE));
       if (gen !== this.generation) return;
@@ -249,6 +260,12 @@ export class Browser {
     } catch (e) {
       this.pages.delete(page);
       toast(`listing failed: ${(e as Error).message}`, "error");
+    } finally {
+      this.listing--;
+      if (this.listing === 0 && this.reloadWaiting) {
+        this.reloadWaiting = false;
+        this.reload();
+      }
     }
   }
 

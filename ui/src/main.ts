@@ -143,14 +143,13 @@ bus.on("filter", () => {
   if (state.search) void runSearch(false);
 }, "main");
 bus.on("asof", () => {
-  if (state.search) void runSearch(false);
   scheduleTimePlacement();
 }, "main");
 
-// Time travel moves the points to where they were: each full computation of a layout is
-// kept (aligned to the one before it), and the store as of an instant places today's
-// points as the computation in force then did. Asked for once the scrubber rests for a
-// moment, then the points glide there (and back when "Now" returns).
+// Time travel moves the points to where they were (and re-runs the search as of then): each
+// full computation of a layout is kept (aligned to the one before it), and the store as of
+// an instant places today's points as the computation in force then did. Asked for once the
+// scrubber rests for a moment, then the points glide there (and back when "Now" returns).
 const TIME_PLACEMENT_MS = 120;
 let timePlacementTimer: ReturnType<typeof setTimeout> | null = null;
 let timePlacementToken = 0;
@@ -158,6 +157,8 @@ function scheduleTimePlacement(): void {
   if (timePlacementTimer !== null) clearTimeout(timePlacementTimer);
   timePlacementTimer = setTimeout(() => {
     timePlacementTimer = null;
+    // The search too runs again on the store as it was then, once the scrubber rests.
+    if (state.search) void runSearch(false);
     void placeAtTime(state.asOf);
   }, TIME_PLACEMENT_MS);
 }
