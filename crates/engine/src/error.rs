@@ -87,6 +87,9 @@ pub enum Error {
     #[error("there is no curation {id}")]
     CurationNotFound { id: i64 },
 
+    #[error("there is no application of settings {id}")]
+    SettingsNotFound { id: i64 },
+
     #[error("loss guard: the cycle would archive or forget {lost} of {live} live memories, more than the {}% limit; nothing was written (look with a dry run, allow it with force)", limit_share * 100.0)]
     LossGuard {
         lost: u64,
@@ -159,6 +162,7 @@ impl Error {
             Error::Policy { .. } => "policy",
             Error::UndoBlocked { .. } => "undo_blocked",
             Error::CurationNotFound { .. } => "curation_not_found",
+            Error::SettingsNotFound { .. } => "settings_not_found",
             Error::LossGuard { .. } => "loss_guard",
             Error::Cancelled => "cancelled",
             Error::Json(_) => "json",
@@ -185,7 +189,8 @@ impl Error {
             | Error::SchemaTooNew { .. } => ErrorKind::Unavailable,
             Error::NotFound { .. }
             | Error::CycleNotFound { .. }
-            | Error::CurationNotFound { .. } => ErrorKind::NotFound,
+            | Error::CurationNotFound { .. }
+            | Error::SettingsNotFound { .. } => ErrorKind::NotFound,
             Error::InvalidInput(_)
             | Error::ProvenanceBelowThreshold { .. }
             | Error::Import { .. }
@@ -239,6 +244,11 @@ mod tests {
             (
                 Error::CurationNotFound { id: 3 },
                 "curation_not_found",
+                ErrorKind::NotFound,
+            ),
+            (
+                Error::SettingsNotFound { id: 4 },
+                "settings_not_found",
                 ErrorKind::NotFound,
             ),
             (

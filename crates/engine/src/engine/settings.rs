@@ -74,9 +74,10 @@ impl Somna {
         let row = {
             let store = self.store();
             let read = store.read();
-            let row = read.get_cycle(id)?.filter(|r| r.op == OP).ok_or_else(|| {
-                Error::InvalidInput(format!("there is no application of settings {id}"))
-            })?;
+            let row = read
+                .get_cycle(id)?
+                .filter(|r| r.op == OP)
+                .ok_or(Error::SettingsNotFound { id })?;
             if row.status == "undone" {
                 return Err(Error::InvalidInput(format!(
                     "settings application {id} is already undone"

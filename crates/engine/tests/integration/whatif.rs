@@ -310,6 +310,13 @@ fn applied_settings_are_saved_logged_and_undone_in_order() {
             .code(),
         "invalid_input"
     );
+    // An id that is no application of settings (a sleep cycle's, or none) is not found.
+    for id in [second.id + 1000, -1] {
+        assert_eq!(
+            e.settings_undo(id, &Job::default()).unwrap_err().code(),
+            "settings_not_found"
+        );
+    }
     // The saved settings survive a reopen.
     e.apply_settings(&patch(), "test").unwrap();
     let (cfg, dir) = (f.cfg.clone(), f.dir);
