@@ -9,7 +9,7 @@ use crate::points;
 use crate::state::AppState;
 use somna_api::sleep::Backend;
 use somna_api::{
-    ClusterRequest, LayoutAsOf, LayoutKey, LayoutRequest, LiquidStatus, LlmSettings,
+    ClusterRequest, LayoutAsOf, LayoutCoords, LayoutKey, LayoutRequest, LiquidStatus, LlmSettings,
     SetLlmSettings, SleepRunRequest, UndoRequest,
 };
 use somna_api::{CurateRequest, CurateUndoArgs, DuplicatesArgs};
@@ -28,14 +28,17 @@ use tauri::{AppHandle, Manager};
 #[tauri::command]
 pub async fn layout_as_of(app: AppHandle, req: LayoutAsOf) -> ApiResult<tauri::ipc::Response> {
     let ws = app.state::<AppState>().workspace()?;
-    let l = blocking(move || Ok(ws.layout_as_of(req)?))
-        .await?
-        .ok_or_else(|| {
-            ApiError::new(
-                "not_found",
-                "no layout computed yet: call compute_layout first",
-            )
-        })?;
+    packed(blocking(move || Ok(ws.layout_as_of(req)?)).await?)
+}
+
+/// A layout as an "SMPL" buffer (see points.rs), or not_found when none is computed yet.
+fn packed(layout: Option<LayoutCoords>) -> ApiResult<tauri::ipc::Response> {
+    let l = layout.ok_or_else(|| {
+        ApiError::new(
+            "not_found",
+            "no layout computed yet: call compute_layout first",
+        )
+    })?;
     Ok(tauri::ipc::Response::new(points::pack_layout(
         &l.ids, l.dims, &l.coords,
     )))
@@ -67,15 +70,7 @@ pub async fn layout_data(app: AppHandle, req: LayoutKey) -> ApiResult<tauri::ipc
         },
         Err(e) => return Err(e),
     };
-    let l = layout.ok_or_else(|| {
-        ApiError::new(
-            "not_found",
-            "no layout computed yet: call compute_layout first",
-        )
-    })?;
-    Ok(tauri::ipc::Response::new(points::pack_layout(
-        &l.ids, l.dims, &l.coords,
-    )))
+    packed(layout)
 }
 
 #[tauri::command]

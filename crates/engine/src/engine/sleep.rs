@@ -164,18 +164,7 @@ impl Somna {
                 }
                 rep.id = Some(id);
             }
-            let read = store.read();
-            Snapshot {
-                now: cfg.now_ms.unwrap_or(started_at),
-                memories: read
-                    .all_memories()?
-                    .into_iter()
-                    .filter(|m| m.deleted_at.is_none())
-                    .collect(),
-                consolidated: read.derived_targets(Kind::Summary)?,
-                in_schema: read.derived_targets(Kind::Schema)?,
-                last_decay_at: read.last_decay_at()?,
-            }
+            Snapshot::read(&store.read(), cfg.now_ms.unwrap_or(started_at))?
         };
         if let Some(id) = rep.id {
             self.golden_around_sleep("before_sleep", id, &mut rep.notes);

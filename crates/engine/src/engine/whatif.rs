@@ -6,7 +6,6 @@
 
 use super::Somna;
 use crate::golden::options_of;
-use crate::memory::Kind;
 use crate::retrieve::overlay::Overlay;
 use crate::retrieve::{self, SearchCtx, SearchQuery, SearchResponse, Weights};
 use crate::sleep::plan::Snapshot;
@@ -52,18 +51,7 @@ impl Somna {
         let (snap, golden) = {
             let store = self.store();
             let read = store.read();
-            let snap = Snapshot {
-                now,
-                memories: read
-                    .all_memories()?
-                    .into_iter()
-                    .filter(|m| m.deleted_at.is_none())
-                    .collect(),
-                consolidated: read.derived_targets(Kind::Summary)?,
-                in_schema: read.derived_targets(Kind::Schema)?,
-                last_decay_at: read.last_decay_at()?,
-            };
-            (snap, read.golden_queries()?)
+            (Snapshot::read(&read, now)?, read.golden_queries()?)
         };
         let snapshot_ms = ms(t);
 

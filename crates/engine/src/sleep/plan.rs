@@ -27,6 +27,21 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
+    /// What a cycle at `now` reads from the store (one read transaction).
+    pub fn read(read: &crate::store::Tx<'_>, now: i64) -> Result<Snapshot> {
+        Ok(Snapshot {
+            now,
+            memories: read
+                .all_memories()?
+                .into_iter()
+                .filter(|m| m.deleted_at.is_none())
+                .collect(),
+            consolidated: read.derived_targets(Kind::Summary)?,
+            in_schema: read.derived_targets(Kind::Schema)?,
+            last_decay_at: read.last_decay_at()?,
+        })
+    }
+
     pub fn corpus(&self) -> Corpus {
         Corpus::of(
             self.memories
