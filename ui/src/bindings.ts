@@ -1245,7 +1245,11 @@ improved: number, regressed: number, };
 
 export type SearchWhatIf = { before: SearchResponse, after: SearchResponse, };
 
-export type WhatIfTimings = { snapshot_ms: number, lifecycle_ms: number, golden_ms: number, search_ms: number, total_ms: number, };
+export type WhatIfTimings = { snapshot_ms: number, lifecycle_ms: number, 
+/**
+ * Embedding the queries in one batch (about 0 when every one was embedded lately).
+ */
+embed_ms: number, golden_ms: number, search_ms: number, total_ms: number, };
 
 export type WhatIfReport = { now: number, horizon_days: number, 
 /**

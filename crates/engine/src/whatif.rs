@@ -21,7 +21,6 @@
 //! store as the next cycle would leave it under each side's settings, with each side's
 //! fusion weights ([`crate::retrieve::overlay`]).
 
-use crate::embed::Embedder;
 use crate::memory::{Kind, Memory, State};
 use crate::retrieve::overlay::Overlay;
 use crate::retrieve::SearchResponse;
@@ -31,8 +30,7 @@ use crate::sleep::SleepConfig;
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::cell::Cell;
-use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::Mutex;
+use std::collections::{BTreeMap, HashSet};
 
 const DAY_MS: i64 = 86_400_000;
 /// Transitions are placed to this precision.
@@ -205,6 +203,9 @@ pub struct SearchWhatIf {
 pub struct WhatIfTimings {
     pub snapshot_ms: f64,
     pub lifecycle_ms: f64,
+    /// Embedding the queries in one batch (about 0 when every one was embedded lately).
+    #[serde(default)]
+    pub embed_ms: f64,
     pub golden_ms: f64,
     pub search_ms: f64,
     pub total_ms: f64,
@@ -433,60 +434,6 @@ fn preview(m: &Memory) -> String {
         t.push('…');
     }
     t
-}
-
-/// An embedder that remembers the vectors it returned: each side of a simulation searches
-/// the same queries, embedded once.
-pub struct Memo<'a> {
-    inner: &'a dyn Embedder,
-    seen: Mutex<HashMap<String, Vec<f32>>>,
-}
-
-impl<'a> Memo<'a> {
-    pub fn new(inner: &'a dyn Embedder) -> Self {
-        Self {
-            inner,
-            seen: Mutex::new(HashMap::new()),
-        }
-    }
-
-    fn known(&self) -> std::sync::MutexGuard<'_, HashMap<String, Vec<f32>>> {
-        self.seen.lock().unwrap_or_else(|p| p.into_inner())
-    }
-}
-
-impl Embedder for Memo<'_> {
-    fn dim(&self) -> usize {
-        self.inner.dim()
-    }
-
-    fn model_id(&self) -> &str {
-        self.inner.model_id()
-    }
-
-    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
-        let missing: Vec<&str> = {
-            let known = self.known();
-            texts
-                .iter()
-                .copied()
-                .filter(|t| !known.contains_key(*t))
-                .collect()
-        };
-        if !missing.is_empty() {
-            let vectors = self.inner.embed(&missing)?;
-            let mut known = self.known();
-            for (t, v) in missing.iter().zip(vectors) {
-                known.insert(t.to_string(), v);
-            }
-        }
-        let known = self.known();
-        Ok(texts.iter().map(|t| known[*t].clone()).collect())
-    }
-
-    fn count_tokens(&self, text: &str) -> usize {
-        self.inner.count_tokens(text)
-    }
 }
 
 /// The 1-based rank of each expected id in `ranked` (its top `k`), and R@k.

@@ -7,12 +7,14 @@ mod encoder;
 mod hashing;
 pub mod model;
 mod queue;
+pub mod recent;
 
 pub use bert::{BertEmbedder, EncoderKind, BATCH_SIZE, MAX_TOKENS};
 pub use cache::CachedEmbedder;
 pub use hashing::HashEmbedder;
 pub use model::ModelDir;
 pub use queue::EmbedQueue;
+pub use recent::{Recent, RecentEmbedder};
 
 use crate::Result;
 

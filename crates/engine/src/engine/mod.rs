@@ -131,6 +131,8 @@ pub struct Somna {
     store: Mutex<Store>,
     index: RwLock<VectorIndex>,
     embedder: Arc<dyn Embedder>,
+    /// Vectors of texts searches embedded lately (queries asked again cost no embedding).
+    recent: crate::embed::Recent,
     queue: EmbedQueue,
     actors: RwLock<Vec<String>>,
     /// Whether any causal or derived link exists (enables the causal route); refreshed
@@ -184,6 +186,7 @@ impl Somna {
             changes,
             has_causal_links: has_causal_links.into(),
             queue: EmbedQueue::new(embedder.clone(), config.queue_batch, config.queue_flush),
+            recent: Default::default(),
             store: Mutex::new(store),
             index: RwLock::new(index),
             embedder,
@@ -232,6 +235,14 @@ impl Somna {
             store: &self.store,
             index: &self.index,
             embedder: self.embedder.as_ref(),
+        }
+    }
+
+    /// The embedder searches use: the engine's, with the recent vectors in front.
+    pub(crate) fn query_embedder(&self) -> crate::embed::RecentEmbedder<'_> {
+        crate::embed::RecentEmbedder {
+            inner: self.embedder.as_ref(),
+            recent: &self.recent,
         }
     }
 

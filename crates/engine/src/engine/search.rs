@@ -45,10 +45,11 @@ impl Somna {
         let has_causal_links = self
             .has_causal_links
             .load(std::sync::atomic::Ordering::Relaxed);
+        let embedder = self.query_embedder();
         let ctx = SearchCtx {
             store: &store,
             index: &index,
-            embedder: self.embedder.as_ref(),
+            embedder: &embedder,
             known_actors: &actors,
             has_causal_links,
         };

@@ -5,13 +5,14 @@
 //! bookkeeping and no ledger entry.
 
 use super::Somna;
+use crate::embed::Embedder;
 use crate::golden::options_of;
-use crate::retrieve::overlay::Overlay;
+use crate::retrieve::overlay::{Overlay, Reads};
 use crate::retrieve::{self, SearchCtx, SearchQuery, SearchResponse, Weights};
 use crate::sleep::plan::Snapshot;
 use crate::store::now_ms;
 use crate::whatif::{
-    compare, predict, ranks, GoldenSummary, GoldenWhatIf, Memo, SearchWhatIf, WhatIfReport,
+    compare, predict, ranks, GoldenSummary, GoldenWhatIf, SearchWhatIf, WhatIfReport,
     WhatIfRequest, WhatIfTimings,
 };
 use crate::Result;
@@ -22,10 +23,12 @@ fn ms(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1000.0
 }
 
-/// One side of the comparison: its fusion weights and its store after the next cycle.
+/// One side of the comparison: its fusion weights, its store after the next cycle, and the
+/// answers kept for that store across the simulation's searches.
 struct Side<'a> {
     weights: Weights,
     overlay: &'a Overlay,
+    own: Reads,
 }
 
 impl Somna {
@@ -63,17 +66,30 @@ impl Somna {
         let lifecycle_ms = ms(t);
         drop(snap);
 
-        let memo = Memo::new(self.embedder.as_ref());
         let sides = [
             Side {
                 weights: before.weights,
                 overlay: &was.overlay,
+                own: Reads::default(),
             },
             Side {
                 weights: after.weights,
                 overlay: &would.overlay,
+                own: Reads::default(),
             },
         ];
+        let shared = Reads::default();
+        let t = Instant::now();
+        // Every query's vector in one batch (a batch embeds several times faster per text
+        // than one text at a time); queries embedded lately are not embedded again.
+        let embedder = self.query_embedder();
+        let texts: Vec<&str> = golden
+            .iter()
+            .map(|g| g.query.as_str())
+            .chain(req.query.as_deref().map(str::trim))
+            .collect();
+        embedder.embed(&texts)?;
+        let embed_ms = ms(t);
         let t = Instant::now();
         let mut queries = Vec::with_capacity(golden.len());
         for g in &golden {
@@ -85,7 +101,7 @@ impl Somna {
             if let Some(m) = opts.mode {
                 sq.mode = m;
             }
-            let [b, a] = self.both_ways(&sq, &sides, &memo)?;
+            let [b, a] = self.both_ways(&sq, &sides, &shared)?;
             let ids =
                 |r: &SearchResponse| -> Vec<i64> { r.hits.iter().map(|h| h.memory.id).collect() };
             let (before_ranks, before_recall) = ranks(&g.expected, &ids(&b), g.k);
@@ -109,7 +125,7 @@ impl Somna {
             Some(q) => {
                 let mut sq = SearchQuery::new(q.trim());
                 sq.k = k;
-                let [before, after] = self.both_ways(&sq, &sides, &memo)?;
+                let [before, after] = self.both_ways(&sq, &sides, &shared)?;
                 Some(SearchWhatIf { before, after })
             }
             None => None,
@@ -126,6 +142,7 @@ impl Somna {
             timings: WhatIfTimings {
                 snapshot_ms,
                 lifecycle_ms,
+                embed_ms,
                 golden_ms,
                 search_ms,
                 total_ms: ms(t0),
@@ -138,7 +155,7 @@ impl Somna {
         &self,
         q: &SearchQuery,
         sides: &[Side<'_>; 2],
-        memo: &Memo<'_>,
+        shared: &Reads,
     ) -> Result<[SearchResponse; 2]> {
         let store = self.store();
         let index = self.index_read();
@@ -146,7 +163,7 @@ impl Somna {
         let ctx = SearchCtx {
             store: &store,
             index: &index,
-            embedder: memo,
+            embedder: &self.query_embedder(),
             known_actors: &actors,
             has_causal_links: self
                 .has_causal_links
@@ -155,7 +172,7 @@ impl Somna {
         let run = |side: &Side<'_>| {
             let mut sq = q.clone();
             sq.weights = side.weights;
-            retrieve::search_with_overlay(&ctx, &sq, side.overlay)
+            retrieve::search_with_overlay(&ctx, &sq, side.overlay, (shared, &side.own))
         };
         Ok([run(&sides[0])?, run(&sides[1])?])
     }

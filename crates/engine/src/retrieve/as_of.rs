@@ -15,6 +15,7 @@ use crate::store::{MemoryFilter, Superseded};
 use crate::timetravel::AsOf;
 use crate::Result;
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 /// [`StoreSources`] as of [`AsOf::at`].
 pub struct AsOfSources<'a> {
@@ -81,8 +82,8 @@ impl<'a> AsOfSources<'a> {
     fn without_own(&self, allowed: &Allowed) -> Allowed {
         let own = self.vectors.keys().copied();
         match allowed {
-            Allowed::All => Allowed::Except(own.collect()),
-            Allowed::Except(h) => Allowed::Except(h.iter().copied().chain(own).collect()),
+            Allowed::All => Allowed::Except(Arc::new(own.collect())),
+            Allowed::Except(h) => Allowed::Except(Arc::new(h.iter().copied().chain(own).collect())),
             Allowed::Only { ids, set } => {
                 let ids: Vec<i64> = ids
                     .iter()
@@ -125,13 +126,14 @@ impl Sources for AsOfSources<'_> {
         }
         Ok(match today {
             Allowed::All if hidden.is_empty() => Allowed::All,
-            Allowed::All => Allowed::Except(hidden),
-            Allowed::Except(h) => Allowed::Except(
-                h.into_iter()
+            Allowed::All => Allowed::Except(Arc::new(hidden)),
+            Allowed::Except(h) => Allowed::Except(Arc::new(
+                h.iter()
+                    .copied()
                     .filter(|i| !shown.contains(i))
                     .chain(hidden)
                     .collect(),
-            ),
+            )),
             Allowed::Only { set, .. } => {
                 let set: HashSet<i64> = set
                     .into_iter()

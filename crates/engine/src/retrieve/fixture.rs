@@ -44,7 +44,7 @@ pub fn memory(id: i64, text: &str, who: &str) -> Memory {
 }
 
 /// Sources answered from maps; k-NN is exact over `vectors`.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub struct MapSources {
     pub memories: HashMap<i64, Memory>,
     pub vectors: HashMap<i64, Vec<f32>>,
@@ -69,7 +69,7 @@ impl Sources for MapSources {
         Ok(if self.hidden.is_empty() {
             Allowed::All
         } else {
-            Allowed::Except(self.hidden.iter().copied().collect())
+            Allowed::Except(std::sync::Arc::new(self.hidden.iter().copied().collect()))
         })
     }
 

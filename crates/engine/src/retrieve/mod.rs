@@ -386,11 +386,13 @@ pub fn search(ctx: &SearchCtx<'_>, q: &SearchQuery) -> Result<SearchResponse> {
 
 /// [`search`] over the store as `overlay` says a sleep cycle would leave it (the what-if
 /// simulator): its forgotten memories hidden, its states and importances in place. Not
-/// with `as_of`.
+/// with `as_of`. `reads` keeps answers across a simulation's searches: the store's (shared
+/// by every overlay) and this overlay's own.
 pub fn search_with_overlay(
     ctx: &SearchCtx<'_>,
     q: &SearchQuery,
     overlay: &overlay::Overlay,
+    reads: (&overlay::Reads, &overlay::Reads),
 ) -> Result<SearchResponse> {
     if q.as_of.is_some() {
         return Err(Error::InvalidInput(
@@ -411,6 +413,8 @@ pub fn search_with_overlay(
                 index: ctx.index,
             },
             overlay,
+            shared: reads.0,
+            own: reads.1,
         };
         run(&sources, ctx, &plan, q, t0)
     })

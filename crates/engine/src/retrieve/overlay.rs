@@ -2,6 +2,11 @@
 //! memories forgotten (hidden, as forgotten memories are), others with another lifecycle
 //! state or importance. Every other memory is unchanged, so the store and its index answer
 //! for it. Nothing is written.
+//!
+//! A simulation ranks the same queries over two overlays (the saved settings' and the
+//! proposed ones'). What the store answers before an overlay filters it (its own
+//! visibility, lexical matches, dated memories) is the same for both, so it is read once
+//! per simulation and kept in [`Reads`]; each overlay's visibility is kept in its own.
 
 use super::sources::{Allowed, Sources};
 use crate::index::SearchPath;
@@ -10,6 +15,7 @@ use crate::memory::{Memory, State};
 use crate::store::MemoryFilter;
 use crate::Result;
 use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
 
 /// The predicted changes a search sees.
 #[derive(Debug, Clone, Default)]
@@ -20,20 +26,53 @@ pub struct Overlay {
     pub fields: HashMap<i64, (State, f64)>,
 }
 
-/// `inner` with an [`Overlay`] over it.
+/// A lexical question: the query, the filter (as JSON) and how many matches.
+type LexicalKey = (String, String, usize);
+
+/// Answers kept for the searches of one simulation, by filter (as JSON) and question.
+#[derive(Default)]
+pub struct Reads {
+    allowed: Mutex<HashMap<String, Allowed>>,
+    lexical: Mutex<HashMap<LexicalKey, Vec<(i64, f64)>>>,
+    occurred: Mutex<HashMap<(DayRange, String, usize), Vec<i64>>>,
+}
+
+fn key(filter: &MemoryFilter) -> String {
+    serde_json::to_string(filter).unwrap_or_default()
+}
+
+/// The kept answer under `k`, or `read`'s (then kept).
+fn kept<K: std::hash::Hash + Eq, V: Clone>(
+    map: &Mutex<HashMap<K, V>>,
+    k: K,
+    read: impl FnOnce() -> Result<V>,
+) -> Result<V> {
+    if let Some(v) = map.lock().unwrap_or_else(|p| p.into_inner()).get(&k) {
+        return Ok(v.clone());
+    }
+    let v = read()?;
+    map.lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(k, v.clone());
+    Ok(v)
+}
+
+/// `inner` with an [`Overlay`] over it. `shared` keeps the store's answers for every
+/// overlay of a simulation, `own` this overlay's visibility.
 pub struct OverlaySources<'a, S: Sources> {
     pub inner: S,
     pub overlay: &'a Overlay,
+    pub shared: &'a Reads,
+    pub own: &'a Reads,
 }
 
 impl<S: Sources> OverlaySources<'_, S> {
     fn shown(&self, id: i64) -> bool {
         !self.overlay.hidden.contains(&id)
     }
-}
 
-impl<S: Sources> Sources for OverlaySources<'_, S> {
-    fn allowed(&self, filter: &MemoryFilter) -> Result<Allowed> {
+    /// The store's visibility under `filter` less what the overlay hides.
+    fn overlaid(&self, filter: &MemoryFilter) -> Result<Allowed> {
         let hidden = &self.overlay.hidden;
         // A filter naming states loses the memories whose predicted state it does not name.
         let left_state = |id: &i64| {
@@ -44,10 +83,15 @@ impl<S: Sources> Sources for OverlaySources<'_, S> {
                     .get(id)
                     .is_some_and(|(s, _)| !filter.states.contains(s))
         };
-        Ok(match self.inner.allowed(filter)? {
+        let base = kept(&self.shared.allowed, key(filter), || {
+            self.inner.allowed(filter)
+        })?;
+        Ok(match base {
             Allowed::All if hidden.is_empty() => Allowed::All,
-            Allowed::All => Allowed::Except(hidden.clone()),
-            Allowed::Except(h) => Allowed::Except(h.into_iter().chain(hidden.clone()).collect()),
+            Allowed::All => Allowed::Except(Arc::new(hidden.clone())),
+            Allowed::Except(h) => {
+                Allowed::Except(Arc::new(h.iter().chain(hidden).copied().collect()))
+            }
             Allowed::Only { ids, .. } => {
                 let ids: Vec<i64> = ids
                     .into_iter()
@@ -59,6 +103,12 @@ impl<S: Sources> Sources for OverlaySources<'_, S> {
                 }
             }
         })
+    }
+}
+
+impl<S: Sources> Sources for OverlaySources<'_, S> {
+    fn allowed(&self, filter: &MemoryFilter) -> Result<Allowed> {
+        kept(&self.own.allowed, key(filter), || self.overlaid(filter))
     }
 
     fn nearest(
@@ -79,13 +129,15 @@ impl<S: Sources> Sources for OverlaySources<'_, S> {
     }
 
     fn lexical(&self, query: &str, filter: &MemoryFilter, limit: usize) -> Result<Vec<(i64, f64)>> {
-        Ok(self
-            .inner
-            .lexical(query, filter, limit + self.overlay.hidden.len().min(limit))?
-            .into_iter()
-            .filter(|(id, _)| self.shown(*id))
-            .take(limit)
-            .collect())
+        let wider = limit + self.overlay.hidden.len().min(limit);
+        let k = (query.to_string(), key(filter), wider);
+        Ok(kept(&self.shared.lexical, k, || {
+            self.inner.lexical(query, filter, wider)
+        })?
+        .into_iter()
+        .filter(|(id, _)| self.shown(*id))
+        .take(limit)
+        .collect())
     }
 
     fn causal(&self, seeds: &[i64], depth: usize) -> Result<Vec<(i64, usize)>> {
@@ -130,13 +182,14 @@ impl<S: Sources> Sources for OverlaySources<'_, S> {
     }
 
     fn occurred_in(&self, days: DayRange, filter: &MemoryFilter, limit: usize) -> Result<Vec<i64>> {
-        Ok(self
-            .inner
-            .occurred_in(days, filter, limit + self.overlay.hidden.len().min(limit))?
-            .into_iter()
-            .filter(|id| self.shown(*id))
-            .take(limit)
-            .collect())
+        let wider = limit + self.overlay.hidden.len().min(limit);
+        Ok(kept(&self.shared.occurred, (days, key(filter), wider), || {
+            self.inner.occurred_in(days, filter, wider)
+        })?
+        .into_iter()
+        .filter(|id| self.shown(*id))
+        .take(limit)
+        .collect())
     }
 }
 
@@ -159,6 +212,8 @@ mod tests {
         let sources = OverlaySources {
             inner,
             overlay: &overlay,
+            shared: &Reads::default(),
+            own: &Reads::default(),
         };
         let all = sources.allowed(&MemoryFilter::default()).unwrap();
         assert!(!all.allows(2) && all.allows(1));
@@ -169,5 +224,49 @@ mod tests {
         assert_eq!(sources.adjacent(&[1]).unwrap()[&1], [None, None]);
         let ms = sources.memories(&[1]).unwrap();
         assert_eq!((ms[0].state, ms[0].importance), (State::Archived, 0.11));
+    }
+
+    #[test]
+    fn two_overlays_sharing_the_stores_answers_each_filter_them_their_own_way() {
+        let mut inner = MapSources::default()
+            .with(memory(1, "one", "Ann"), vec![1.0, 0.0])
+            .with(memory(2, "two", "Ann"), vec![0.0, 1.0]);
+        inner.bm25 = HashMap::from([(1, 2.0), (2, 3.0)]);
+        let (hide_1, hide_2) = (
+            Overlay {
+                hidden: HashSet::from([1]),
+                ..Overlay::default()
+            },
+            Overlay {
+                hidden: HashSet::from([2]),
+                ..Overlay::default()
+            },
+        );
+        let shared = Reads::default();
+        let (own_1, own_2) = (Reads::default(), Reads::default());
+        let side = |overlay, own| OverlaySources {
+            inner: inner.clone(),
+            overlay,
+            shared: &shared,
+            own,
+        };
+        let (a, b) = (side(&hide_1, &own_1), side(&hide_2, &own_2));
+        let all = MemoryFilter::default();
+        let ids = |s: &OverlaySources<'_, MapSources>| -> Vec<i64> {
+            s.lexical("one two", &all, 10)
+                .unwrap()
+                .iter()
+                .map(|h| h.0)
+                .collect()
+        };
+        // Asked twice each: the second answers come from what was kept.
+        for _ in 0..2 {
+            assert_eq!(ids(&a), vec![2]);
+            assert_eq!(ids(&b), vec![1]);
+            let (va, vb) = (a.allowed(&all).unwrap(), b.allowed(&all).unwrap());
+            assert!(!va.allows(1) && va.allows(2));
+            assert!(vb.allows(1) && !vb.allows(2));
+        }
+        assert_eq!(shared.lexical.lock().unwrap().len(), 1);
     }
 }

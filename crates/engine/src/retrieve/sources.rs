@@ -9,6 +9,7 @@ use crate::memory::{LinkKind, Memory, State};
 use crate::store::{MemoryFilter, Superseded, Tx};
 use crate::Result;
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 /// Which memories a search may return.
 #[derive(Debug, Clone)]
@@ -16,7 +17,8 @@ pub enum Allowed {
     /// The default visibility, nothing hidden.
     All,
     /// The default visibility minus these (forgotten) memories; deleted ones are not indexed.
-    Except(HashSet<i64>),
+    /// Shared, so a set kept for many searches (the what-if simulator's) is not copied.
+    Except(Arc<HashSet<i64>>),
     /// Exactly these (an explicit filter), listed for an exact scan when few.
     Only { ids: Vec<i64>, set: HashSet<i64> },
 }
@@ -104,7 +106,7 @@ impl Sources for StoreSources<'_> {
             return Ok(if hidden.is_empty() {
                 Allowed::All
             } else {
-                Allowed::Except(hidden)
+                Allowed::Except(Arc::new(hidden))
             });
         }
         let ids = self.read.filter_ids(filter)?;
@@ -169,7 +171,7 @@ mod tests {
     #[test]
     fn allowed_follows_its_rule_and_only_an_explicit_filter_has_a_scope() {
         assert!(Allowed::All.allows(7) && Allowed::All.scope().is_none());
-        let except = Allowed::Except(HashSet::from([7]));
+        let except = Allowed::Except(Arc::new(HashSet::from([7])));
         assert!(!except.allows(7) && except.allows(8) && except.scope().is_none());
         let only = Allowed::Only {
             ids: vec![7],
