@@ -1,13 +1,15 @@
 // The 3D view's point-cloud renderer (three.js, WebGL2), shaped like embedding-atlas's
 // renderer interface: `setProps` takes columnar typed arrays and says whether a frame is
 // needed, `render` draws one, `pick` finds the point under the pointer, `destroy` frees the
-// GPU resources. Each point's colour is read on the GPU from a 256-entry table by the one
-// value the point carries (colors.ts), so a recolour uploads n floats, not 3n. Nothing is
-// allocated per frame; screen positions for picking are recomputed only after the camera
+// GPU resources. Each point carries one colour value, a row of a 256-entry table (colors.ts);
+// before a frame the renderer turns the values into four bytes per point (render/columns.ts),
+// so a recolour uploads 4n bytes. The draw covers only the rows that can be visible. Nothing
+// is allocated per frame; screen positions for picking are recomputed only after the camera
 // or the positions changed.
 
 import * as THREE from "three";
 import { TABLE_SIZE } from "../colors";
+import { packColors, shownRange } from "./columns";
 import { nearestPoint, OFF, projectPoints } from "./picking";
 
 export interface PointProps {
@@ -25,17 +27,14 @@ export interface PointProps {
 }
 
 const VERT = `
-attribute float value;
+attribute vec4 color;
 attribute float flag;
-uniform sampler2D uTable;
-uniform float uRamp;
 uniform float uSize;
 uniform float uPixelRatio;
 varying vec3 vColor;
 varying float vFlag;
 void main() {
-  float row = uRamp > 0.5 ? floor(clamp(value, 0.0, 1.0) * 255.0 + 0.5) : value;
-  vColor = texture2D(uTable, vec2((row + 0.5) / 256.0, 0.5)).rgb;
+  vColor = color.rgb;
   vFlag = flag;
   vec4 mv = modelViewMatrix * vec4(position, 1.0);
   gl_Position = projectionMatrix * mv;
@@ -62,8 +61,20 @@ void main() {
   gl_FragColor = vec4(col * (1.0 - 0.25 * r), a);
 }`;
 
+/// While the view changes frame after frame (a time-scrubber drag), points are drawn as
+/// plain squares: with WebGL rasterised in software (llvmpipe, no GPU) the round sprite's
+/// per-fragment coordinate cost a fifth of a 100K-point frame. Round again once it rests.
+const FAST_FRAG = `
+varying vec3 vColor;
+varying float vFlag;
+uniform float uDim;
+void main() {
+  gl_FragColor = vec4(vColor, vFlag > 1.5 ? 1.0 : 0.9 * uDim);
+}`;
+
+export type Quality = "full" | "fast";
+
 type Column = "positions" | "values" | "flags";
-const ATTR: Record<Column, [string, number]> = { positions: ["position", 3], values: ["value", 1], flags: ["flag", 1] };
 
 export class PointsRenderer {
   readonly camera = new THREE.PerspectiveCamera(50, 1, 0.01, 100);
@@ -72,8 +83,12 @@ export class PointsRenderer {
   private readonly gl: THREE.WebGLRenderer;
   private geometry = new THREE.BufferGeometry();
   private readonly material: THREE.ShaderMaterial;
-  private readonly texture: THREE.DataTexture;
+  private readonly fastMaterial: THREE.ShaderMaterial;
   private readonly points: THREE.Points;
+  /// The colours drawn (rgba bytes per point), derived from values, table and ramp.
+  private colors = new Uint8Array(0);
+  private colorsDirty = false;
+  private rangeDirty = false;
   private props: PointProps = { positions: new Float32Array(0), values: new Float32Array(0), flags: new Float32Array(0), table: new Float32Array(TABLE_SIZE * 3), ramp: false, dim: 1 };
   private width = 1;
   private height = 1;
@@ -86,15 +101,11 @@ export class PointsRenderer {
     this.gl = new THREE.WebGLRenderer({ canvas, antialias: false, alpha: false, powerPreference: "high-performance" });
     this.gl.setClearColor(0x0b0d12, 1);
     this.gl.setPixelRatio(Math.min(2, window.devicePixelRatio || 1));
-    this.texture = new THREE.DataTexture(new Uint8Array(TABLE_SIZE * 4), TABLE_SIZE, 1, THREE.RGBAFormat);
-    this.texture.magFilter = this.texture.minFilter = THREE.NearestFilter;
-    this.material = new THREE.ShaderMaterial({
-      vertexShader: VERT, fragmentShader: FRAG, transparent: true, depthWrite: false,
-      uniforms: {
-        uSize: { value: 7.0 }, uPixelRatio: { value: this.gl.getPixelRatio() }, uDim: { value: 1.0 },
-        uTable: { value: this.texture }, uRamp: { value: 0 },
-      },
-    });
+    const uniforms = { uSize: { value: 7.0 }, uPixelRatio: { value: this.gl.getPixelRatio() }, uDim: { value: 1.0 } };
+    const material = (fragmentShader: string) =>
+      new THREE.ShaderMaterial({ vertexShader: VERT, fragmentShader, transparent: true, depthWrite: false, uniforms });
+    this.material = material(FRAG);
+    this.fastMaterial = material(FAST_FRAG);
     this.points = new THREE.Points(this.geometry, this.material);
     this.points.frustumCulled = false;
     this.scene.add(this.points);
@@ -115,24 +126,35 @@ export class PointsRenderer {
     if (changed) {
       // New arrays: a new geometry with a buffer per column; disposing the old one frees
       // its buffers on the GPU.
+      const n = this.props.flags.length;
+      if (this.colors.length !== n * 4) this.colors = new Uint8Array(n * 4);
       const g = new THREE.BufferGeometry();
-      for (const c of cols) g.setAttribute(ATTR[c][0], new THREE.BufferAttribute(this.props[c], ATTR[c][1]).setUsage(THREE.DynamicDrawUsage));
+      const attr = (a: THREE.BufferAttribute) => a.setUsage(THREE.DynamicDrawUsage);
+      g.setAttribute("position", attr(new THREE.BufferAttribute(this.props.positions, 3)));
+      g.setAttribute("color", attr(new THREE.BufferAttribute(this.colors, 4, true)));
+      g.setAttribute("flag", attr(new THREE.BufferAttribute(this.props.flags, 1)));
       this.geometry.dispose();
       this.geometry = g;
       this.points.geometry = g;
       this.screenValid = false;
+      this.colorsDirty = this.rangeDirty = true;
     }
-    if (p.table && p.table !== old.table) this.writeTable(p.table);
-    if (p.ramp !== undefined) this.material.uniforms.uRamp.value = p.ramp ? 1 : 0;
+    const recoloured = (p.table !== undefined && p.table !== old.table) || (p.ramp !== undefined && p.ramp !== old.ramp);
+    if (recoloured) this.colorsDirty = true;
     if (p.dim !== undefined) this.material.uniforms.uDim.value = p.dim;
     return changed || p.table !== undefined || p.ramp !== undefined || p.dim !== undefined;
   }
 
   /// The named column was changed in place: upload it again before the next frame.
   invalidate(col: Column): void {
-    const a = this.geometry.getAttribute(ATTR[col][0]) as THREE.BufferAttribute | undefined;
+    if (col === "values") {
+      this.colorsDirty = true;
+      return;
+    }
+    const a = this.geometry.getAttribute(col === "positions" ? "position" : "flag") as THREE.BufferAttribute | undefined;
     if (a) a.needsUpdate = true;
-    if (col !== "values") this.screenValid = false;
+    this.screenValid = false;
+    if (col === "flags") this.rangeDirty = true;
   }
 
   /// The camera moved: screen positions must be recomputed before the next pick.
@@ -149,7 +171,31 @@ export class PointsRenderer {
     this.screenValid = false;
   }
 
+  /// Plain squares while the view changes frame after frame, round points otherwise;
+  /// returns true when a frame is needed.
+  setQuality(q: Quality): boolean {
+    const m = q === "fast" ? this.fastMaterial : this.material;
+    if (this.points.material === m) return false;
+    this.points.material = m;
+    return true;
+  }
+
+  get quality(): Quality {
+    return this.points.material === this.fastMaterial ? "fast" : "full";
+  }
+
   render(): void {
+    if (this.colorsDirty) {
+      packColors(this.props.values, this.props.table, this.props.ramp, this.colors);
+      const a = this.geometry.getAttribute("color") as THREE.BufferAttribute | undefined;
+      if (a) a.needsUpdate = true;
+      this.colorsDirty = false;
+    }
+    if (this.rangeDirty) {
+      const [start, count] = shownRange(this.props.flags);
+      this.geometry.setDrawRange(start, count);
+      this.rangeDirty = false;
+    }
     this.gl.render(this.scene, this.camera);
   }
 
@@ -180,7 +226,7 @@ export class PointsRenderer {
   destroy(): void {
     this.geometry.dispose();
     this.material.dispose();
-    this.texture.dispose();
+    this.fastMaterial.dispose();
     this.gl.dispose();
   }
 
@@ -191,14 +237,5 @@ export class PointsRenderer {
     if (this.screen.length !== n * 2) this.screen = new Float32Array(n * 2);
     projectPoints(this.viewProjection(), positions, flags, n, this.width, this.height, this.screen);
     this.screenValid = true;
-  }
-
-  private writeTable(t: Float32Array): void {
-    const d = this.texture.image.data as Uint8Array;
-    for (let i = 0; i < TABLE_SIZE; i++) {
-      for (let c = 0; c < 3; c++) d[i * 4 + c] = Math.round(Math.max(0, Math.min(1, t[i * 3 + c])) * 255);
-      d[i * 4 + 3] = 255;
-    }
-    this.texture.needsUpdate = true;
   }
 }

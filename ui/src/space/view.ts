@@ -25,6 +25,9 @@ import { applyClusterMoves, clusterCounts } from "../workers/upload";
 import { Nearest, NEAR_K } from "./near";
 import { SpaceToolbar, type ProjectionMethod } from "./toolbar";
 
+/// How long the instant must stay put before the points are drawn round again.
+const FAST_REST_MS = 150;
+
 export class Space {
   readonly el: HTMLElement;
   private readonly canvas = h("canvas", { class: "gl", "data-testid": "space-canvas" });
@@ -45,6 +48,7 @@ export class Space {
   private onMethod: (m: ProjectionMethod) => void = () => {};
   /// The scrubbed instant and the steps it is read from; null: now.
   private time: { steps: VisibilitySteps; at: number } | null = null;
+  private restTimer: ReturnType<typeof setTimeout> | null = null;
 
   constructor() {
     this.toolbar = new SpaceToolbar(this.pull, NEAR_K, {
@@ -156,12 +160,30 @@ export class Space {
   /// Shows the memories as they were at `at` (null: now), from every memory's visibility
   /// steps (loaded once by the time scrubber): the points of memories that did not exist
   /// then, or were deleted or forgotten, are hidden; colour by state shows the state then.
+  /// While the instant keeps changing (a drag), the frames are drawn fast (see
+  /// PointsRenderer.setQuality) until it rests for FAST_REST_MS.
   setTime(steps: VisibilitySteps | null, at: number | null): void {
     this.time = steps && at !== null ? { steps, at } : null;
     this.applyTime();
     this.cloud?.paintSelection(state.selection);
     this.drawOverlays();
+    this.drawFastUntilRest();
     this.requestFrame();
+  }
+
+  private drawFastUntilRest(): void {
+    if (!this.r) return;
+    this.r.setQuality("fast");
+    if (this.restTimer !== null) clearTimeout(this.restTimer);
+    this.restTimer = setTimeout(() => {
+      this.restTimer = null;
+      if (this.r?.setQuality("full")) this.requestFrame();
+    }, FAST_REST_MS);
+  }
+
+  /// How the points are drawn now (for tests).
+  get quality(): string {
+    return this.r?.quality ?? "full";
   }
 
   private applyTime(): void {
