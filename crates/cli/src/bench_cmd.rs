@@ -412,6 +412,9 @@ fn search_route(
     let mut no_embed = Vec::new();
     let mut phases: [Vec<f64>; 5] = Default::default();
     for q in queries {
+        // Every query is embedded, as a new one is (some of the synthetic queries repeat,
+        // and the engine keeps the vectors of the texts its searches embedded lately).
+        engine.forget_recent_vectors();
         let mut sq = SearchQuery::new(q);
         sq.route = route;
         sq.k = k;

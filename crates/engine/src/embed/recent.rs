@@ -42,6 +42,10 @@ impl Recent {
         }
     }
 
+    pub fn clear(&self) {
+        *self.lock() = Kept::default();
+    }
+
     pub fn len(&self) -> usize {
         self.lock().vectors.len()
     }

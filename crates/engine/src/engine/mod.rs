@@ -238,6 +238,12 @@ impl Somna {
         }
     }
 
+    /// Forgets the vectors of recently embedded texts, so the next searches embed their
+    /// queries again (a benchmark of search latency measures new queries).
+    pub fn forget_recent_vectors(&self) {
+        self.recent.clear();
+    }
+
     /// The embedder searches use: the engine's, with the recent vectors in front.
     pub(crate) fn query_embedder(&self) -> crate::embed::RecentEmbedder<'_> {
         crate::embed::RecentEmbedder {
