@@ -228,6 +228,7 @@ pub struct WhatIfReport {
 }
 
 /// One side's prediction for every memory.
+#[derive(Clone)]
 pub struct SidePrediction {
     /// (memory index in the snapshot, from, to, at) in no particular order.
     pub transitions: Vec<(usize, State, State, i64)>,

@@ -28,7 +28,7 @@ fn ms(t: Instant) -> f64 {
 struct Side<'a> {
     weights: Weights,
     overlay: &'a Overlay,
-    own: Reads,
+    own: &'a Reads,
 }
 
 impl Somna {
@@ -61,21 +61,33 @@ impl Somna {
         let t = Instant::now();
         let words = vec![Cell::new(None); snap.memories.len()];
         let was = predict(&snap, &before.sleep, horizon, &words);
-        let would = predict(&snap, &after.sleep, horizon, &words);
+        // Unchanged lifecycle settings (a change of weights only) predict the same.
+        let would = if after.sleep == before.sleep {
+            was.clone()
+        } else {
+            predict(&snap, &after.sleep, horizon, &words)
+        };
         let lifecycle = compare(&snap, &was, &would, horizon, limit);
         let lifecycle_ms = ms(t);
         drop(snap);
 
+        // Equal overlays (unchanged lifecycle settings) see the same store: one `own`.
+        let own = [Reads::default(), Reads::default()];
+        let after_own = if was.overlay == would.overlay {
+            &own[0]
+        } else {
+            &own[1]
+        };
         let sides = [
             Side {
                 weights: before.weights,
                 overlay: &was.overlay,
-                own: Reads::default(),
+                own: &own[0],
             },
             Side {
                 weights: after.weights,
                 overlay: &would.overlay,
-                own: Reads::default(),
+                own: after_own,
             },
         ];
         let shared = Reads::default();
@@ -172,7 +184,7 @@ impl Somna {
         let run = |side: &Side<'_>| {
             let mut sq = q.clone();
             sq.weights = side.weights;
-            retrieve::search_with_overlay(&ctx, &sq, side.overlay, (shared, &side.own))
+            retrieve::search_with_overlay(&ctx, &sq, side.overlay, (shared, side.own))
         };
         Ok([run(&sides[0])?, run(&sides[1])?])
     }

@@ -18,7 +18,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 /// The predicted changes a search sees.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Overlay {
     /// Memories forgotten by then: no search returns them.
     pub hidden: HashSet<i64>,
@@ -28,6 +28,25 @@ pub struct Overlay {
 
 /// A lexical question: the query, the filter (as JSON) and how many matches.
 type LexicalKey = (String, String, usize);
+/// A vector question: the vector's bits, how many, and which visibility ([`which`]).
+type NearestKey = (Vec<u32>, usize, u64);
+/// Its answer: (id, cosine) best first, and how it was found.
+type Nearest = (Vec<(i64, f32)>, SearchPath);
+
+/// Names a visibility for [`NearestKey`]: a kept set by its address (kept, so alive and
+/// unique for the simulation), an explicit list by a hash of its ids.
+fn which(allowed: &Allowed) -> u64 {
+    use std::hash::{Hash, Hasher};
+    match allowed {
+        Allowed::All => 0,
+        Allowed::Except(set) => Arc::as_ptr(set) as usize as u64,
+        Allowed::Only { ids, .. } => {
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            ids.hash(&mut h);
+            h.finish() | 1 << 63
+        }
+    }
+}
 
 /// Answers kept for the searches of one simulation, by filter (as JSON) and question.
 #[derive(Default)]
@@ -35,6 +54,7 @@ pub struct Reads {
     allowed: Mutex<HashMap<String, Allowed>>,
     lexical: Mutex<HashMap<LexicalKey, Vec<(i64, f64)>>>,
     occurred: Mutex<HashMap<(DayRange, String, usize), Vec<i64>>>,
+    nearest: Mutex<HashMap<NearestKey, Nearest>>,
 }
 
 fn key(filter: &MemoryFilter) -> String {
@@ -58,7 +78,8 @@ fn kept<K: std::hash::Hash + Eq, V: Clone>(
 }
 
 /// `inner` with an [`Overlay`] over it. `shared` keeps the store's answers for every
-/// overlay of a simulation, `own` this overlay's visibility.
+/// overlay of a simulation, `own` this overlay's visibility and nearest neighbours (two
+/// sides with equal overlays, a change of weights only, can share one `own`).
 pub struct OverlaySources<'a, S: Sources> {
     pub inner: S,
     pub overlay: &'a Overlay,
@@ -117,7 +138,18 @@ impl<S: Sources> Sources for OverlaySources<'_, S> {
         k: usize,
         allowed: &Allowed,
     ) -> (Vec<(i64, f32)>, SearchPath) {
-        self.inner.nearest(vector, k, allowed)
+        let key = (
+            vector.iter().map(|x| x.to_bits()).collect(),
+            k,
+            which(allowed),
+        );
+        let lock = || self.own.nearest.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(found) = lock().get(&key) {
+            return found.clone();
+        }
+        let found = self.inner.nearest(vector, k, allowed);
+        lock().insert(key, found.clone());
+        found
     }
 
     fn similarity(&self, vector: &[f32], id: i64) -> Option<f32> {
@@ -268,5 +300,19 @@ mod tests {
             assert!(vb.allows(1) && !vb.allows(2));
         }
         assert_eq!(shared.lexical.lock().unwrap().len(), 1);
+        // Nearest neighbours are kept per overlay, for the visibility they were asked under.
+        for _ in 0..2 {
+            let va = a.allowed(&all).unwrap();
+            assert_eq!(
+                a.nearest(&[1.0, 0.0], 2, &va)
+                    .0
+                    .iter()
+                    .map(|h| h.0)
+                    .collect::<Vec<_>>(),
+                vec![2]
+            );
+        }
+        assert_eq!(own_1.nearest.lock().unwrap().len(), 1);
+        assert!(own_2.nearest.lock().unwrap().is_empty());
     }
 }
