@@ -22,6 +22,11 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 step "UI unit tests (vitest)"
 (cd ui && npm test --silent)
 step "cargo test"
+# A real Postgres with pgvector on loopback for the Postgres store's tests (they fail, never
+# skip, without it); stopped when this script exits, however it exits.
+SOMNA_TEST_PG_URL="$(bash scripts/pg.sh start)"
+export SOMNA_TEST_PG_URL
+trap 'bash scripts/pg.sh stop' EXIT
 cargo test --workspace --all-targets --locked
 # The patched bhtsne (third_party/, not a workspace member) carries its own tests.
 cargo test --locked -p bhtsne --lib

@@ -13,6 +13,18 @@ pub enum Error {
     #[error("database error: {0}")]
     Sqlite(#[from] rusqlite::Error),
 
+    #[error("database error: {0}")]
+    Postgres(#[from] postgres::Error),
+
+    /// A Postgres store that cannot be opened: which one (never with its password), why,
+    /// and what would fix it.
+    #[error("cannot open the Postgres store {store}: {reason}. {fix}")]
+    StoreUnavailable {
+        store: String,
+        reason: String,
+        fix: String,
+    },
+
     #[error("I/O error on {path}: {source}")]
     Io {
         path: PathBuf,
@@ -145,7 +157,8 @@ impl Error {
     /// A stable machine-readable code; the UI and scripts match on this, never on text.
     pub fn code(&self) -> &'static str {
         match self {
-            Error::Sqlite(_) => "database",
+            Error::Sqlite(_) | Error::Postgres(_) => "database",
+            Error::StoreUnavailable { .. } => "store_unavailable",
             Error::Io { .. } => "io",
             Error::ModelMissing { .. } => "model_missing",
             Error::ModelCorrupt { .. } => "model_corrupt",
@@ -179,10 +192,16 @@ impl Error {
             {
                 ErrorKind::Unavailable
             }
-            Error::Sqlite(_) | Error::Embedding(_) | Error::IndexCorrupt { .. } => {
-                ErrorKind::Internal
+            // A connection lost or refused (no server error to read): the server is away.
+            Error::Postgres(e) if e.is_closed() || e.as_db_error().is_none() => {
+                ErrorKind::Unavailable
             }
-            Error::Io { .. }
+            Error::Sqlite(_)
+            | Error::Postgres(_)
+            | Error::Embedding(_)
+            | Error::IndexCorrupt { .. } => ErrorKind::Internal,
+            Error::StoreUnavailable { .. }
+            | Error::Io { .. }
             | Error::ModelMissing { .. }
             | Error::ModelCorrupt { .. }
             | Error::ModelInstall(_)

@@ -23,6 +23,23 @@ pub fn model_dir() -> PathBuf {
     }
 }
 
+/// The stem a Postgres store's local caches are named after on this machine (see
+/// `Store::path`): `<data dir>/postgres/<user@host_port_database>/<store id>`.
+pub fn postgres_local(shown: &str, store_id: &str) -> PathBuf {
+    let name: String = shown
+        .trim_start_matches("postgres://")
+        .chars()
+        .map(|c| {
+            if c.is_alphanumeric() || "@._-".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    data_dir().join("postgres").join(name).join(store_id)
+}
+
 /// The file a store's sleep cycle (or undo) holds an OS lock on while it runs, beside the
 /// store: other processes sharing the store find it locked, and the OS releases it when the
 /// holder exits, however it exits.

@@ -231,7 +231,7 @@ impl Somna {
         let links = read.count_links()?;
         let index = self.index_read();
         Ok(Stats {
-            db_path: store.path().display().to_string(),
+            db_path: store.location(),
             memories: all,
             by_kind,
             by_state,

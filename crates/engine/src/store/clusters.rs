@@ -1,8 +1,8 @@
 //! Queries on `clusters`, `cluster_members`, `cluster_merges` and `memory_energy`.
 
+use super::sql::{params, OptionalExtension};
 use super::{blob_to_vec, vec_to_blob, Change, Tx};
 use crate::{Error, Result};
-use rusqlite::{params, OptionalExtension};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
@@ -97,14 +97,14 @@ impl Tx<'_> {
         )?;
         let rows = stmt.query_map([], |r| {
             Ok((
-                r.get::<_, i64>(0)?,
-                r.get::<_, String>(1)?,
-                r.get::<_, bool>(2)?,
-                r.get::<_, Vec<u8>>(3)?,
-                r.get::<_, f64>(4)?,
-                r.get::<_, Option<i64>>(5)?,
-                r.get::<_, i64>(6)?,
-                r.get::<_, i64>(7)?,
+                r.get::<i64>(0)?,
+                r.get::<String>(1)?,
+                r.get::<bool>(2)?,
+                r.get::<Vec<u8>>(3)?,
+                r.get::<f64>(4)?,
+                r.get::<Option<i64>>(5)?,
+                r.get::<i64>(6)?,
+                r.get::<i64>(7)?,
             ))
         })?;
         let mut clusters = Vec::new();
@@ -138,7 +138,7 @@ impl Tx<'_> {
                     by_person: r.get(3)?,
                 })
             })?
-            .collect::<rusqlite::Result<_>>()?;
+            .collect::<Result<_>>()?;
         let mut stmt = conn.prepare(
             "SELECT id, from_id, into_id, similarity, merged_at FROM cluster_merges ORDER BY id",
         )?;
@@ -152,7 +152,7 @@ impl Tx<'_> {
                     merged_at: r.get(4)?,
                 })
             })?
-            .collect::<rusqlite::Result<_>>()?;
+            .collect::<Result<_>>()?;
         let mut stmt = conn.prepare(
             "SELECT memory_id, energy, at_step, accesses FROM memory_energy ORDER BY memory_id",
         )?;
@@ -165,7 +165,7 @@ impl Tx<'_> {
                     accesses: r.get(3)?,
                 })
             })?
-            .collect::<rusqlite::Result<_>>()?;
+            .collect::<Result<_>>()?;
         Ok(ExportedClusters {
             clusters,
             members,
@@ -262,12 +262,12 @@ impl Tx<'_> {
         energy: f32,
         now: i64,
     ) -> Result<i64> {
-        self.conn().execute(
+        let id: i64 = self.conn().query_row(
             "INSERT INTO clusters (label, centroid, energy, created_at, updated_at)
-             VALUES (?1, ?2, ?3, ?4, ?4)",
+             VALUES (?1, ?2, ?3, ?4, ?4) RETURNING id",
             params![label, vec_to_blob(centroid), energy as f64, now],
+            |r| r.get(0),
         )?;
-        let id = self.conn().last_insert_rowid();
         self.note(Change::Clusters { ids: vec![id] })?;
         Ok(id)
     }
@@ -296,19 +296,18 @@ impl Tx<'_> {
             "SELECT id, label, label_by_person FROM clusters WHERE merged_into IS NULL ORDER BY id",
         )?;
         let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        rows.collect::<Result<_>>()
     }
 
     /// One live cluster's label and whether a person gave it.
     pub fn cluster_label(&self, id: i64) -> Result<Option<(String, bool)>> {
-        Ok(self
-            .conn()
+        self.conn()
             .query_row(
                 "SELECT label, label_by_person FROM clusters WHERE id = ?1 AND merged_into IS NULL",
                 [id],
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )
-            .optional()?)
+            .optional()
     }
 
     /// Sets a cluster's label and whether it is a person's (kept by liquid steps).
@@ -336,12 +335,14 @@ impl Tx<'_> {
             "UPDATE clusters SET merged_into = ?2, updated_at = ?3 WHERE id = ?1",
             params![from, into, now],
         )?;
-        self.conn().execute(
-            "INSERT INTO cluster_merges (from_id, into_id, similarity, merged_at) VALUES (?1, ?2, ?3, ?4)",
+        let id = self.conn().query_row(
+            "INSERT INTO cluster_merges (from_id, into_id, similarity, merged_at) VALUES (?1, ?2, ?3, ?4)
+             RETURNING id",
             params![from, into, similarity as f64, now],
+            |r| r.get(0),
         )?;
         Ok(ClusterMerge {
-            id: self.conn().last_insert_rowid(),
+            id,
             from_id: from,
             into_id: into,
             similarity,
@@ -369,13 +370,13 @@ impl Tx<'_> {
         )?;
         let rows = stmt.query_map([], |r| {
             Ok((
-                r.get::<_, i64>(0)?,
-                r.get::<_, String>(1)?,
-                r.get::<_, Vec<u8>>(2)?,
-                r.get::<_, f64>(3)?,
-                r.get::<_, Option<i64>>(4)?,
-                r.get::<_, i64>(5)?,
-                r.get::<_, i64>(6)?,
+                r.get::<i64>(0)?,
+                r.get::<String>(1)?,
+                r.get::<Vec<u8>>(2)?,
+                r.get::<f64>(3)?,
+                r.get::<Option<i64>>(4)?,
+                r.get::<i64>(5)?,
+                r.get::<i64>(6)?,
             ))
         })?;
         let mut out = Vec::new();
@@ -419,7 +420,7 @@ impl Tx<'_> {
             .conn()
             .prepare_cached("SELECT memory_id FROM cluster_members WHERE by_person = 1")?;
         let rows = stmt.query_map([], |r| r.get(0))?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        rows.collect::<Result<_>>()
     }
 
     /// Each memory's membership as a logged operation records it: `{cluster, confidence,
@@ -433,9 +434,9 @@ impl Tx<'_> {
             let v = stmt
                 .query_row([id], |r| {
                     Ok(serde_json::json!({
-                        "cluster": r.get::<_, i64>(0)?,
-                        "confidence": r.get::<_, f64>(1)?,
-                        "by_person": r.get::<_, bool>(2)?,
+                        "cluster": r.get::<i64>(0)?,
+                        "confidence": r.get::<f64>(1)?,
+                        "by_person": r.get::<bool>(2)?,
                     }))
                 })
                 .optional()?
@@ -486,10 +487,8 @@ impl Tx<'_> {
         let mut stmt = self.conn().prepare(
             "SELECT memory_id, cluster_id, confidence FROM cluster_members ORDER BY memory_id",
         )?;
-        let rows = stmt.query_map([], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get::<_, f64>(2)? as f32))
-        })?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get::<f64>(2)? as f32)))?;
+        rows.collect::<Result<_>>()
     }
 
     /// Members of a cluster, most confident first.
@@ -499,7 +498,7 @@ impl Tx<'_> {
              ORDER BY confidence DESC, memory_id LIMIT ?2",
         )?;
         let rows = stmt.query_map(params![cluster_id, limit as i64], |r| r.get(0))?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        rows.collect::<Result<_>>()
     }
 
     /// Member count of every cluster that has members.
@@ -507,8 +506,8 @@ impl Tx<'_> {
         let mut stmt = self
             .conn()
             .prepare("SELECT cluster_id, COUNT(*) FROM cluster_members GROUP BY cluster_id")?;
-        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as usize)))?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get::<i64>(1)? as usize)))?;
+        rows.collect::<Result<_>>()
     }
 
     pub fn cluster_merges(&self) -> Result<Vec<ClusterMerge>> {
@@ -520,11 +519,11 @@ impl Tx<'_> {
                 id: r.get(0)?,
                 from_id: r.get(1)?,
                 into_id: r.get(2)?,
-                similarity: r.get::<_, f64>(3)? as f32,
+                similarity: r.get::<f64>(3)? as f32,
                 merged_at: r.get(4)?,
             })
         })?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        rows.collect::<Result<_>>()
     }
 
     pub fn energies(&self) -> Result<Vec<EnergyRow>> {
@@ -534,22 +533,23 @@ impl Tx<'_> {
         let rows = stmt.query_map([], |r| {
             Ok(EnergyRow {
                 memory_id: r.get(0)?,
-                energy: r.get::<_, f64>(1)? as f32,
+                energy: r.get::<f64>(1)? as f32,
                 at_step: r.get(2)?,
                 accesses: r.get(3)?,
             })
         })?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        rows.collect::<Result<_>>()
     }
 
     pub fn put_energies(&self, rows: &[EnergyRow]) -> Result<()> {
         self.note(Change::Energies {
             ids: rows.iter().map(|e| e.memory_id).collect(),
         })?;
-        // SQLite dialect: INSERT OR REPLACE (Postgres: ON CONFLICT ... DO UPDATE).
         let mut stmt = self.conn().prepare_cached(
-            "INSERT OR REPLACE INTO memory_energy (memory_id, energy, at_step, accesses)
-             VALUES (?1, ?2, ?3, ?4)",
+            "INSERT INTO memory_energy (memory_id, energy, at_step, accesses)
+             VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT (memory_id) DO UPDATE SET energy = excluded.energy,
+                 at_step = excluded.at_step, accesses = excluded.accesses",
         )?;
         for e in rows {
             stmt.execute(params![e.memory_id, e.energy as f64, e.at_step, e.accesses])?;
@@ -563,7 +563,7 @@ impl Tx<'_> {
             .conn()
             .prepare_cached("SELECT memory_id, count FROM memory_access WHERE last_at >= ?1")?;
         let rows = stmt.query_map([since], |r| Ok((r.get(0)?, r.get(1)?)))?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        rows.collect::<Result<_>>()
     }
 
     /// (memory, other, count) of the co-access pairs touching any of `since` onwards.
@@ -572,18 +572,18 @@ impl Tx<'_> {
             .conn()
             .prepare_cached("SELECT a, b, count FROM co_access WHERE last_at >= ?1")?;
         let rows = stmt.query_map([since], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        rows.collect::<Result<_>>()
     }
 
     /// (id, text, access_count) of every visible memory.
     pub fn texts_and_accesses(&self) -> Result<Vec<(i64, String, i64)>> {
         let mut stmt = self.conn().prepare(
-            "SELECT m.id, m.text, IFNULL(a.count, 0)
+            "SELECT m.id, m.text, COALESCE(a.count, 0)
              FROM memories m LEFT JOIN memory_access a ON a.memory_id = m.id
              WHERE m.deleted_at IS NULL AND m.state != 'forgotten'",
         )?;
         let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        rows.collect::<Result<_>>()
     }
 
     /// The texts of `ids` (missing ones are skipped).
@@ -593,7 +593,7 @@ impl Tx<'_> {
             .conn()
             .prepare_cached("SELECT text FROM memories WHERE id = ?1")?;
         for id in ids {
-            if let Some(t) = stmt.query_row([id], |r| r.get::<_, String>(0)).optional()? {
+            if let Some(t) = stmt.query_row([id], |r| r.get::<String>(0)).optional()? {
                 out.push(t);
             }
         }
@@ -603,12 +603,12 @@ impl Tx<'_> {
     /// (id, occurred_at or else created_at, access_count) of every visible memory.
     pub fn memory_times(&self) -> Result<Vec<(i64, i64, i64)>> {
         let mut stmt = self.conn().prepare(
-            "SELECT m.id, IFNULL(m.occurred_at, m.created_at), IFNULL(a.count, 0)
+            "SELECT m.id, COALESCE(m.occurred_at, m.created_at), COALESCE(a.count, 0)
              FROM memories m LEFT JOIN memory_access a ON a.memory_id = m.id
              WHERE m.deleted_at IS NULL AND m.state != 'forgotten'",
         )?;
         let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        rows.collect::<Result<_>>()
     }
 }
 

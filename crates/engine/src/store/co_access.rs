@@ -1,8 +1,8 @@
 //! Queries on `co_access`: how often two memories were retrieved together.
 
+use super::sql::params;
 use super::{Change, Tx};
 use crate::Result;
-use rusqlite::params;
 use serde::{Deserialize, Serialize};
 
 /// How often two memories were retrieved together (a < b).
@@ -37,7 +37,7 @@ impl Tx<'_> {
         self.note(Change::MemoriesAccessed { ids: ids.to_vec() })?;
         let mut stmt = self.conn().prepare_cached(
             "INSERT INTO co_access (a, b, count, last_at) VALUES (?1, ?2, 1, ?3)
-             ON CONFLICT (a, b) DO UPDATE SET count = count + 1, last_at = excluded.last_at",
+             ON CONFLICT (a, b) DO UPDATE SET count = co_access.count + 1, last_at = excluded.last_at",
         )?;
         for (i, &x) in ids.iter().enumerate() {
             for &y in &ids[i + 1..] {
@@ -51,11 +51,11 @@ impl Tx<'_> {
 
     /// Joint-retrieval count of a pair.
     pub fn co_access_count(&self, x: i64, y: i64) -> Result<i64> {
-        Ok(self.conn().query_row(
-            "SELECT IFNULL((SELECT count FROM co_access WHERE a = ?1 AND b = ?2), 0)",
+        self.conn().query_row(
+            "SELECT COALESCE((SELECT count FROM co_access WHERE a = ?1 AND b = ?2), 0)",
             params![x.min(y), x.max(y)],
             |r| r.get(0),
-        )?)
+        )
     }
 }
 
@@ -72,7 +72,7 @@ impl Tx<'_> {
                 last_at: r.get(3)?,
             })
         })?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        rows.collect::<Result<_>>()
     }
 
     pub fn restore_co_access(&self, c: &CoAccess) -> Result<()> {

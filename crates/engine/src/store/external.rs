@@ -15,9 +15,9 @@
 //! memories, what this process wrote itself since the previous catch-up is included when
 //! another connection committed too.
 
+use super::sql::OptionalExtension;
 use super::{Change, Store};
 use crate::Result;
-use rusqlite::OptionalExtension;
 use std::collections::BTreeMap;
 
 /// Where a reader stands: the connection's data version, the last history row seen and
@@ -76,14 +76,11 @@ impl Store {
         cursor.data_version = version;
         let mut max_seen = cursor.history_id;
         let mut stmt = self
-            .sqlite()
+            .read()
+            .conn()
             .prepare_cached("SELECT id, memory_id, event FROM history WHERE id > ?1 ORDER BY id")?;
         let rows = stmt.query_map([cursor.history_id], |r| {
-            Ok((
-                r.get::<_, i64>(0)?,
-                r.get::<_, i64>(1)?,
-                r.get::<_, String>(2)?,
-            ))
+            Ok((r.get::<i64>(0)?, r.get::<i64>(1)?, r.get::<String>(2)?))
         })?;
         for row in rows {
             let (hid, memory_id, event) = row?;
@@ -98,23 +95,31 @@ impl Store {
     }
 
     fn marks(&self) -> Result<Marks> {
-        let conn = self.sqlite();
+        let conn = self.read().conn();
         let clusters = conn.query_row(
-            "SELECT COUNT(*), IFNULL(MAX(id), 0), IFNULL(MAX(updated_at), 0),
-                    IFNULL(SUM(updated_at), 0) FROM clusters",
+            "SELECT COUNT(*), COALESCE(MAX(id), 0), COALESCE(MAX(updated_at), 0),
+                    COALESCE(CAST(SUM(updated_at) AS BIGINT), 0) FROM clusters",
             [],
             |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
         )?;
-        let links = conn.query_row("SELECT IFNULL(MAX(rowid), 0) FROM links", [], |r| r.get(0))?;
+        // The order links were made in: SQLite's rowid, Postgres's `seq` column.
+        let links = conn.query_row(
+            conn.pick(
+                "SELECT COALESCE(MAX(rowid), 0) FROM links",
+                "SELECT COALESCE(MAX(seq), 0) FROM links",
+            ),
+            [],
+            |r| r.get(0),
+        )?;
         let mut stmt = conn.prepare_cached("SELECT id, status, ended_at FROM sleep_cycles")?;
         let cycles = stmt
             .query_map([], |r| Ok((r.get(0)?, (r.get(1)?, r.get(2)?))))?
-            .collect::<rusqlite::Result<_>>()?;
+            .collect::<Result<_>>()?;
         // The cluster groups are part of the clusters (whose marks above see them change).
         let mut stmt = conn.prepare_cached("SELECT key, value FROM meta WHERE key != ?1")?;
         let settings = stmt
             .query_map([super::CLUSTER_GROUPS_META], |r| Ok((r.get(0)?, r.get(1)?)))?
-            .collect::<rusqlite::Result<_>>()?;
+            .collect::<Result<_>>()?;
         Ok(Marks {
             clusters,
             links,
@@ -129,18 +134,20 @@ impl Store {
         if before.clusters != now.clusters {
             // Created or updated since (removed ones cannot be named: a clear removes them
             // all and creates new ones, which are named).
-            let mut stmt = self.sqlite().prepare_cached(
+            let mut stmt = self.read().conn().prepare_cached(
                 "SELECT id FROM clusters WHERE id > ?1 OR updated_at >= ?2 ORDER BY id",
             )?;
             let ids = stmt
                 .query_map([before.clusters.1, before.clusters.2], |r| r.get(0))?
-                .collect::<rusqlite::Result<_>>()?;
+                .collect::<Result<_>>()?;
             out.push(Change::Clusters { ids });
         }
         if before.links != now.links {
-            let mut stmt = self
-                .sqlite()
-                .prepare_cached("SELECT src, dst FROM links WHERE rowid > ?1")?;
+            let conn = self.read().conn();
+            let mut stmt = conn.prepare_cached(conn.pick(
+                "SELECT src, dst FROM links WHERE rowid > ?1",
+                "SELECT src, dst FROM links WHERE seq > ?1",
+            ))?;
             let mut ids = std::collections::BTreeSet::new();
             for row in stmt.query_map([before.links], |r| Ok((r.get(0)?, r.get(1)?)))? {
                 let (src, dst): (i64, i64) = row?;
@@ -185,17 +192,24 @@ impl Store {
         Ok(super::coalesce(out))
     }
 
+    /// A number that changes when another connection commits and only then: SQLite's
+    /// `PRAGMA data_version`; on Postgres, the count of write transactions begun on the
+    /// store less this connection's own (see `postgres.rs`).
     fn data_version(&self) -> Result<i64> {
-        Ok(self
-            .sqlite()
-            .pragma_query_value(None, "data_version", |r| r.get(0))?)
+        match &self.backend {
+            super::Backend::Sqlite(conn) => {
+                Ok(conn.pragma_query_value(None, "data_version", |r| r.get(0))?)
+            }
+            super::Backend::Postgres(conn) => conn.others_writes(),
+        }
     }
 
     fn max_history_id(&self) -> Result<i64> {
         Ok(self
-            .sqlite()
+            .read()
+            .conn()
             .query_row("SELECT MAX(id) FROM history", [], |r| {
-                r.get::<_, Option<i64>>(0)
+                r.get::<Option<i64>>(0)
             })
             .optional()?
             .flatten()

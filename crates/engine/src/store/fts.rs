@@ -5,9 +5,9 @@
 //! (so FTS5 operators, column filters, quotes and parentheses in the input are plain text),
 //! and tokens are OR-ed so BM25 ranks partial matches.
 
+use super::sql::{Dialect, Value};
 use super::{MemoryFilter, Tx};
 use crate::Result;
-use rusqlite::types::Value;
 
 /// Words too common to help ranking; dropped unless the query has nothing else.
 const STOPWORDS: &[&str] = &[
@@ -84,6 +84,10 @@ impl Tx<'_> {
         if tokens.is_empty() {
             return Ok(Vec::new());
         }
+        let conn = self.conn();
+        if conn.dialect() == Dialect::Postgres {
+            return self.lexical_search_pg(&tokens, filter, limit);
+        }
         let expr = tokens
             .iter()
             .map(|t| quote(t))
@@ -99,7 +103,7 @@ impl Tx<'_> {
                  ORDER BY s DESC LIMIT ?"
             )
         } else {
-            let (cond, filter_params) = filter.to_sql();
+            let (cond, filter_params) = filter.to_sql(Dialect::Sqlite);
             params.extend(filter_params);
             format!(
                 "SELECT m.id, {SCORE} AS s
@@ -110,10 +114,39 @@ impl Tx<'_> {
         };
         params.push(Value::Integer(limit as i64));
         let mut stmt = self.conn().prepare_cached(&sql)?;
-        let rows = stmt.query_map(rusqlite::params_from_iter(params), |r| {
-            Ok((r.get::<_, i64>(0)?, r.get::<_, f64>(1)?))
+        let rows = stmt.query_map(super::sql::params_from_iter(params), |r| {
+            Ok((r.get::<i64>(0)?, r.get::<f64>(1)?))
         })?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        rows.collect::<Result<_>>()
+    }
+
+    /// The Postgres twin of [`Tx::lexical_search`]: the generated `fts` column (text
+    /// weighted A; when, where, why and how B) under its GIN index, ranked by
+    /// `ts_rank_cd` (cover density: matches of several query words near each other rank
+    /// first, as BM25 ranks documents matching more of them). The tokens are word
+    /// characters only, so joining them with `|` makes a valid `tsquery` of any input.
+    fn lexical_search_pg(
+        &self,
+        tokens: &[String],
+        filter: &MemoryFilter,
+        limit: usize,
+    ) -> Result<Vec<(i64, f64)>> {
+        let (cond, filter_params) = filter.to_sql(Dialect::Postgres);
+        let mut params = vec![Value::Text(tokens.join(" | "))];
+        params.extend(filter_params);
+        params.push(Value::Integer(limit as i64));
+        let sql = format!(
+            "SELECT m.id, CAST(ts_rank_cd(m.fts, q) AS DOUBLE PRECISION) AS s
+             FROM memories m, to_tsquery('english', ?) q
+             WHERE m.fts @@ q AND {cond}
+             ORDER BY s DESC, m.id LIMIT ?"
+        );
+        let mut stmt = self.conn().prepare_cached(&sql)?;
+        let rows = stmt.query_map(super::sql::params_from_iter(params), |r| {
+            Ok((r.get::<i64>(0)?, r.get::<f64>(1)?))
+        })?;
+        rows.filter(|r| r.as_ref().map_or(true, |(_, s)| *s > 0.0))
+            .collect()
     }
 
     /// In a large store, drops tokens found in more than `PRUNE_DOC_SHARE` of documents,
@@ -121,16 +154,24 @@ impl Tx<'_> {
     fn prune_common(&self, tokens: Vec<String>) -> Result<Vec<String>> {
         let rows: i64 =
             self.conn()
-                .query_row("SELECT IFNULL(MAX(id), 0) FROM memories", [], |r| r.get(0))?;
+                .query_row("SELECT COALESCE(MAX(id), 0) FROM memories", [], |r| {
+                    r.get(0)
+                })?;
         if rows < PRUNE_FROM_ROWS || tokens.len() < 2 {
             return Ok(tokens);
         }
         let mut counted = Vec::with_capacity(tokens.len());
-        let mut stmt = self
-            .conn()
-            .prepare_cached("SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?1")?;
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached(conn.pick(
+            "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?1",
+            "SELECT count(*) FROM memories WHERE fts @@ to_tsquery('english', ?1)",
+        ))?;
         for t in tokens {
-            let df: i64 = stmt.query_row([quote(&t)], |r| r.get(0))?;
+            let term = match conn.dialect() {
+                Dialect::Sqlite => quote(&t),
+                Dialect::Postgres => t.clone(),
+            };
+            let df: i64 = stmt.query_row([term], |r| r.get(0))?;
             counted.push((t, df));
         }
         let limit = (rows as f64 * PRUNE_DOC_SHARE) as i64;

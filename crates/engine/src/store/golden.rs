@@ -1,9 +1,9 @@
 //! Queries on `golden_queries`, `golden_runs` and `golden_results`: the retrieval regression
 //! suite's saved queries and their runs.
 
+use super::sql::{params, OptionalExtension};
 use super::{Change, Tx};
 use crate::Result;
-use rusqlite::{params, OptionalExtension};
 use serde::{Deserialize, Serialize};
 
 /// A saved query and the memories it should find in its top `k`.
@@ -50,18 +50,18 @@ fn json_ids(s: String) -> Vec<i64> {
     serde_json::from_str(&s).unwrap_or_default()
 }
 
-fn query_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<GoldenQuery> {
+fn query_row(r: &super::sql::Row<'_>) -> Result<GoldenQuery> {
     Ok(GoldenQuery {
         id: r.get(0)?,
         query: r.get(1)?,
         expected: json_ids(r.get(2)?),
-        k: r.get::<_, i64>(3)? as usize,
-        options: serde_json::from_str(&r.get::<_, String>(4)?).unwrap_or_default(),
+        k: r.get::<i64>(3)? as usize,
+        options: serde_json::from_str(&r.get::<String>(4)?).unwrap_or_default(),
         created_at: r.get(5)?,
     })
 }
 
-fn run_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<GoldenRunRow> {
+fn run_row(r: &super::sql::Row<'_>) -> Result<GoldenRunRow> {
     Ok(GoldenRunRow {
         id: r.get(0)?,
         run_at: r.get(1)?,
@@ -80,9 +80,9 @@ impl Tx<'_> {
         now: i64,
     ) -> Result<i64> {
         self.note(Change::Golden)?;
-        self.conn().execute(
+        self.conn().query_row(
             "INSERT INTO golden_queries (query, expected, k, options, created_at)
-             VALUES (?1, ?2, ?3, ?4, ?5)",
+             VALUES (?1, ?2, ?3, ?4, ?5) RETURNING id",
             params![
                 query,
                 serde_json::to_string(expected)?,
@@ -90,8 +90,8 @@ impl Tx<'_> {
                 options.to_string(),
                 now
             ],
-        )?;
-        Ok(self.conn().last_insert_rowid())
+            |r| r.get(0),
+        )
     }
 
     pub fn golden_queries(&self) -> Result<Vec<GoldenQuery>> {
@@ -99,19 +99,18 @@ impl Tx<'_> {
             "SELECT id, query, expected, k, options, created_at FROM golden_queries ORDER BY id",
         )?;
         let rows = stmt.query_map([], query_row)?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        rows.collect::<Result<_>>()
     }
 
     pub fn get_golden(&self, id: i64) -> Result<Option<GoldenQuery>> {
-        Ok(self
-            .conn()
+        self.conn()
             .query_row(
                 "SELECT id, query, expected, k, options, created_at FROM golden_queries
                  WHERE id = ?1",
                 [id],
                 query_row,
             )
-            .optional()?)
+            .optional()
     }
 
     /// Removes a saved query and its past results; false when there was none.
@@ -132,11 +131,11 @@ impl Tx<'_> {
         results: &[GoldenResultRow],
     ) -> Result<i64> {
         self.note(Change::Golden)?;
-        self.conn().execute(
-            "INSERT INTO golden_runs (run_at, stage, cycle_id) VALUES (?1, ?2, ?3)",
+        let run: i64 = self.conn().query_row(
+            "INSERT INTO golden_runs (run_at, stage, cycle_id) VALUES (?1, ?2, ?3) RETURNING id",
             params![run_at, stage, cycle_id],
+            |r| r.get(0),
         )?;
-        let run = self.conn().last_insert_rowid();
         let mut stmt = self.conn().prepare_cached(
             "INSERT INTO golden_results (run_id, query_id, recall, ndcg, ranked)
              VALUES (?1, ?2, ?3, ?4, ?5)",
@@ -159,8 +158,7 @@ impl Tx<'_> {
         query_id: i64,
         before: i64,
     ) -> Result<Option<GoldenResultRow>> {
-        Ok(self
-            .conn()
+        self.conn()
             .query_row(
                 "SELECT query_id, recall, ndcg, ranked FROM golden_results
                  WHERE query_id = ?1 AND run_id < ?2 ORDER BY run_id DESC LIMIT 1",
@@ -174,7 +172,7 @@ impl Tx<'_> {
                     })
                 },
             )
-            .optional()?)
+            .optional()
     }
 
     pub fn golden_results(&self, run: i64) -> Result<Vec<GoldenResultRow>> {
@@ -190,7 +188,7 @@ impl Tx<'_> {
                 ranked: json_ids(r.get(3)?),
             })
         })?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        rows.collect::<Result<_>>()
     }
 
     /// Writes an exported saved query as it was, id included (a taken id is a constraint
@@ -225,7 +223,7 @@ impl Tx<'_> {
                 cycle_id: r.get(3)?,
             })
         })?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        rows.collect::<Result<_>>()
     }
 
     /// Every result of every run, by run and query.
@@ -243,7 +241,7 @@ impl Tx<'_> {
                 ranked: json_ids(r.get(4)?),
             })
         })?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        rows.collect::<Result<_>>()
     }
 
     /// Writes an exported run and its results as they were (taken keys are constraint
@@ -280,7 +278,7 @@ impl Tx<'_> {
             "SELECT id, run_at, stage, cycle_id FROM golden_runs WHERE cycle_id = ?1 ORDER BY id",
         )?;
         let rows = stmt.query_map([cycle_id], run_row)?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        rows.collect::<Result<_>>()
     }
 
     /// The latest `limit` runs (manual ones and those around sleep cycles), newest first.
@@ -289,6 +287,6 @@ impl Tx<'_> {
             "SELECT id, run_at, stage, cycle_id FROM golden_runs ORDER BY id DESC LIMIT ?1",
         )?;
         let rows = stmt.query_map([limit.min(i64::MAX as usize) as i64], run_row)?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        rows.collect::<Result<_>>()
     }
 }

@@ -1,8 +1,8 @@
 //! Queries on `history`: every change of a memory (as mem0's `history()`).
 
+use super::sql::params;
 use super::{Change, Tx};
 use crate::Result;
-use rusqlite::params;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -24,7 +24,7 @@ pub struct HistoryEntry {
 const HISTORY_COLUMNS: &str =
     "id, memory_id, event, old_value, new_value, actor, cause, created_at";
 
-fn entry(r: &rusqlite::Row<'_>) -> rusqlite::Result<HistoryEntry> {
+fn entry(r: &super::sql::Row<'_>) -> Result<HistoryEntry> {
     let old: Option<String> = r.get(3)?;
     let new: Option<String> = r.get(4)?;
     Ok(HistoryEntry {
@@ -79,7 +79,7 @@ impl Tx<'_> {
             "SELECT {HISTORY_COLUMNS} FROM history WHERE memory_id = ?1 ORDER BY id"
         ))?;
         let rows = stmt.query_map([memory_id], entry)?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        rows.collect::<Result<_>>()
     }
 
     /// Every change recorded after `at` (Unix ms), oldest first, as far as time travel to
@@ -92,7 +92,7 @@ impl Tx<'_> {
              WHERE created_at > ?1 ORDER BY created_at, id",
         )?;
         let rows = stmt.query_map([at], entry)?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        rows.collect::<Result<_>>()
     }
 
     /// When each memory was added and by whom (the history's `add` entries), oldest first.
@@ -101,7 +101,7 @@ impl Tx<'_> {
             "SELECT created_at, actor FROM history WHERE event = 'add' ORDER BY created_at, id",
         )?;
         let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        rows.collect::<Result<_>>()
     }
 
     /// The first and last times anything was recorded (memories added, changed, operations
@@ -126,7 +126,7 @@ impl Tx<'_> {
                 .conn()
                 .prepare("SELECT DISTINCT memory_id FROM history ORDER BY memory_id")?;
             let rows = stmt.query_map([], |r| r.get(0))?;
-            rows.collect::<rusqlite::Result<_>>()?
+            rows.collect::<Result<_>>()?
         };
         let mut out = Vec::new();
         for id in ids {

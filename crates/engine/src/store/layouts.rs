@@ -2,9 +2,9 @@
 //! `layout_history`: every full computation of them, newest [`LAYOUT_HISTORY_KEPT`] per
 //! (method, dims), for placing points where they were at a past instant.
 
+use super::sql::{params, OptionalExtension};
 use super::{blob_to_vec, vec_to_blob, Change, Tx};
 use crate::{Error, Result};
-use rusqlite::{params, OptionalExtension};
 use serde::{Deserialize, Serialize};
 
 /// A cached layout as stored: `params` is the JSON of the parameters that made it, `model`
@@ -60,14 +60,10 @@ impl Tx<'_> {
         dims: usize,
         at: i64,
     ) -> Result<Option<LayoutSnapshot>> {
-        let row = |sql: &str, args: &[&dyn rusqlite::ToSql]| {
+        let row = |sql: &str, args: &[&dyn super::sql::ToArg]| {
             self.conn()
                 .query_row(sql, args, |r| {
-                    Ok((
-                        r.get::<_, i64>(0)?,
-                        r.get::<_, Vec<u8>>(1)?,
-                        r.get::<_, Vec<u8>>(2)?,
-                    ))
+                    Ok((r.get::<i64>(0)?, r.get::<Vec<u8>>(1)?, r.get::<Vec<u8>>(2)?))
                 })
                 .optional()
         };
@@ -113,19 +109,18 @@ impl Tx<'_> {
             "SELECT method, dims, computed_at, ids, coords FROM layout_history
              ORDER BY method, dims, computed_at",
         )?;
-        let mut rows = stmt.query([])?;
         let mut out = Vec::new();
-        while let Some(r) = rows.next()? {
+        stmt.for_each([], |r| {
             let method: String = r.get(0)?;
-            let dims = r.get::<_, i64>(1)? as usize;
+            let dims = r.get::<i64>(1)? as usize;
             let computed_at: i64 = r.get(2)?;
             let malformed = || {
                 Error::InvalidInput(format!(
                     "a kept {method} layout of {computed_at} is malformed"
                 ))
             };
-            let ids = blob_to_ids(&r.get::<_, Vec<u8>>(3)?).ok_or_else(malformed)?;
-            let coords = blob_to_vec(&r.get::<_, Vec<u8>>(4)?).ok_or_else(malformed)?;
+            let ids = blob_to_ids(&r.get::<Vec<u8>>(3)?).ok_or_else(malformed)?;
+            let coords = blob_to_vec(&r.get::<Vec<u8>>(4)?).ok_or_else(malformed)?;
             out.push(LayoutSnapshot {
                 method,
                 dims,
@@ -133,15 +128,19 @@ impl Tx<'_> {
                 ids,
                 coords,
             });
-        }
+            Ok(true)
+        })?;
         Ok(out)
     }
 
     /// Keeps `l` (a full computation) in the history, replacing one of the same instant,
     /// then drops all but the newest [`LAYOUT_HISTORY_KEPT`] of its (method, dims).
     pub fn keep_layout_snapshot(&self, l: &LayoutSnapshot) -> Result<()> {
-        // SQLite dialect: INSERT OR REPLACE (Postgres: ON CONFLICT ... DO UPDATE).
-        self.insert_layout_snapshot("INSERT OR REPLACE", l)?;
+        self.insert_layout_snapshot(
+            "ON CONFLICT (method, dims, computed_at) DO UPDATE SET ids = excluded.ids,
+                 coords = excluded.coords",
+            l,
+        )?;
         self.conn().execute(
             "DELETE FROM layout_history WHERE method = ?1 AND dims = ?2 AND computed_at NOT IN
              (SELECT computed_at FROM layout_history WHERE method = ?1 AND dims = ?2
@@ -154,18 +153,20 @@ impl Tx<'_> {
     /// Writes an exported computation; one of the same (method, dims, instant) is a
     /// constraint error, not replaced.
     pub fn restore_layout_snapshot(&self, l: &LayoutSnapshot) -> Result<()> {
-        self.insert_layout_snapshot("INSERT", l)
+        self.insert_layout_snapshot("", l)
     }
 
-    fn insert_layout_snapshot(&self, verb: &str, l: &LayoutSnapshot) -> Result<()> {
+    /// Inserts `l` into the history; `on_conflict` is what a row of the same instant does
+    /// (empty: the insert fails).
+    fn insert_layout_snapshot(&self, on_conflict: &str, l: &LayoutSnapshot) -> Result<()> {
         self.note(Change::Layout {
             method: l.method.clone(),
             dims: l.dims,
         })?;
         self.conn().execute(
             &format!(
-                "{verb} INTO layout_history (method, dims, computed_at, ids, coords)
-                 VALUES (?1, ?2, ?3, ?4, ?5)"
+                "INSERT INTO layout_history (method, dims, computed_at, ids, coords)
+                 VALUES (?1, ?2, ?3, ?4, ?5) {on_conflict}"
             ),
             params![
                 l.method,
@@ -187,12 +188,12 @@ impl Tx<'_> {
                 params![method, dims as i64],
                 |r| {
                     Ok((
-                        r.get::<_, String>(0)?,
-                        r.get::<_, Vec<u8>>(1)?,
-                        r.get::<_, Vec<u8>>(2)?,
-                        r.get::<_, Option<Vec<u8>>>(3)?,
-                        r.get::<_, i64>(4)?,
-                        r.get::<_, i64>(5)?,
+                        r.get::<String>(0)?,
+                        r.get::<Vec<u8>>(1)?,
+                        r.get::<Vec<u8>>(2)?,
+                        r.get::<Option<Vec<u8>>>(3)?,
+                        r.get::<i64>(4)?,
+                        r.get::<i64>(5)?,
                     ))
                 },
             )
@@ -234,7 +235,7 @@ impl Tx<'_> {
             .conn()
             .prepare("SELECT method, dims FROM layouts ORDER BY method, dims")?
             .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
-            .collect::<rusqlite::Result<_>>()?;
+            .collect::<Result<_>>()?;
         let mut out = Vec::with_capacity(keys.len());
         for (method, dims) in keys {
             out.extend(self.get_layout(&method, dims as usize)?);
@@ -275,11 +276,14 @@ impl Tx<'_> {
             dims: l.dims,
         })?;
         let ids: Vec<u8> = l.ids.iter().flat_map(|i| i.to_le_bytes()).collect();
-        // SQLite dialect: INSERT OR REPLACE (Postgres: ON CONFLICT ... DO UPDATE).
         self.conn().execute(
-            "INSERT OR REPLACE INTO layouts
+            "INSERT INTO layouts
              (method, dims, params, ids, coords, model, computed_at, placed_incrementally)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+             ON CONFLICT (method, dims) DO UPDATE SET params = excluded.params,
+                 ids = excluded.ids, coords = excluded.coords, model = excluded.model,
+                 computed_at = excluded.computed_at,
+                 placed_incrementally = excluded.placed_incrementally",
             params![
                 l.method,
                 l.dims as i64,

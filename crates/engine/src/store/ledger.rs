@@ -1,9 +1,9 @@
 //! Queries on `ledger`: one row per engine operation (wall time, items, LLM calls, tokens),
 //! summarised by operation and period.
 
+use super::sql::params;
 use super::{Change, Tx};
 use crate::Result;
-use rusqlite::params;
 use serde::{Deserialize, Serialize};
 
 /// One operation as recorded.
@@ -63,7 +63,7 @@ impl Tx<'_> {
                 tokens: r.get(6)?,
             })
         })?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        rows.collect::<Result<_>>()
     }
 
     /// Writes exported ledger rows in order: with their ids into an empty ledger (the
@@ -123,11 +123,15 @@ impl Tx<'_> {
         by_op: bool,
         period_ms: Option<i64>,
     ) -> Result<Vec<LedgerSummary>> {
-        let period = period_ms.map_or("NULL".to_string(), |p| format!("(at / {p}) * {p}"));
-        let op = if by_op { "op" } else { "NULL" };
+        // Typed NULLs: Postgres reads a bare NULL column as text.
+        let period = period_ms.map_or("CAST(NULL AS BIGINT)".to_string(), |p| {
+            format!("(at / {p}) * {p}")
+        });
+        let op = if by_op { "op" } else { "CAST(NULL AS TEXT)" };
         let sql = format!(
-            "SELECT {op}, {period}, COUNT(*), SUM(millis), MAX(millis), SUM(items),
-                    SUM(llm_calls), SUM(tokens)
+            "SELECT {op}, {period}, COUNT(*), SUM(millis), MAX(millis),
+                    CAST(SUM(items) AS BIGINT), CAST(SUM(llm_calls) AS BIGINT),
+                    CAST(SUM(tokens) AS BIGINT)
              FROM ledger WHERE at >= ?1 GROUP BY 1, 2 ORDER BY 2, 4 DESC"
         );
         let mut stmt = self.conn().prepare(&sql)?;
@@ -141,11 +145,11 @@ impl Tx<'_> {
                 total_ms: total,
                 mean_ms: if count > 0 { total / count as f64 } else { 0.0 },
                 max_ms: r.get(4)?,
-                items: r.get::<_, i64>(5)? as u64,
-                llm_calls: r.get::<_, i64>(6)? as u64,
-                tokens: r.get::<_, i64>(7)? as u64,
+                items: r.get::<i64>(5)? as u64,
+                llm_calls: r.get::<i64>(6)? as u64,
+                tokens: r.get::<i64>(7)? as u64,
             })
         })?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        rows.collect::<Result<_>>()
     }
 }

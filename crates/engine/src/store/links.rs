@@ -1,9 +1,9 @@
 //! Queries on `links`.
 
+use super::sql::params;
 use super::{Change, Tx};
 use crate::memory::LinkKind;
 use crate::Result;
-use rusqlite::params;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -48,7 +48,7 @@ impl Tx<'_> {
         )
     }
 
-    fn query_links(&self, sql: &str, params: &[&dyn rusqlite::ToSql]) -> Result<Vec<Link>> {
+    fn query_links(&self, sql: &str, params: &[&dyn super::sql::ToArg]) -> Result<Vec<Link>> {
         let mut stmt = self.conn().prepare_cached(sql)?;
         let rows = stmt.query_map(params, |r| {
             let kind: String = r.get(2)?;
@@ -100,11 +100,11 @@ impl Tx<'_> {
 
     /// Whether any causal or derived link exists (uses the kind index).
     pub fn has_causal_links(&self) -> Result<bool> {
-        Ok(self.conn().query_row(
+        self.conn().query_row(
             "SELECT EXISTS (SELECT 1 FROM links WHERE kind IN ('causal', 'derived_from'))",
             [],
             |r| r.get(0),
-        )?)
+        )
     }
 
     pub fn count_links(&self) -> Result<u64> {
@@ -122,7 +122,7 @@ impl Tx<'_> {
              GROUP BY l.src ORDER BY COUNT(*) DESC, l.src LIMIT ?1",
         )?;
         let rows = stmt.query_map([limit as i64], |r| r.get(0))?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        rows.collect::<Result<_>>()
     }
 
     pub fn all_links(&self) -> Result<Vec<Link>> {

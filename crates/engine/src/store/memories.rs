@@ -1,18 +1,19 @@
 //! Queries on `memories`.
 
-use super::stale::CONFIRMED;
+use super::sql::Dialect;
+use super::sql::Value;
+use super::sql::{params, OptionalExtension, Row};
+use super::stale::confirmed;
 use super::{blob_to_vec, vec_to_blob, Change, Tx};
 use crate::memory::{Details, Kind, Memory, NewMemory, Source, State, W5H1};
 use crate::{Error, Result};
-use rusqlite::types::Value;
-use rusqlite::{params, OptionalExtension, Row};
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
 
 const COLUMNS: &str =
     "m.id, m.kind, m.text, m.who, m.what, m.\"when\", m.\"where\", m.why, m.how, m.conversation, \
      m.session, m.occurred_at, m.created_at, m.updated_at, m.importance, m.novelty, \
-     IFNULL(a.count, 0), a.last_at, m.state, m.tags, m.source, m.l_score, m.metadata, m.details, \
+     COALESCE(a.count, 0), a.last_at, m.state, m.tags, m.source, m.l_score, m.metadata, m.details, \
      m.deleted_at, m.tokens, m.pinned, m.valid_from, m.valid_to, m.superseded_by";
 
 /// What [`COLUMNS`] are read from: a memory (`m`) with its access counts (`a`, kept in a
@@ -124,7 +125,7 @@ impl MemoryFilter {
     }
 
     /// SQL condition (on table alias `m`) and its parameters.
-    pub(crate) fn to_sql(&self) -> (String, Vec<Value>) {
+    pub(crate) fn to_sql(&self, d: Dialect) -> (String, Vec<Value>) {
         let mut conds: Vec<String> = Vec::new();
         let mut params: Vec<Value> = Vec::new();
         if !self.include_deleted {
@@ -145,7 +146,7 @@ impl MemoryFilter {
             params.extend(self.states.iter().map(|s| Value::Text(s.as_str().into())));
         }
         if let Some(who) = &self.who {
-            conds.push("m.who = ? COLLATE NOCASE".into());
+            conds.push("lower(m.who) = lower(?)".into());
             params.push(Value::Text(who.clone()));
         }
         if let Some(c) = &self.conversation {
@@ -183,14 +184,15 @@ impl MemoryFilter {
                 conds.push(format!(
                     "(m.superseded_by IS NOT NULL OR (m.kind = 'fact' AND EXISTS \
                      (SELECT 1 FROM fact_contradictions c JOIN memories n ON n.id = c.by_id \
-                      WHERE c.fact_id = m.id AND n.deleted_at IS NULL) AND {CONFIRMED} < ?))"
+                      WHERE c.fact_id = m.id AND n.deleted_at IS NULL) AND {} < ?))",
+                    confirmed(d)
                 ));
                 let days = i64::from(self.stale_days.unwrap_or(STALE_DAYS));
                 params.push(Value::Integer(super::now_ms() - days * 86_400_000));
             }
         }
         let sql = if conds.is_empty() {
-            "1".to_string()
+            "TRUE".to_string()
         } else {
             conds.join(" AND ")
         };
@@ -255,7 +257,7 @@ impl SortKey {
             SortKey::UpdatedAt => "m.updated_at",
             SortKey::OccurredAt => "m.occurred_at",
             SortKey::Importance => "m.importance",
-            SortKey::AccessCount => "IFNULL(a.count, 0)",
+            SortKey::AccessCount => "COALESCE(a.count, 0)",
             SortKey::LastAccessed => "a.last_at",
         }
     }
@@ -338,21 +340,19 @@ pub(crate) fn placeholders(n: usize) -> String {
     vec!["?"; n].join(", ")
 }
 
-fn parse_col<T: std::str::FromStr<Err = Error>>(row: &Row<'_>, i: usize) -> rusqlite::Result<T> {
+fn parse_col<T: std::str::FromStr<Err = Error>>(row: &Row<'_>, i: usize) -> Result<T> {
     let s: String = row.get(i)?;
-    s.parse().map_err(|e: Error| {
-        rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, Box::new(e))
-    })
+    s.parse()
+        .map_err(|e: Error| Error::Internal(format!("column {i} of a memory: {e}")))
 }
 
-fn json_col<T: serde::de::DeserializeOwned>(row: &Row<'_>, i: usize) -> rusqlite::Result<T> {
+fn json_col<T: serde::de::DeserializeOwned>(row: &Row<'_>, i: usize) -> Result<T> {
     let s: String = row.get(i)?;
-    serde_json::from_str(&s).map_err(|e| {
-        rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, Box::new(e))
-    })
+    serde_json::from_str(&s)
+        .map_err(|e| Error::Internal(format!("column {i} of a memory is not JSON: {e}")))
 }
 
-fn row_to_memory(row: &Row<'_>) -> rusqlite::Result<Memory> {
+fn row_to_memory(row: &Row<'_>) -> Result<Memory> {
     Ok(Memory {
         id: row.get(0)?,
         kind: parse_col::<Kind>(row, 1)?,
@@ -404,12 +404,13 @@ impl Tx<'_> {
         created_at: i64,
         updated_at: i64,
     ) -> Result<i64> {
-        self.conn().execute(
+        let id: i64 = self.conn().query_row(
             "INSERT INTO memories (id, kind, text, who, what, \"when\", \"where\", why, how, conversation,
                 session, occurred_at, created_at, updated_at, importance, novelty, tags, source,
                 l_score, metadata, details, valid_from)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
-                ?19, ?20, ?21, ?22)",
+                ?19, ?20, ?21, ?22)
+             RETURNING id",
             params![
                 id,
                 m.kind.as_str(),
@@ -435,8 +436,8 @@ impl Tx<'_> {
                 // A fact holds from the time of the message that said it.
                 (m.kind == Kind::Fact).then(|| m.occurred_at.unwrap_or(created_at)),
             ],
+            |r| r.get(0),
         )?;
-        let id = self.conn().last_insert_rowid();
         self.note(Change::MemoriesAdded { ids: vec![id] })?;
         Ok(id)
     }
@@ -447,7 +448,7 @@ impl Tx<'_> {
             .conn()
             .prepare("SELECT id FROM memories WHERE tokens IS NULL ORDER BY id")?;
         let rows = stmt.query_map([], |r| r.get(0))?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        rows.collect::<Result<_>>()
     }
 
     /// Records the token count of a memory's text.
@@ -464,7 +465,7 @@ impl Tx<'_> {
         self.note(Change::MemoriesUpdated { ids: vec![id] })?;
         self.conn().execute(
             "UPDATE memories SET embedding = ?1,
-                embed_seq = (SELECT IFNULL(MAX(embed_seq), 0) + 1 FROM memories)
+                embed_seq = (SELECT COALESCE(MAX(embed_seq), 0) + 1 FROM memories)
              WHERE id = ?2",
             params![vec_to_blob(embedding), id],
         )?;
@@ -472,14 +473,13 @@ impl Tx<'_> {
     }
 
     pub fn get_memory(&self, id: i64) -> Result<Option<Memory>> {
-        Ok(self
-            .conn()
+        self.conn()
             .query_row(
                 &format!("SELECT {COLUMNS} FROM {FROM} WHERE m.id = ?1"),
                 [id],
                 row_to_memory,
             )
-            .optional()?)
+            .optional()
     }
 
     pub fn require_memory(&self, id: i64) -> Result<Memory> {
@@ -494,7 +494,8 @@ impl Tx<'_> {
         // statement, prepared afresh, for every different count).
         let list = serde_json::to_string(ids)?;
         let mut stmt = self.conn().prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM {FROM} WHERE m.id IN (SELECT value FROM json_each(?1))"
+            "SELECT {COLUMNS} FROM {FROM} WHERE m.id IN ({})",
+            self.conn().json_ids("?1")
         ))?;
         for m in stmt.query_map([list], row_to_memory)? {
             let m = m?;
@@ -504,7 +505,7 @@ impl Tx<'_> {
     }
 
     pub fn list_memories(&self, q: &ListQuery) -> Result<Vec<Memory>> {
-        let (cond, mut params) = q.filter.to_sql();
+        let (cond, mut params) = q.filter.to_sql(self.conn().dialect());
         let limit = if q.limit == 0 { 100 } else { q.limit };
         let dir = if q.descending { "DESC" } else { "ASC" };
         let sql = format!(
@@ -514,15 +515,15 @@ impl Tx<'_> {
         params.push(Value::Integer(limit as i64));
         params.push(Value::Integer(q.offset as i64));
         let mut stmt = self.conn().prepare(&sql)?;
-        let rows = stmt.query_map(rusqlite::params_from_iter(params), row_to_memory)?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        let rows = stmt.query_map(super::sql::params_from_iter(params), row_to_memory)?;
+        rows.collect::<Result<_>>()
     }
 
     pub fn count_memories(&self, filter: &MemoryFilter) -> Result<u64> {
-        let (cond, params) = filter.to_sql();
+        let (cond, params) = filter.to_sql(self.conn().dialect());
         let n: i64 = self.conn().query_row(
             &format!("SELECT COUNT(*) FROM memories m WHERE {cond}"),
-            rusqlite::params_from_iter(params),
+            super::sql::params_from_iter(params),
             |r| r.get(0),
         )?;
         Ok(n as u64)
@@ -530,15 +531,14 @@ impl Tx<'_> {
 
     /// The latest live episode of `conversation` stored before `id`.
     pub fn previous_episode(&self, conversation: &str, id: i64) -> Result<Option<i64>> {
-        use rusqlite::OptionalExtension;
-        Ok(self
-            .conn()
+        use super::sql::OptionalExtension;
+        self.conn()
             .prepare_cached(
                 "SELECT id FROM memories WHERE conversation = ?1 AND kind = 'episode'
                    AND id < ?2 AND deleted_at IS NULL ORDER BY id DESC LIMIT 1",
             )?
-            .query_row(rusqlite::params![conversation, id], |r| r.get(0))
-            .optional()?)
+            .query_row(params![conversation, id], |r| r.get(0))
+            .optional()
     }
 
     /// The live episodes said just before and just after each of the memories `ids` in
@@ -546,18 +546,20 @@ impl Tx<'_> {
     /// One statement for all of them (ids as one JSON array, as in `get_memories`).
     pub fn adjacent_episodes(&self, ids: &[i64]) -> Result<HashMap<i64, [Option<i64>; 2]>> {
         let list = serde_json::to_string(ids)?;
-        let mut stmt = self.conn().prepare_cached(
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached(&format!(
             "SELECT m.id,
-               (SELECT p.id FROM memories p WHERE p.conversation IS m.conversation
-                  AND p.session IS m.session AND p.kind = 'episode' AND p.id < m.id
+               (SELECT p.id FROM memories p WHERE p.conversation IS NOT DISTINCT FROM m.conversation
+                  AND p.session IS NOT DISTINCT FROM m.session AND p.kind = 'episode' AND p.id < m.id
                   AND p.deleted_at IS NULL ORDER BY p.id DESC LIMIT 1),
-               (SELECT n.id FROM memories n WHERE n.conversation IS m.conversation
-                  AND n.session IS m.session AND n.kind = 'episode' AND n.id > m.id
+               (SELECT n.id FROM memories n WHERE n.conversation IS NOT DISTINCT FROM m.conversation
+                  AND n.session IS NOT DISTINCT FROM m.session AND n.kind = 'episode' AND n.id > m.id
                   AND n.deleted_at IS NULL ORDER BY n.id ASC LIMIT 1)
-             FROM memories m WHERE m.id IN (SELECT value FROM json_each(?1))",
-        )?;
+             FROM memories m WHERE m.id IN ({})",
+            conn.json_ids("?1")
+        ))?;
         let rows = stmt.query_map([list], |r| Ok((r.get(0)?, [r.get(1)?, r.get(2)?])))?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        rows.collect::<Result<_>>()
     }
 
     /// Every episode id of `conversation`, deleted ones included, in the order stored.
@@ -566,25 +568,27 @@ impl Tx<'_> {
             "SELECT id FROM memories WHERE conversation = ?1 AND kind = 'episode' ORDER BY id",
         )?;
         let rows = stmt.query_map([conversation], |r| r.get(0))?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        rows.collect::<Result<_>>()
     }
 
     /// The live rolling summaries of `conversation`: (id, window, episodes it covers).
     pub fn window_summaries(&self, conversation: &str) -> Result<Vec<(i64, usize, usize)>> {
-        let mut stmt = self.conn().prepare_cached(
-            "SELECT id, json_extract(metadata, '$.conversation_window'),
-                    json_extract(metadata, '$.episodes')
+        let conn = self.conn();
+        let window = conn.json_int("metadata", "$.conversation_window");
+        let mut stmt = conn.prepare_cached(&format!(
+            "SELECT id, {window}, {}
              FROM memories WHERE conversation = ?1 AND kind = 'summary' AND deleted_at IS NULL
-               AND json_extract(metadata, '$.conversation_window') IS NOT NULL",
-        )?;
+               AND {window} IS NOT NULL",
+            conn.json_int("metadata", "$.episodes")
+        ))?;
         let rows = stmt.query_map([conversation], |r| {
             Ok((
-                r.get::<_, i64>(0)?,
-                r.get::<_, i64>(1)? as usize,
-                r.get::<_, i64>(2)? as usize,
+                r.get::<i64>(0)?,
+                r.get::<i64>(1)? as usize,
+                r.get::<i64>(2)? as usize,
             ))
         })?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        rows.collect::<Result<_>>()
     }
 
     /// The latest `occurred_at` of each conversation.
@@ -594,7 +598,7 @@ impl Tx<'_> {
              WHERE conversation IS NOT NULL AND occurred_at IS NOT NULL GROUP BY conversation",
         )?;
         let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        rows.collect::<Result<_>>()
     }
 
     /// Ids of at most `limit` memories passing `filter` that happened between `from` and
@@ -606,24 +610,24 @@ impl Tx<'_> {
         to: i64,
         limit: usize,
     ) -> Result<Vec<i64>> {
-        let (cond, mut params) = filter.to_sql();
+        let (cond, mut params) = filter.to_sql(self.conn().dialect());
         params.extend([from, to, limit as i64].map(Value::Integer));
         let mut stmt = self.conn().prepare(&format!(
             "SELECT m.id FROM memories m WHERE {cond} AND m.occurred_at BETWEEN ? AND ?
              ORDER BY m.importance DESC, m.id LIMIT ?"
         ))?;
-        let rows = stmt.query_map(rusqlite::params_from_iter(params), |r| r.get(0))?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        let rows = stmt.query_map(super::sql::params_from_iter(params), |r| r.get(0))?;
+        rows.collect::<Result<_>>()
     }
 
     /// Ids of the memories passing `filter`.
     pub fn filter_ids(&self, filter: &MemoryFilter) -> Result<Vec<i64>> {
-        let (cond, params) = filter.to_sql();
+        let (cond, params) = filter.to_sql(self.conn().dialect());
         let mut stmt = self
             .conn()
             .prepare(&format!("SELECT m.id FROM memories m WHERE {cond}"))?;
-        let rows = stmt.query_map(rusqlite::params_from_iter(params), |r| r.get(0))?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        let rows = stmt.query_map(super::sql::params_from_iter(params), |r| r.get(0))?;
+        rows.collect::<Result<_>>()
     }
 
     /// Writes every user-editable field of `m` (after `MemoryUpdate::apply`).
@@ -699,14 +703,16 @@ impl Tx<'_> {
         // One statement for every id (as one JSON array): a search at k = 200 touched its
         // hits with 200 statements.
         let list = serde_json::to_string(ids)?;
-        self.conn()
-            .prepare_cached(
-                "INSERT INTO memory_access (memory_id, count, last_at)
-                 SELECT DISTINCT value, 1, ?2 FROM json_each(?1)
-                 WHERE value IN (SELECT id FROM memories)
-                 ON CONFLICT (memory_id) DO UPDATE SET count = count + 1, last_at = excluded.last_at",
-            )?
-            .execute(params![list, now])?;
+        let conn = self.conn();
+        conn.prepare_cached(&format!(
+            "INSERT INTO memory_access (memory_id, count, last_at)
+             SELECT DISTINCT value, 1, CAST(?2 AS BIGINT) FROM ({}) AS ids
+             WHERE value IN (SELECT id FROM memories)
+             ON CONFLICT (memory_id) DO UPDATE SET count = memory_access.count + 1,
+                 last_at = excluded.last_at",
+            conn.json_ids("?1")
+        ))?
+        .execute(params![list, now])?;
         Ok(())
     }
 
@@ -746,7 +752,7 @@ impl Tx<'_> {
         )?;
         let rows = stmt.query_map([after_seq], |r| {
             let blob: Vec<u8> = r.get(1)?;
-            Ok((r.get::<_, i64>(0)?, blob, r.get::<_, i64>(2)?))
+            Ok((r.get::<i64>(0)?, blob, r.get::<i64>(2)?))
         })?;
         let mut out = Vec::new();
         for row in rows {
@@ -763,20 +769,33 @@ impl Tx<'_> {
     /// reused); `None` before the first memory. SQLite dialect: AUTOINCREMENT keeps it in
     /// `sqlite_sequence` (Postgres: the sequence of `memories.id`).
     pub fn last_memory_id(&self) -> Result<Option<i64>> {
-        Ok(self
-            .conn()
+        let conn = self.conn();
+        Ok(conn
             .query_row(
-                "SELECT seq FROM sqlite_sequence WHERE name = 'memories'",
+                conn.pick(
+                    "SELECT seq FROM sqlite_sequence WHERE name = 'memories'",
+                    "SELECT pg_sequence_last_value('memories_id_seq')",
+                ),
                 [],
-                |r| r.get(0),
+                |r| r.get::<Option<i64>>(0),
             )
-            .optional()?)
+            .optional()?
+            .flatten())
     }
 
     /// Makes `last` the highest memory id given so far unless a higher one was: a restored
     /// store never reuses an id its source gave to a memory removed since.
     pub fn raise_last_memory_id(&self, last: i64) -> Result<()> {
         self.writing()?;
+        if self.conn().dialect() == Dialect::Postgres {
+            if last > self.last_memory_id()?.unwrap_or(0) {
+                self.conn()
+                    .query_row("SELECT setval('memories_id_seq', ?1)", [last], |r| {
+                        r.get::<i64>(0)
+                    })?;
+            }
+            return Ok(());
+        }
         let updated = self.conn().execute(
             "UPDATE sqlite_sequence SET seq = MAX(seq, ?1) WHERE name = 'memories'",
             [last],
@@ -791,11 +810,11 @@ impl Tx<'_> {
     }
 
     pub fn max_embed_seq(&self) -> Result<i64> {
-        Ok(self
-            .conn()
-            .query_row("SELECT IFNULL(MAX(embed_seq), 0) FROM memories", [], |r| {
-                r.get(0)
-            })?)
+        self.conn().query_row(
+            "SELECT COALESCE(MAX(embed_seq), 0) FROM memories",
+            [],
+            |r| r.get(0),
+        )
     }
 
     pub fn embedding_of(&self, id: i64) -> Result<Option<Vec<f32>>> {
@@ -815,7 +834,7 @@ impl Tx<'_> {
             .conn()
             .prepare("SELECT id FROM memories WHERE embedding IS NULL ORDER BY id")?;
         let rows = stmt.query_map([], |r| r.get(0))?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        rows.collect::<Result<_>>()
     }
 }
 
@@ -890,7 +909,7 @@ impl Tx<'_> {
             .conn()
             .prepare_cached("SELECT id FROM memories WHERE created_at > ?1 ORDER BY id")?;
         let rows = stmt.query_map([at], |r| r.get(0))?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        rows.collect::<Result<_>>()
     }
 
     /// Every memory, deleted ones included, by id (for export).
@@ -899,7 +918,7 @@ impl Tx<'_> {
             .conn()
             .prepare(&format!("SELECT {COLUMNS} FROM {FROM} ORDER BY m.id"))?;
         let rows = stmt.query_map([], row_to_memory)?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        rows.collect::<Result<_>>()
     }
 
     /// Every visible (not deleted, not forgotten) memory's point attributes, by id, handed
@@ -907,7 +926,7 @@ impl Tx<'_> {
     pub fn point_rows(&self, each: &mut dyn FnMut(PointRow)) -> Result<()> {
         let mut stmt = self.conn().prepare_cached(
             "SELECT m.id, m.kind, m.state, COALESCE(c.cluster_id, -1),
-                    COALESCE(m.occurred_at, m.created_at), IFNULL(a.count, 0), m.importance,
+                    COALESCE(m.occurred_at, m.created_at), COALESCE(a.count, 0), m.importance,
                     COALESCE(e.energy, 0), COALESCE(e.at_step, 0)
              FROM memories m
              LEFT JOIN memory_access a ON a.memory_id = m.id
@@ -916,8 +935,7 @@ impl Tx<'_> {
              WHERE m.deleted_at IS NULL AND m.state != 'forgotten'
              ORDER BY m.id",
         )?;
-        let mut rows = stmt.query([])?;
-        while let Some(r) = rows.next()? {
+        stmt.for_each([], |r| {
             let kind: String = r.get(1)?;
             let state: String = r.get(2)?;
             each(PointRow {
@@ -931,8 +949,8 @@ impl Tx<'_> {
                 energy: r.get(7)?,
                 energy_step: r.get(8)?,
             });
-        }
-        Ok(())
+            Ok(true)
+        })
     }
 
     /// Distinct speaker names of episodes and facts.
@@ -941,7 +959,7 @@ impl Tx<'_> {
             "SELECT DISTINCT who FROM memories WHERE who IS NOT NULL AND who != '' ORDER BY who",
         )?;
         let rows = stmt.query_map([], |r| r.get(0))?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        rows.collect::<Result<_>>()
     }
 }
 
@@ -950,6 +968,7 @@ mod tests {
     use super::super::Store;
     use super::{MemoryFilter, Superseded};
     use crate::memory::{Kind, NewMemory, State};
+    use crate::store::sql::Dialect;
 
     #[test]
     fn a_filter_over_every_state_adds_no_state_condition_so_search_reads_the_superseded_index() {
@@ -959,17 +978,17 @@ mod tests {
             superseded: Superseded::Only,
             ..Default::default()
         };
-        let (cond, _) = superseded.to_sql();
+        let (cond, _) = superseded.to_sql(Dialect::Sqlite);
         assert!(!cond.contains("m.state"), "{cond}");
         let store = Store::open_in_memory().unwrap();
         let plan: String = store
             .snapshot(|tx| {
-                let (cond, _) = superseded.to_sql();
-                Ok(tx.conn().query_row(
+                let (cond, _) = superseded.to_sql(Dialect::Sqlite);
+                tx.conn().query_row(
                     &format!("EXPLAIN QUERY PLAN SELECT m.id FROM memories m WHERE {cond}"),
                     [],
-                    |r| r.get::<_, String>(3),
-                )?)
+                    |r| r.get::<String>(3),
+                )
             })
             .unwrap();
         assert!(plan.contains("memories_superseded"), "{plan}");
@@ -977,7 +996,7 @@ mod tests {
             states: vec![State::Forgotten],
             ..Default::default()
         }
-        .to_sql();
+        .to_sql(Dialect::Sqlite);
         assert!(cond.contains("m.state IN"), "{cond}");
     }
 

@@ -1,8 +1,8 @@
 //! Queries on `messages`, the raw conversation log.
 
+use super::sql::{params, OptionalExtension};
 use super::{Change, Tx};
 use crate::Result;
-use rusqlite::{params, OptionalExtension};
 use serde::{Deserialize, Serialize};
 
 /// One message of a conversation, as given to `add` or found by an importer.
@@ -42,14 +42,14 @@ impl Tx<'_> {
         self.note(Change::Messages {
             conversations: vec![conversation.to_string()],
         })?;
-        Ok(self.conn().execute(
+        self.conn().execute(
             "DELETE FROM messages WHERE id IN (
                 SELECT id FROM (
                     SELECT id, SUM(length(text)) OVER (ORDER BY id DESC) AS kept
                     FROM messages WHERE conversation = ?1)
                 WHERE kept > ?2)",
             params![conversation, max_chars as i64],
-        )?)
+        )
     }
 
     /// Stores a message; returns `None` if a message with the same external id exists.
@@ -78,28 +78,30 @@ impl Tx<'_> {
             .prepare_cached(
                 "INSERT INTO messages (conversation, session, role, speaker, text, occurred_at,
                     external_id, metadata, created_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) RETURNING id",
             )?
-            .execute(params![
-                conversation,
-                m.session,
-                m.role,
-                m.speaker,
-                m.text,
-                m.occurred_at,
-                m.external_id,
-                metadata,
-                now
-            ])?;
-        Ok(Some(self.conn().last_insert_rowid()))
+            .query_row(
+                params![
+                    conversation,
+                    m.session,
+                    m.role,
+                    m.speaker,
+                    m.text,
+                    m.occurred_at,
+                    m.external_id,
+                    metadata,
+                    now
+                ],
+                |r| r.get(0),
+            )
+            .map(Some)
     }
 
     /// Whether `conversation` holds a message with this external id.
     pub fn message_exists(&self, conversation: &str, external_id: &str) -> Result<bool> {
-        Ok(self
-            .conn()
+        self.conn()
             .prepare_cached("SELECT 1 FROM messages WHERE conversation = ?1 AND external_id = ?2")?
-            .exists(params![conversation, external_id])?)
+            .exists(params![conversation, external_id])
     }
 
     /// Whether `conversation` holds a message whose external id starts with `prefix`
@@ -107,13 +109,12 @@ impl Tx<'_> {
     pub fn has_external_id_prefix(&self, conversation: &str, prefix: &str) -> Result<bool> {
         // Every id starting with `prefix` sorts in [prefix, prefix + U+10FFFF).
         let end = format!("{prefix}\u{10ffff}");
-        Ok(self
-            .conn()
+        self.conn()
             .prepare_cached(
                 "SELECT 1 FROM messages
                  WHERE conversation = ?1 AND external_id >= ?2 AND external_id < ?3 LIMIT 1",
             )?
-            .exists(params![conversation, prefix, end])?)
+            .exists(params![conversation, prefix, end])
     }
 
     /// The message of `conversation` with this external id.
@@ -122,14 +123,13 @@ impl Tx<'_> {
         conversation: &str,
         external_id: &str,
     ) -> Result<Option<Message>> {
-        Ok(self
-            .conn()
+        self.conn()
             .prepare_cached(
                 "SELECT role, speaker, text, session, occurred_at, external_id, metadata
                  FROM messages WHERE conversation = ?1 AND external_id = ?2",
             )?
             .query_row(params![conversation, external_id], message_row)
-            .optional()?)
+            .optional()
     }
 
     /// Records that message `message_id` became memory `memory_id`; announces the
@@ -142,7 +142,7 @@ impl Tx<'_> {
                 "UPDATE messages SET memory_id = ?2 WHERE id = ?1 RETURNING conversation",
             )?
             .query_map(params![message_id, memory_id], |r| r.get(0))?
-            .collect::<rusqlite::Result<_>>()?;
+            .collect::<Result<_>>()?;
         if !conversations.is_empty() {
             self.note(Change::Messages { conversations })?;
         }
@@ -150,11 +150,11 @@ impl Tx<'_> {
     }
 
     pub fn message_count(&self, conversation: &str) -> Result<i64> {
-        Ok(self.conn().query_row(
+        self.conn().query_row(
             "SELECT COUNT(*) FROM messages WHERE conversation = ?1",
             [conversation],
             |r| r.get(0),
-        )?)
+        )
     }
 
     /// The last `n` messages of a conversation, oldest first.
@@ -164,7 +164,7 @@ impl Tx<'_> {
              WHERE conversation = ?1 ORDER BY id DESC LIMIT ?2",
         )?;
         let rows = stmt.query_map(params![conversation, n as i64], message_row)?;
-        let mut out: Vec<Message> = rows.collect::<rusqlite::Result<_>>()?;
+        let mut out: Vec<Message> = rows.collect::<Result<_>>()?;
         out.reverse();
         Ok(out)
     }
@@ -175,7 +175,7 @@ impl Tx<'_> {
             "SELECT conversation, COUNT(*) FROM messages GROUP BY conversation ORDER BY conversation",
         )?;
         let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        rows.collect::<Result<_>>()
     }
 }
 
@@ -205,7 +205,7 @@ impl Tx<'_> {
                 created_at: r.get(10)?,
             })
         })?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        rows.collect::<Result<_>>()
     }
 
     /// Inserts an exported message as it was (id and all).
@@ -237,7 +237,7 @@ impl Tx<'_> {
 
 /// A `messages` row selected as `role, speaker, text, session, occurred_at, external_id,
 /// metadata`.
-fn message_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Message> {
+fn message_row(r: &super::sql::Row<'_>) -> Result<Message> {
     let md: String = r.get(6)?;
     Ok(Message {
         role: r.get(0)?,

@@ -1,17 +1,16 @@
 //! Queries on `meta`: the store's settings, one text value per key.
 
+use super::sql::OptionalExtension;
 use super::{Change, Tx};
 use crate::Result;
-use rusqlite::OptionalExtension;
 use std::collections::BTreeMap;
 
 impl Tx<'_> {
     pub fn get_meta(&self, key: &str) -> Result<Option<String>> {
-        Ok(self
-            .conn()
+        self.conn()
             .prepare_cached("SELECT value FROM meta WHERE key = ?1")?
             .query_row([key], |r| r.get(0))
-            .optional()?)
+            .optional()
     }
 
     /// Every setting, by key: what an export holds.
@@ -20,7 +19,7 @@ impl Tx<'_> {
             .conn()
             .prepare("SELECT key, value FROM meta ORDER BY key")?;
         let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        rows.collect::<Result<_>>()
     }
 
     pub fn set_meta(&self, key: &str, value: &str) -> Result<()> {

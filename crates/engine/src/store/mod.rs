@@ -30,7 +30,9 @@ mod meta;
 /// The `meta` key a clustering keeps its groups under: part of the clusters, so a change of
 /// it is announced as `Change::Clusters` and never as a change of settings.
 pub(crate) const CLUSTER_GROUPS_META: &str = "cluster_groups";
+mod postgres;
 mod sleep_cycles;
+pub(crate) mod sql;
 mod sqlite;
 mod stale;
 
@@ -51,6 +53,7 @@ pub use memories::{
     ListQuery, MemoryFilter, MemoryUpdate, PointRow, SortKey, Superseded, STALE_DAYS,
 };
 pub use messages::{ExportedMessage, Message};
+pub use postgres::is_url as is_postgres_url;
 pub use sleep_cycles::CycleRow;
 pub use sqlite::SCHEMA_VERSION;
 pub use stale::{Contradiction, FactRow, Restatement};
@@ -66,12 +69,16 @@ use std::sync::Arc;
 pub(crate) enum Backend {
     /// A SQLite file (or `:memory:`), one connection in WAL mode.
     Sqlite(Connection),
+    /// A Postgres database with pgvector, one connection (boxed: it is several times
+    /// the size of a SQLite connection).
+    Postgres(Box<postgres::PgConn>),
 }
 
 /// The database as one transaction, or one read, sees it.
 #[derive(Clone, Copy)]
 pub(crate) enum Db<'c> {
     Sqlite(&'c Connection),
+    Postgres(&'c postgres::PgConn),
 }
 
 pub struct Store {
@@ -81,11 +88,32 @@ pub struct Store {
 }
 
 impl Store {
-    /// Opens (creating if needed) the SQLite store at `path` and brings its schema up to
-    /// date.
+    /// Opens (creating if needed) the store at `path` and brings its schema up to date: a
+    /// SQLite file, or a Postgres database when `path` is a `postgres://` URL (see
+    /// [`Store::open_url`]).
     pub fn open(path: &Path) -> Result<Self> {
+        if let Some(url) = path.to_str().filter(|p| postgres::is_url(p)) {
+            return Self::open_url(url);
+        }
         let conn = sqlite::open(path)?;
         Ok(Self::with(Backend::Sqlite(conn), path.to_path_buf()))
+    }
+
+    /// Opens the Postgres store at `url` (`postgres://user[:password]@host[:port]/db`),
+    /// creating its schema in an empty database. The password comes from the URL,
+    /// `PGPASSWORD` or `~/.pgpass`; the store's [`Store::path`] names it without one.
+    pub fn open_url(url: &str) -> Result<Self> {
+        let conn = postgres::connect(url)?;
+        let local = crate::paths::postgres_local(conn.shown(), &conn.store_id());
+        if let Some(dir) = local.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        }
+        Ok(Self::with(Backend::Postgres(Box::new(conn)), local))
+    }
+
+    /// Whether this store lives in Postgres.
+    pub fn is_postgres(&self) -> bool {
+        matches!(self.backend, Backend::Postgres(_))
     }
 
     /// An in-memory store, for tests and throwaway evaluation runs.
@@ -102,8 +130,20 @@ impl Store {
         }
     }
 
+    /// Where this store's local files live: the SQLite file itself, or for a Postgres
+    /// store a name under this machine's data directory that its caches (the vector
+    /// index, the liquid clustering's neighbour lists, the sleep lock) sit beside.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The store as shown to people: the file's path, or the Postgres URL without its
+    /// password.
+    pub fn location(&self) -> String {
+        match &self.backend {
+            Backend::Sqlite(_) => self.path.display().to_string(),
+            Backend::Postgres(conn) => conn.shown().to_string(),
+        }
     }
 
     /// The raw connection, for tests that inspect or bend the store directly (the
@@ -114,10 +154,12 @@ impl Store {
         self.sqlite()
     }
 
-    /// The SQLite connection (the only backend now).
+    /// The SQLite connection, for tests that inspect a SQLite store.
+    #[cfg(any(test, feature = "testing"))]
     fn sqlite(&self) -> &Connection {
         match &self.backend {
             Backend::Sqlite(conn) => conn,
+            Backend::Postgres(_) => panic!("a SQLite-only test ran on a Postgres store"),
         }
     }
 
@@ -144,6 +186,12 @@ impl Store {
                     pending: Some(&pending),
                 })
             })?,
+            Backend::Postgres(conn) => postgres::write(conn, |conn| {
+                f(&Tx {
+                    db: Db::Postgres(conn),
+                    pending: Some(&pending),
+                })
+            })?,
         };
         self.changes.publish(Origin::Local, pending.take());
         Ok(out)
@@ -154,7 +202,10 @@ impl Store {
     /// releasing it once a query. Writes through it are refused, as with [`Store::read`].
     /// Inside a transaction already open on this connection, `f` simply runs in it.
     pub fn snapshot<T>(&self, f: impl FnOnce(&Tx<'_>) -> Result<T>) -> Result<T> {
-        let conn = self.sqlite();
+        let conn = match &self.backend {
+            Backend::Sqlite(conn) => conn,
+            Backend::Postgres(conn) => return postgres::snapshot(conn, || f(&self.read())),
+        };
         if !conn.is_autocommit() {
             return f(&self.read());
         }
@@ -171,6 +222,7 @@ impl Store {
         Tx {
             db: match &self.backend {
                 Backend::Sqlite(conn) => Db::Sqlite(conn),
+                Backend::Postgres(conn) => Db::Postgres(conn),
             },
             pending: None,
         }
@@ -195,11 +247,11 @@ pub struct Tx<'c> {
 }
 
 impl<'c> Tx<'c> {
-    /// The SQLite connection every query in the per-table files runs on (the one arm of
-    /// [`Db`] now).
-    fn conn(&self) -> &'c Connection {
+    /// The connection every query in the per-table files runs on.
+    fn conn(&self) -> sql::Conn<'c> {
         match self.db {
-            Db::Sqlite(conn) => conn,
+            Db::Sqlite(conn) => sql::Conn::Sqlite(conn),
+            Db::Postgres(conn) => sql::Conn::Postgres(conn),
         }
     }
 

@@ -1,9 +1,9 @@
 //! Queries on `sleep_cycles`, and the few memory-level writes a sleep cycle (and its undo)
 //! makes: one column at a time, so an undo can put back exactly what was there.
 
+use super::sql::{params, OptionalExtension};
 use super::{Change, Tx};
 use crate::{Error, Result};
-use rusqlite::{params, OptionalExtension};
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 
@@ -37,16 +37,14 @@ const LOGGED_FIELDS: &[&str] = &[
     "cluster",
 ];
 
-fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<CycleRow> {
-    let json = |i: usize| -> rusqlite::Result<serde_json::Value> {
+fn row(r: &super::sql::Row<'_>) -> Result<CycleRow> {
+    let json = |i: usize| -> Result<serde_json::Value> {
         let s: String = r.get(i)?;
-        serde_json::from_str(&s).map_err(|e| {
-            rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, Box::new(e))
-        })
+        serde_json::from_str(&s)
+            .map_err(|e| Error::Internal(format!("column {i} of a sleep cycle is not JSON: {e}")))
     };
-    let ids = |i: usize| -> rusqlite::Result<Vec<i64>> {
-        Ok(serde_json::from_value(json(i)?).unwrap_or_default())
-    };
+    let ids =
+        |i: usize| -> Result<Vec<i64>> { Ok(serde_json::from_value(json(i)?).unwrap_or_default()) };
     Ok(CycleRow {
         id: r.get(0)?,
         op: r.get(9)?,
@@ -72,12 +70,12 @@ impl Tx<'_> {
 
     /// Starts a row of the operation log (`running`); `op` is "sleep" or a curation.
     pub fn insert_operation(&self, op: &str, started_at: i64, trigger: &str) -> Result<i64> {
-        self.conn().execute(
+        let id: i64 = self.conn().query_row(
             "INSERT INTO sleep_cycles (op, started_at, trigger, status)
-             VALUES (?1, ?2, ?3, 'running')",
+             VALUES (?1, ?2, ?3, 'running') RETURNING id",
             params![op, started_at, trigger],
+            |r| r.get(0),
         )?;
-        let id = self.conn().last_insert_rowid();
         self.note(Change::SleepCycles { ids: vec![id] })?;
         Ok(id)
     }
@@ -103,14 +101,13 @@ impl Tx<'_> {
     }
 
     pub fn get_cycle(&self, id: i64) -> Result<Option<CycleRow>> {
-        Ok(self
-            .conn()
+        self.conn()
             .query_row(
                 &format!("SELECT {CYCLE_COLUMNS} FROM sleep_cycles WHERE id = ?1"),
                 [id],
                 row,
             )
-            .optional()?)
+            .optional()
     }
 
     /// The whole operation log (sleep cycles and curations, undone ones too), by id: what
@@ -120,7 +117,7 @@ impl Tx<'_> {
             "SELECT {CYCLE_COLUMNS} FROM sleep_cycles ORDER BY id"
         ))?;
         let rows = stmt.query_map([], row)?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        rows.collect::<Result<_>>()
     }
 
     /// Writes an exported row of the operation log as it was, id included; an id already
@@ -152,7 +149,7 @@ impl Tx<'_> {
             "SELECT {CYCLE_COLUMNS} FROM sleep_cycles WHERE op = 'sleep' ORDER BY id DESC LIMIT ?1"
         ))?;
         let rows = stmt.query_map([limit as i64], row)?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        rows.collect::<Result<_>>()
     }
 
     /// The latest curations, newest first.
@@ -161,7 +158,7 @@ impl Tx<'_> {
             "SELECT {CYCLE_COLUMNS} FROM sleep_cycles WHERE op != 'sleep' ORDER BY id DESC LIMIT ?1"
         ))?;
         let rows = stmt.query_map([limit as i64], row)?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        rows.collect::<Result<_>>()
     }
 
     /// The latest operations named `op`, newest first.
@@ -170,7 +167,7 @@ impl Tx<'_> {
             "SELECT {CYCLE_COLUMNS} FROM sleep_cycles WHERE op = ?1 ORDER BY id DESC LIMIT ?2"
         ))?;
         let rows = stmt.query_map(params![op, limit as i64], row)?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        rows.collect::<Result<_>>()
     }
 
     /// Cycles left `running` by a process that died; marks them `interrupted`.
@@ -180,7 +177,7 @@ impl Tx<'_> {
                 .conn()
                 .prepare("SELECT id FROM sleep_cycles WHERE status = 'running' ORDER BY id")?;
             let rows = stmt.query_map([], |r| r.get(0))?;
-            rows.collect::<rusqlite::Result<_>>()?
+            rows.collect::<Result<_>>()?
         };
         self.note(Change::SleepCycles { ids: ids.clone() })?;
         self.conn().execute(
@@ -197,7 +194,7 @@ impl Tx<'_> {
             "SELECT {CYCLE_COLUMNS} FROM sleep_cycles WHERE id > ?1 AND status != 'undone' ORDER BY id"
         ))?;
         let rows = stmt.query_map([id], row)?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        rows.collect::<Result<_>>()
     }
 
     /// The operations whose effect changed after `at`: ended (or, unfinished, started)
@@ -209,32 +206,42 @@ impl Tx<'_> {
              ORDER BY id"
         ))?;
         let rows = stmt.query_map([at], row)?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        rows.collect::<Result<_>>()
     }
 
     /// The instant the last committed forget phase decayed importance to: its cycle's
     /// "now" (`config.now_ms` of a replayed or reviewed cycle), else its start.
     pub fn last_decay_at(&self) -> Result<Option<i64>> {
-        Ok(self.conn().query_row(
-            "SELECT MAX(COALESCE(json_extract(phase_stats, '$.config.now_ms'), started_at))
-             FROM sleep_cycles
-             WHERE op = 'sleep' AND status != 'undone'
-               AND json_extract(phase_stats, '$.decayed') = 1",
+        let conn = self.conn();
+        conn.query_row(
+            conn.pick(
+                "SELECT MAX(COALESCE(json_extract(phase_stats, '$.config.now_ms'), started_at))
+                 FROM sleep_cycles
+                 WHERE op = 'sleep' AND status != 'undone'
+                   AND json_extract(phase_stats, '$.decayed') = 1",
+                "SELECT MAX(COALESCE(CAST(CAST(phase_stats AS JSONB) #>> '{config,now_ms}' AS BIGINT),
+                                     started_at))
+                 FROM sleep_cycles
+                 WHERE op = 'sleep' AND status != 'undone'
+                   AND CAST(phase_stats AS JSONB) -> 'decayed' = 'true'",
+            ),
             [],
             |r| r.get(0),
-        )?)
+        )
     }
 
     /// Memories that a live (not soft-deleted) memory of `kind` derives from. Rolling
     /// conversation summaries (ingest) do not count: a sleep cycle still consolidates.
     pub fn derived_targets(&self, kind: crate::memory::Kind) -> Result<HashSet<i64>> {
-        let mut stmt = self.conn().prepare(
+        let conn = self.conn();
+        let mut stmt = conn.prepare(&format!(
             "SELECT DISTINCT l.dst FROM links l JOIN memories s ON s.id = l.src
              WHERE l.kind = 'derived_from' AND s.kind = ?1 AND s.deleted_at IS NULL
-               AND json_extract(s.metadata, '$.conversation_window') IS NULL",
-        )?;
+               AND {} IS NULL",
+            conn.json_int("s.metadata", "$.conversation_window")
+        ))?;
         let rows = stmt.query_map([kind.as_str()], |r| r.get(0))?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        rows.collect::<Result<_>>()
     }
 
     /// Sets one column of a memory that logged operations change (sleep cycles and
@@ -257,21 +264,21 @@ impl Tx<'_> {
             }
             _ => Change::MemoriesUpdated { ids: vec![id] },
         })?;
-        let v: rusqlite::types::Value = match value {
-            serde_json::Value::Null => rusqlite::types::Value::Null,
-            serde_json::Value::String(s) => rusqlite::types::Value::Text(s.clone()),
+        let v: super::sql::Value = match value {
+            serde_json::Value::Null => super::sql::Value::Null,
+            serde_json::Value::String(s) => super::sql::Value::Text(s.clone()),
             serde_json::Value::Bool(b) if field == "pinned" => {
-                rusqlite::types::Value::Integer(*b as i64)
+                super::sql::Value::Integer(*b as i64)
             }
             serde_json::Value::Array(_) if field == "tags" => {
-                rusqlite::types::Value::Text(value.to_string())
+                super::sql::Value::Text(value.to_string())
             }
             serde_json::Value::Number(n) if field == "importance" => {
-                rusqlite::types::Value::Real(n.as_f64().unwrap_or_default())
+                super::sql::Value::Real(n.as_f64().unwrap_or_default())
             }
             serde_json::Value::Number(n) => match n.as_i64() {
-                Some(i) => rusqlite::types::Value::Integer(i),
-                None => rusqlite::types::Value::Real(n.as_f64().unwrap_or_default()),
+                Some(i) => super::sql::Value::Integer(i),
+                None => super::sql::Value::Real(n.as_f64().unwrap_or_default()),
             },
             other => {
                 return Err(Error::InvalidInput(format!(
@@ -282,8 +289,8 @@ impl Tx<'_> {
         if field == "last_accessed" {
             // Kept beside the access count in `memory_access` (migration 0006).
             let last_at = match v {
-                rusqlite::types::Value::Null => None,
-                rusqlite::types::Value::Integer(t) => Some(t),
+                super::sql::Value::Null => None,
+                super::sql::Value::Integer(t) => Some(t),
                 _ => {
                     return Err(Error::InvalidInput(format!(
                         "last_accessed is a time in Unix ms or null, not {value}"
@@ -300,13 +307,16 @@ impl Tx<'_> {
 
     /// Episodes (not deleted, not forgotten) that no live summary derives from.
     pub fn unconsolidated_episodes(&self) -> Result<usize> {
-        let n: i64 = self.conn().query_row(
-            "SELECT COUNT(*) FROM memories e
-             WHERE e.kind = 'episode' AND e.deleted_at IS NULL AND e.state != 'forgotten'
-               AND NOT EXISTS (SELECT 1 FROM links l JOIN memories s ON s.id = l.src
-                   WHERE l.dst = e.id AND l.kind = 'derived_from' AND s.kind = 'summary'
-                     AND s.deleted_at IS NULL
-                     AND json_extract(s.metadata, '$.conversation_window') IS NULL)",
+        let conn = self.conn();
+        let n: i64 = conn.query_row(
+            &format!(
+                "SELECT COUNT(*) FROM memories e
+                 WHERE e.kind = 'episode' AND e.deleted_at IS NULL AND e.state != 'forgotten'
+                   AND NOT EXISTS (SELECT 1 FROM links l JOIN memories s ON s.id = l.src
+                       WHERE l.dst = e.id AND l.kind = 'derived_from' AND s.kind = 'summary'
+                         AND s.deleted_at IS NULL AND {} IS NULL)",
+                conn.json_int("s.metadata", "$.conversation_window")
+            ),
             [],
             |r| r.get(0),
         )?;
@@ -321,7 +331,7 @@ impl Tx<'_> {
             .conn()
             .prepare_cached("DELETE FROM history WHERE actor = ?1 RETURNING memory_id")?
             .query_map([actor], |r| r.get(0))?
-            .collect::<rusqlite::Result<_>>()?;
+            .collect::<Result<_>>()?;
         let removed = ids.len();
         if removed > 0 {
             self.note(Change::MemoriesUpdated { ids })?;
@@ -333,7 +343,8 @@ impl Tx<'_> {
     /// newest first. The reports' JSON is searched by SQLite, so only those cycles need
     /// to be read in full.
     pub fn cycles_touching(&self, id: i64, limit: usize) -> Result<Vec<i64>> {
-        let mut stmt = self.conn().prepare_cached(
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached(conn.pick(
             "SELECT c.id FROM (SELECT id, changed, created_ids, forgotten_ids FROM sleep_cycles
                                 WHERE op = 'sleep' ORDER BY id DESC LIMIT ?2) c
              WHERE EXISTS (SELECT 1 FROM json_each(c.forgotten_ids) WHERE value = ?1)
@@ -343,8 +354,18 @@ impl Tx<'_> {
                            WHERE l.dst = ?1 AND l.kind = 'derived_from'
                              AND l.src IN (SELECT value FROM json_each(c.created_ids)))
              ORDER BY c.id DESC",
-        )?;
+            "SELECT c.id FROM (SELECT id, changed, created_ids, forgotten_ids FROM sleep_cycles
+                                WHERE op = 'sleep' ORDER BY id DESC LIMIT ?2) c
+             WHERE CAST(c.forgotten_ids AS JSONB) @> jsonb_build_array(CAST(?1 AS BIGINT))
+                OR CAST(c.changed AS JSONB)
+                   @> jsonb_build_array(jsonb_build_object('memory_id', CAST(?1 AS BIGINT)))
+                OR EXISTS (SELECT 1 FROM links l
+                           WHERE l.dst = ?1 AND l.kind = 'derived_from'
+                             AND l.src IN (SELECT CAST(value AS BIGINT) FROM
+                                 jsonb_array_elements_text(CAST(c.created_ids AS JSONB))))
+             ORDER BY c.id DESC",
+        ))?;
         let rows = stmt.query_map(params![id, limit as i64], |r| r.get(0))?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        rows.collect::<Result<_>>()
     }
 }

@@ -71,6 +71,9 @@ fn configure(mut conn: Connection, path: &Path) -> Result<Connection> {
     // A 64 MiB page cache (SQLite's default is 2 MiB): a search reads FTS pages and ~100
     // memory rows, which at 100K memories otherwise come back through pread each time.
     conn.pragma_update(None, "cache_size", -65536)?;
+    // Every statement is kept prepared (store/sql.rs): room for the store's fixed statements
+    // and the filter variants of listings and searches.
+    conn.set_prepared_statement_cache_capacity(256);
     migrate(&mut conn, path)?;
     Ok(conn)
 }

@@ -2,9 +2,10 @@
 //! reads (a fact not confirmed in N days while a newer fact contradicts it; see
 //! [`super::Superseded::Stale`] and migration 0011).
 
+use super::sql::params;
+use super::sql::Dialect;
 use super::{Change, Tx};
 use crate::Result;
-use rusqlite::params;
 
 /// A current fact of a speaker that may contradict another (see `current_facts_opening`).
 #[derive(Debug, Clone, PartialEq)]
@@ -44,7 +45,7 @@ impl Tx<'_> {
                 found_at: r.get(2)?,
             })
         })?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        rows.collect::<Result<_>>()
     }
 
     /// Every fact's re-statements, for an export.
@@ -59,7 +60,7 @@ impl Tx<'_> {
                 last_at: r.get(2)?,
             })
         })?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        rows.collect::<Result<_>>()
     }
 
     /// Puts back an exported contradiction as it was (an import of a Somna export).
@@ -99,7 +100,7 @@ impl Tx<'_> {
              FROM memories m
              WHERE m.who = ?1 AND m.kind = 'fact' AND m.deleted_at IS NULL
                AND m.superseded_by IS NULL AND m.id != ?2
-               AND substr(m.text, 1, length(?3)) = ?3",
+               AND substr(m.text, 1, length(CAST(?3 AS TEXT))) = ?3",
         )?;
         let mut out = Vec::new();
         for opening in openings {
@@ -121,8 +122,8 @@ impl Tx<'_> {
     pub fn insert_contradiction(&self, fact_id: i64, by_id: i64, now: i64) -> Result<()> {
         self.note(Change::MemoriesUpdated { ids: vec![fact_id] })?;
         self.conn().execute(
-            "INSERT OR IGNORE INTO fact_contradictions (fact_id, by_id, found_at)
-             VALUES (?1, ?2, ?3)",
+            "INSERT INTO fact_contradictions (fact_id, by_id, found_at)
+             VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING",
             params![fact_id, by_id, now],
         )?;
         Ok(())
@@ -141,16 +142,20 @@ impl Tx<'_> {
                 found_at: r.get(2)?,
             })
         })?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        rows.collect::<Result<_>>()
     }
 
     /// Records that fact `id` was said again at `at` (event time): it is confirmed then.
     pub fn record_restatement(&self, id: i64, at: i64) -> Result<()> {
         self.note(Change::MemoriesUpdated { ids: vec![id] })?;
-        self.conn().execute(
-            "INSERT INTO fact_restated (memory_id, count, last_at) VALUES (?1, 1, ?2)
-             ON CONFLICT (memory_id) DO UPDATE SET count = count + 1,
-                 last_at = MAX(last_at, excluded.last_at)",
+        let conn = self.conn();
+        conn.execute(
+            &format!(
+                "INSERT INTO fact_restated (memory_id, count, last_at) VALUES (?1, 1, ?2)
+                 ON CONFLICT (memory_id) DO UPDATE SET count = fact_restated.count + 1,
+                     last_at = {}",
+                conn.greatest("fact_restated.last_at", "excluded.last_at")
+            ),
             params![id, at],
         )?;
         Ok(())
@@ -159,20 +164,30 @@ impl Tx<'_> {
     /// When fact `id` was last confirmed: the latest of when it held from, its last
     /// re-statement and its last retrieval. `None` when there is no such memory.
     pub fn confirmed_at(&self, id: i64) -> Result<Option<i64>> {
-        use rusqlite::OptionalExtension;
-        Ok(self
-            .conn()
+        use super::sql::OptionalExtension;
+        self.conn()
             .query_row(
-                &format!("SELECT {CONFIRMED} FROM memories m WHERE m.id = ?1"),
+                &format!(
+                    "SELECT {} FROM memories m WHERE m.id = ?1",
+                    confirmed(self.conn().dialect())
+                ),
                 [id],
                 |r| r.get(0),
             )
-            .optional()?)
+            .optional()
     }
 }
 
 /// SQL (over `memories m`) of when a fact was last confirmed: the latest of when it held
 /// from, its last re-statement (event time) and its last retrieval.
-pub(crate) const CONFIRMED: &str = "MAX(COALESCE(m.valid_from, m.occurred_at, m.created_at), \
-     IFNULL((SELECT r.last_at FROM fact_restated r WHERE r.memory_id = m.id), 0), \
-     IFNULL((SELECT x.last_at FROM memory_access x WHERE x.memory_id = m.id), 0))";
+pub(crate) fn confirmed(d: Dialect) -> String {
+    let greatest = match d {
+        Dialect::Sqlite => "MAX",
+        Dialect::Postgres => "GREATEST",
+    };
+    format!(
+        "{greatest}(COALESCE(m.valid_from, m.occurred_at, m.created_at), \
+         COALESCE((SELECT r.last_at FROM fact_restated r WHERE r.memory_id = m.id), 0), \
+         COALESCE((SELECT x.last_at FROM memory_access x WHERE x.memory_id = m.id), 0))"
+    )
+}

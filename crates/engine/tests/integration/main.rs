@@ -17,6 +17,7 @@ mod index_tamper;
 mod labels;
 mod parity;
 mod policies;
+mod postgres;
 mod reconcile;
 mod retrieval;
 mod robustness;

@@ -1,0 +1,494 @@
+//! The Postgres + pgvector backend's set-up: connecting from a URL (the password from the
+//! URL, `PGPASSWORD` or `~/.pgpass`, never shown), the schema (`postgres/schema.sql`,
+//! versioned in `somna_schema`), how a write transaction runs ([`write`]) and how the
+//! statements of `store/sql.rs` reach the server (placeholders `?N` become `$N`; values
+//! are bound as the server types each parameter).
+//!
+//! Writers: every write transaction first takes one transaction-scoped advisory lock of
+//! the store ([`WRITE_LOCK`]), so Somna's writers to one database run one after another,
+//! as on SQLite, whichever process or machine they run on. A write that reads before it
+//! writes (a reconcile, a merge) therefore reads what the previous writer committed and
+//! cannot lose its update; reads never wait for it. Coarse, and chosen on purpose: it keeps
+//! the engine's write semantics identical on both backends.
+
+use super::sql::Value;
+use crate::{Error, Result};
+use postgres::types::{IsNull, ToSql, Type};
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+/// The schema version this build writes: the SQLite store's version with the same tables.
+pub const PG_SCHEMA_VERSION: i64 = super::sqlite::SCHEMA_VERSION;
+
+/// The advisory lock key every write transaction takes (see the module comment).
+const WRITE_LOCK: i64 = 0x536f_6d6e_6101;
+/// The advisory lock key creating or migrating the schema takes.
+const SCHEMA_LOCK: i64 = 0x536f_6d6e_6102;
+
+/// Whether `target` names a Postgres store rather than a file.
+pub fn is_url(target: &str) -> bool {
+    target.starts_with("postgres://") || target.starts_with("postgresql://")
+}
+
+/// One connection to the server and the statements prepared on it.
+pub struct PgConn {
+    client: RefCell<postgres::Client>,
+    prepared: RefCell<HashMap<String, postgres::Statement>>,
+    /// Inside `BEGIN … COMMIT` (a write or a snapshot).
+    in_transaction: Cell<bool>,
+    /// How many write transactions this connection began (each takes a number of the
+    /// `somna_writes` sequence; see [`PgConn::others_writes`]).
+    own_writes: Cell<i64>,
+    /// The store as shown to people: user, host, port and database, no password.
+    shown: String,
+    /// The id the store was given when its schema was created: its local caches are kept
+    /// under it, so two stores on one server (or a database dropped and made again) never
+    /// share them.
+    store_id: RefCell<String>,
+}
+
+/// Connects to the store at `url` and brings its schema up to date.
+pub(super) fn connect(url: &str) -> Result<PgConn> {
+    let mut config: postgres::Config = url.parse().map_err(|e| Error::StoreUnavailable {
+        store: "(a postgres:// URL)".into(),
+        reason: format!("the URL does not parse ({e})"),
+        fix: "Write it as postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE".into(),
+    })?;
+    let shown = shown(&config);
+    if config.get_password().is_none() {
+        if let Some(p) = password_from_env(&config) {
+            config.password(p);
+        }
+    }
+    config.application_name("somna");
+    let unavailable = |reason: String, fix: &str| Error::StoreUnavailable {
+        store: shown.clone(),
+        reason,
+        fix: fix.into(),
+    };
+    let client = config
+        .connect(postgres::NoTls)
+        .map_err(|e| connect_error(&e, &unavailable))?;
+    let conn = PgConn {
+        client: RefCell::new(client),
+        prepared: RefCell::default(),
+        in_transaction: Cell::new(false),
+        own_writes: Cell::new(0),
+        shown: shown.clone(),
+        store_id: RefCell::default(),
+    };
+    migrate(&conn).map_err(|e| match e {
+        Error::Postgres(pe) => connect_error(&pe, &unavailable),
+        other => other,
+    })?;
+    Ok(conn)
+}
+
+/// What a failed connection or schema set-up means to the person who asked.
+fn connect_error(e: &postgres::Error, unavailable: &dyn Fn(String, &str) -> Error) -> Error {
+    use postgres::error::SqlState;
+    if let Some(db) = e.as_db_error() {
+        let code = db.code();
+        if *code == SqlState::INVALID_PASSWORD
+            || *code == SqlState::INVALID_AUTHORIZATION_SPECIFICATION
+        {
+            return unavailable(
+                format!("the server refused the user or password ({})", db.message()),
+                "Check the user and password (in the URL, PGPASSWORD or ~/.pgpass)",
+            );
+        }
+        if *code == SqlState::INVALID_CATALOG_NAME {
+            return unavailable(
+                format!("the database does not exist ({})", db.message()),
+                "Create it first (CREATE DATABASE …) or name another in the URL",
+            );
+        }
+        if db.message().contains("extension \"vector\"") || db.message().contains("vector.control")
+        {
+            return unavailable(
+                format!("the pgvector extension is not available ({})", db.message()),
+                "Install pgvector on the server and run CREATE EXTENSION vector in this database as a user allowed to",
+            );
+        }
+        return unavailable(
+            format!("the server answered: {}", db.message()),
+            "See the server's log",
+        );
+    }
+    let text = e.to_string();
+    if text.contains("password missing") {
+        return unavailable(
+            "the server asks for a password and none was given".into(),
+            "Give it in the URL, PGPASSWORD or ~/.pgpass",
+        );
+    }
+    unavailable(
+        format!("the server cannot be reached ({})", source_text(e)),
+        "Check that Postgres runs and listens at that host and port",
+    )
+}
+
+/// The innermost cause of `e` (e.g. "Connection refused (os error 111)").
+fn source_text(e: &postgres::Error) -> String {
+    let mut cause: &dyn std::error::Error = e;
+    while let Some(next) = cause.source() {
+        cause = next;
+    }
+    cause.to_string()
+}
+
+/// `user@host:port/database`, the way a store is named in messages.
+fn shown(config: &postgres::Config) -> String {
+    let host = match config.get_hosts().first() {
+        Some(postgres::config::Host::Tcp(h)) => h.clone(),
+        Some(postgres::config::Host::Unix(p)) => p.display().to_string(),
+        None => "localhost".into(),
+    };
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    format!(
+        "postgres://{}@{host}:{port}/{}",
+        config.get_user().unwrap_or(""),
+        config.get_dbname().unwrap_or("")
+    )
+}
+
+/// The password from `PGPASSWORD`, else the first matching line of the password file
+/// (`PGPASSFILE`, else `~/.pgpass`: `host:port:database:user:password`, `*` matching any).
+fn password_from_env(config: &postgres::Config) -> Option<Vec<u8>> {
+    if let Ok(p) = std::env::var("PGPASSWORD") {
+        return Some(p.into_bytes());
+    }
+    let file = std::env::var_os("PGPASSFILE")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".pgpass")))?;
+    let text = std::fs::read_to_string(file).ok()?;
+    let host = match config.get_hosts().first() {
+        Some(postgres::config::Host::Tcp(h)) => h.clone(),
+        _ => "localhost".into(),
+    };
+    let port = config
+        .get_ports()
+        .first()
+        .copied()
+        .unwrap_or(5432)
+        .to_string();
+    let want = [
+        host.as_str(),
+        port.as_str(),
+        config.get_dbname().unwrap_or(""),
+        config.get_user().unwrap_or(""),
+    ];
+    pgpass_lookup(&text, &want).map(String::into_bytes)
+}
+
+/// The password of the first line of a `.pgpass` text matching `want` (host, port,
+/// database, user).
+fn pgpass_lookup(text: &str, want: &[&str; 4]) -> Option<String> {
+    for line in text.lines() {
+        if line.trim_start().starts_with('#') || line.trim().is_empty() {
+            continue;
+        }
+        // Fields are separated by ':'; "\:" and "\\" are a colon and a backslash.
+        let mut fields = vec![String::new()];
+        let mut chars = line.chars();
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' => fields.last_mut()?.extend(chars.next()),
+                ':' => fields.push(String::new()),
+                c => fields.last_mut()?.push(c),
+            }
+        }
+        if fields.len() == 5
+            && fields[..4]
+                .iter()
+                .zip(want)
+                .all(|(f, w)| f == "*" || f == w)
+        {
+            return fields.pop();
+        }
+    }
+    None
+}
+
+/// Creates the schema in an empty database, or checks the version of an existing one.
+/// Several processes may do this at once: the first to take [`SCHEMA_LOCK`] creates it.
+fn migrate(conn: &PgConn) -> Result<()> {
+    write_with(conn, SCHEMA_LOCK, |c| {
+        let exists: bool = c
+            .query(
+                &c.prepare_raw("SELECT to_regclass('somna_schema') IS NOT NULL")?,
+                &[],
+            )?
+            .first()
+            .map(|r| r.get(0))
+            .unwrap_or(false);
+        if !exists {
+            c.batch_execute(include_str!("postgres/schema.sql"))?;
+            c.batch_execute(&format!(
+                "CREATE SEQUENCE somna_writes;
+                 CREATE TABLE somna_schema (version BIGINT NOT NULL, store_id TEXT NOT NULL);
+                 INSERT INTO somna_schema (version, store_id)
+                 VALUES ({PG_SCHEMA_VERSION}, md5(random()::text || clock_timestamp()::text));"
+            ))?;
+        }
+        let (version, store_id): (i64, String) = c
+            .query(
+                &c.prepare_raw("SELECT version, store_id FROM somna_schema LIMIT 1")?,
+                &[],
+            )?
+            .first()
+            .map(|r| (r.get(0), r.get(1)))
+            .unwrap_or_default();
+        *c.store_id.borrow_mut() = store_id;
+        if version > PG_SCHEMA_VERSION {
+            return Err(Error::SchemaTooNew {
+                path: PathBuf::from(&c.shown),
+                found: version,
+                known: PG_SCHEMA_VERSION,
+            });
+        }
+        if version < PG_SCHEMA_VERSION {
+            return Err(Error::Internal(format!(
+                "the Postgres store is at schema {version}, this build knows {PG_SCHEMA_VERSION} and has no migration between them"
+            )));
+        }
+        Ok(())
+    })
+}
+
+/// Runs `f` in one write transaction holding the store's write lock; a failed `f` rolls
+/// it back. `f` runs once.
+pub(super) fn write<T>(conn: &PgConn, f: impl FnOnce(&PgConn) -> Result<T>) -> Result<T> {
+    write_with(conn, WRITE_LOCK, |c| {
+        c.batch_execute("SELECT nextval('somna_writes')")?;
+        c.own_writes.set(c.own_writes.get() + 1);
+        f(c)
+    })
+}
+
+fn write_with<T>(conn: &PgConn, lock: i64, f: impl FnOnce(&PgConn) -> Result<T>) -> Result<T> {
+    conn.batch_execute(&format!("BEGIN; SELECT pg_advisory_xact_lock({lock});"))?;
+    conn.in_transaction.set(true);
+    let out = f(conn);
+    let end = match &out {
+        Ok(_) => "COMMIT",
+        Err(_) => "ROLLBACK",
+    };
+    let ended = conn.batch_execute(end);
+    conn.in_transaction.set(false);
+    let out = out?;
+    ended?;
+    Ok(out)
+}
+
+/// Runs `f` over one consistent snapshot (a read-only repeatable-read transaction); inside
+/// a transaction already open, `f` runs in it.
+pub(super) fn snapshot<T>(conn: &PgConn, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    if conn.in_transaction.get() {
+        return f();
+    }
+    conn.batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")?;
+    conn.in_transaction.set(true);
+    let out = f();
+    let ended = conn.batch_execute("ROLLBACK");
+    conn.in_transaction.set(false);
+    let out = out?;
+    ended?;
+    Ok(out)
+}
+
+impl PgConn {
+    /// The store as shown to people (no password).
+    pub fn shown(&self) -> &str {
+        &self.shown
+    }
+
+    /// The id the store was given when it was created.
+    pub fn store_id(&self) -> String {
+        self.store_id.borrow().clone()
+    }
+
+    /// The write transactions other connections began on the store: the `somna_writes`
+    /// sequence (every write takes a number, committed or not) less this connection's own.
+    /// It changes when another connection writes and only then, as SQLite's
+    /// `data_version`; a write another connection rolled back moves it too, which costs a
+    /// reader one needless look.
+    pub fn others_writes(&self) -> Result<i64> {
+        let stmt = self.prepare("SELECT last_value FROM somna_writes")?;
+        let last: i64 = self
+            .query(&stmt, &[])?
+            .first()
+            .map(|r| r.get(0))
+            .unwrap_or(0);
+        Ok(last - self.own_writes.get())
+    }
+
+    /// Prepares `sql` (SQLite-style `?N` placeholders) once per connection.
+    pub(super) fn prepare(&self, sql: &str) -> Result<postgres::Statement> {
+        if let Some(s) = self.prepared.borrow().get(sql) {
+            return Ok(s.clone());
+        }
+        let stmt = self.prepare_raw(&placeholders(sql))?;
+        self.prepared
+            .borrow_mut()
+            .insert(sql.to_string(), stmt.clone());
+        Ok(stmt)
+    }
+
+    fn prepare_raw(&self, sql: &str) -> Result<postgres::Statement> {
+        Ok(self.client.borrow_mut().prepare(sql)?)
+    }
+
+    fn query(
+        &self,
+        stmt: &postgres::Statement,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Vec<postgres::Row>> {
+        Ok(self.client.borrow_mut().query(stmt, params)?)
+    }
+
+    pub(super) fn batch_execute(&self, sql: &str) -> Result<()> {
+        Ok(self.client.borrow_mut().batch_execute(sql)?)
+    }
+
+    pub(super) fn execute_values(
+        &self,
+        stmt: &postgres::Statement,
+        values: &[Value],
+    ) -> Result<u64> {
+        let args: Vec<Arg<'_>> = values.iter().map(Arg).collect();
+        let refs: Vec<&(dyn ToSql + Sync)> = args.iter().map(|a| a as _).collect();
+        Ok(self.client.borrow_mut().execute(stmt, &refs)?)
+    }
+
+    pub(super) fn query_values(
+        &self,
+        stmt: &postgres::Statement,
+        values: &[Value],
+    ) -> Result<Vec<postgres::Row>> {
+        let args: Vec<Arg<'_>> = values.iter().map(Arg).collect();
+        let refs: Vec<&(dyn ToSql + Sync)> = args.iter().map(|a| a as _).collect();
+        self.query(stmt, &refs)
+    }
+}
+
+/// `sql` with SQLite's parameters (`?N`, and `?` for the next number) written as
+/// Postgres's (`$N`); quoted text and names are left alone.
+pub(super) fn placeholders(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len() + 8);
+    let mut chars = sql.chars().peekable();
+    let mut quote: Option<char> = None;
+    let mut highest = 0u32;
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (Some(q), c) if c == q => {
+                quote = None;
+                out.push(c);
+            }
+            (Some(_), c) => out.push(c),
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                out.push(c);
+            }
+            (None, '?') => {
+                let mut digits = String::new();
+                while let Some(d) = chars.peek().filter(|d| d.is_ascii_digit()) {
+                    digits.push(*d);
+                    chars.next();
+                }
+                let n = if digits.is_empty() {
+                    highest + 1
+                } else {
+                    digits.parse().unwrap_or(0)
+                };
+                highest = highest.max(n);
+                out.push('$');
+                out.push_str(&n.to_string());
+            }
+            (None, c) => out.push(c),
+        }
+    }
+    out
+}
+
+/// A [`Value`] bound as the server typed its parameter (SQLite stores any value in any
+/// column; Postgres asks for the column's type).
+#[derive(Debug)]
+struct Arg<'a>(&'a Value);
+
+impl ToSql for Arg<'_> {
+    fn to_sql(
+        &self,
+        ty: &Type,
+        out: &mut bytes::BytesMut,
+    ) -> std::result::Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        let mismatch = || -> Box<dyn std::error::Error + Sync + Send> {
+            format!("{:?} cannot be bound to a parameter of type {ty}", self.0).into()
+        };
+        match (self.0, ty) {
+            (Value::Null, _) => Ok(IsNull::Yes),
+            (Value::Integer(i), &Type::INT8) => i.to_sql(ty, out),
+            (Value::Integer(i), &Type::INT4) => i32::try_from(*i)?.to_sql(ty, out),
+            (Value::Integer(i), &Type::INT2) => i16::try_from(*i)?.to_sql(ty, out),
+            (Value::Integer(i), &Type::BOOL) => (*i != 0).to_sql(ty, out),
+            (Value::Integer(i), &Type::FLOAT8) => (*i as f64).to_sql(ty, out),
+            (Value::Integer(i), &Type::FLOAT4) => (*i as f32).to_sql(ty, out),
+            (Value::Integer(i), &Type::TEXT | &Type::VARCHAR) => i.to_string().to_sql(ty, out),
+            (Value::Real(f), &Type::FLOAT8) => f.to_sql(ty, out),
+            (Value::Real(f), &Type::FLOAT4) => (*f as f32).to_sql(ty, out),
+            (Value::Real(f), &Type::INT8) if f.fract() == 0.0 => (*f as i64).to_sql(ty, out),
+            (Value::Real(f), &Type::TEXT | &Type::VARCHAR) => f.to_string().to_sql(ty, out),
+            (Value::Text(s), &Type::TEXT | &Type::VARCHAR | &Type::BPCHAR | &Type::NAME) => {
+                s.as_str().to_sql(ty, out)
+            }
+            (Value::Text(s), &Type::JSON | &Type::JSONB) => {
+                if *ty == Type::JSONB {
+                    out.extend_from_slice(&[1]);
+                }
+                out.extend_from_slice(s.as_bytes());
+                Ok(IsNull::No)
+            }
+            (Value::Text(s), &Type::INT8) => s.parse::<i64>()?.to_sql(ty, out),
+            (Value::Blob(b), &Type::BYTEA) => b.as_slice().to_sql(ty, out),
+            (Value::Blob(b), t) if t.name() == "vector" => {
+                let v = super::blob_to_vec(b).ok_or_else(mismatch)?;
+                pgvector::Vector::from(v).to_sql(ty, out)
+            }
+            _ => Err(mismatch()),
+        }
+    }
+
+    fn accepts(_: &Type) -> bool {
+        true
+    }
+
+    postgres::types::to_sql_checked!();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sqlite_parameters_become_numbered_ones_outside_quotes() {
+        assert_eq!(
+            placeholders("SELECT ?1, ?2, '?' , \"a?\" FROM t WHERE a = ?1 AND b = ?"),
+            "SELECT $1, $2, '?' , \"a?\" FROM t WHERE a = $1 AND b = $3"
+        );
+        assert_eq!(
+            placeholders("a IN (?, ?) LIMIT ?"),
+            "a IN ($1, $2) LIMIT $3"
+        );
+    }
+
+    #[test]
+    fn a_pgpass_line_matches_with_wildcards_and_escapes() {
+        let text = "# comment\nother:5432:*:somna:no\n*:55432:somna:somna:pa\\:ss\n";
+        assert_eq!(
+            pgpass_lookup(text, &["127.0.0.1", "55432", "somna", "somna"]).as_deref(),
+            Some("pa:ss")
+        );
+        assert_eq!(pgpass_lookup(text, &["h", "1", "d", "u"]), None);
+    }
+}

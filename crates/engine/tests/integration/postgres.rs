@@ -1,0 +1,243 @@
+//! The engine on a Postgres + pgvector store: the same operations as on SQLite, checked
+//! against the SQLite store they are copied from. Needs a real server at
+//! `SOMNA_TEST_PG_URL` (`scripts/test.sh` starts one with `scripts/pg.sh`); without it
+//! these tests fail, they never skip. Each test gets a schema of its own in that database.
+
+use crate::common::*;
+use somna_engine::embed::HashEmbedder;
+use somna_engine::ingest::ExportDoc;
+use somna_engine::{AddOptions, Config, Job, Kind, ListQuery, MemoryFilter, SearchQuery, Somna};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// The database the tests make their stores in.
+fn server_url() -> String {
+    std::env::var("SOMNA_TEST_PG_URL").unwrap_or_else(|_| {
+        panic!(
+            "SOMNA_TEST_PG_URL is not set: these tests need a Postgres with pgvector. \
+             Start one with `scripts/pg.sh start` and export SOMNA_TEST_PG_URL=\"$(scripts/pg.sh url)\""
+        )
+    })
+}
+
+/// The URL of a fresh, empty store: a new schema of the test database.
+fn fresh_store_url() -> String {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let base = server_url();
+    let schema = format!(
+        "t_{}_{}_{}",
+        std::process::id(),
+        chrono::Utc::now().timestamp_millis(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    );
+    let mut client = postgres::Client::connect(&base, postgres::NoTls)
+        .unwrap_or_else(|e| panic!("cannot reach the test Postgres at SOMNA_TEST_PG_URL: {e}"));
+    client
+        .batch_execute(&format!("CREATE SCHEMA {schema}"))
+        .expect("create the test schema");
+    let sep = if base.contains('?') { '&' } else { '?' };
+    format!("{base}{sep}options=-c%20search_path%3D{schema}%2Cpublic")
+}
+
+/// An engine (hashing embedder) on a fresh Postgres store; its local caches under `dir`.
+struct PgFixture {
+    engine: Somna,
+    url: String,
+    _dir: tempfile::TempDir,
+}
+
+fn pg_fixture() -> PgFixture {
+    let dir = tempdir();
+    // The store's local caches (vector index, liquid lists) go under SOMNA_HOME's data dir;
+    // the store id in their path keeps each test's apart.
+    let url = fresh_store_url();
+    let cfg = Config::new(PathBuf::from(&url), somna_engine::paths::model_dir());
+    let engine = Somna::open_with(&cfg, Arc::new(HashEmbedder::new(384)), &Job::default())
+        .expect("open the Postgres store");
+    PgFixture {
+        engine,
+        url,
+        _dir: dir,
+    }
+}
+
+fn no_facts() -> AddOptions {
+    AddOptions {
+        extract_facts: false,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn a_store_on_postgres_adds_finds_lists_and_deletes_as_on_sqlite() {
+    let pg = pg_fixture();
+    let sqlite = Fixture::hash();
+    let conversation = sample_conversation();
+    for engine in [&pg.engine, &sqlite.engine] {
+        engine
+            .add(CONVERSATION, &conversation, &AddOptions::default())
+            .unwrap();
+    }
+    let stats = pg.engine.stats().unwrap();
+    assert!(
+        stats.db_path.starts_with("postgres://"),
+        "{}",
+        stats.db_path
+    );
+    assert!(
+        !stats.db_path.contains("somna-test"),
+        "the password is never shown"
+    );
+    assert_eq!(stats.memories, sqlite.engine.stats().unwrap().memories);
+    assert_eq!(stats.indexed, stats.memories as usize);
+
+    // The exact text of a turn finds it first (vector and lexical stages both on Postgres).
+    let text = &conversation[turn::VIOLIN].text;
+    let hits = pg
+        .engine
+        .search_readonly(&SearchQuery::new(text))
+        .unwrap()
+        .hits;
+    assert_eq!(hits[0].memory.text, *text);
+    // Query syntax is plain text, as on SQLite.
+    pg.engine
+        .search_readonly(&SearchQuery::new("(AND) OR \"quote NEAR/2 *"))
+        .unwrap();
+
+    // Filters are the same SQL on both.
+    let filter = MemoryFilter {
+        who: Some("alice".into()),
+        kinds: vec![Kind::Episode],
+        ..Default::default()
+    };
+    let list = |e: &Somna| -> Vec<String> {
+        e.list(&ListQuery {
+            filter: filter.clone(),
+            ..Default::default()
+        })
+        .unwrap()
+        .memories
+        .into_iter()
+        .map(|m| m.text)
+        .collect()
+    };
+    assert_eq!(list(&pg.engine), list(&sqlite.engine));
+    assert!(!list(&pg.engine).is_empty());
+
+    let id = hits[0].memory.id;
+    pg.engine.delete(id, false, "user").unwrap();
+    assert!(pg
+        .engine
+        .search_readonly(&SearchQuery::new(text))
+        .unwrap()
+        .hits
+        .iter()
+        .all(|h| h.memory.id != id));
+    pg.engine.restore(id, "user").unwrap();
+    assert_eq!(pg.engine.history(id).unwrap().len(), 3);
+}
+
+/// Every table's rows as an export holds them, with the export's time left out.
+fn doc_of(engine: &Somna) -> ExportDoc {
+    let mut doc = engine.export().unwrap();
+    doc.exported_at = 0;
+    doc
+}
+
+#[test]
+fn a_sqlite_store_copied_into_postgres_exports_the_same_and_a_sleep_cycle_undoes_cleanly() {
+    let src = Fixture::hash();
+    src.engine
+        .add(CONVERSATION, &sample_conversation(), &AddOptions::default())
+        .unwrap();
+    src.engine
+        .add(
+            "other",
+            &[msg("Cy", "the boiler needs servicing")],
+            &no_facts(),
+        )
+        .unwrap();
+    let doc = doc_of(&src.engine);
+
+    let pg = pg_fixture();
+    pg.engine.import_export(&doc, &Job::default()).unwrap();
+    assert_eq!(doc_of(&pg.engine), doc, "the copy is lossless");
+
+    // A new memory on Postgres never takes an id the copy carried.
+    let before_max = doc.memories.iter().map(|m| m.memory.id).max().unwrap();
+    let added = pg
+        .engine
+        .add(
+            "other",
+            &[msg("Cy", "the plumber comes on Monday")],
+            &no_facts(),
+        )
+        .unwrap()
+        .episodes[0];
+    assert!(added > before_max);
+
+    // A sleep cycle writes, and its undo puts every row back.
+    let before = doc_of(&pg.engine);
+    let report = pg
+        .engine
+        .sleep(&crate::sleep::options(), &Job::default())
+        .unwrap();
+    assert_ne!(doc_of(&pg.engine).memories, before.memories);
+    pg.engine
+        .sleep_undo(
+            report.id.expect("a committed cycle has an id"),
+            &Job::default(),
+        )
+        .unwrap();
+    assert_eq!(doc_of(&pg.engine).memories, before.memories);
+}
+
+#[test]
+fn a_second_process_on_the_same_postgres_store_sees_the_first_ones_writes() {
+    let a = pg_fixture();
+    let cfg = Config::new(PathBuf::from(&a.url), somna_engine::paths::model_dir());
+    let b = Somna::open_with(&cfg, Arc::new(HashEmbedder::new(384)), &Job::default()).unwrap();
+    let id = a
+        .engine
+        .add(
+            "c",
+            &[msg("Ann", "the boiler needs servicing")],
+            &no_facts(),
+        )
+        .unwrap()
+        .episodes[0];
+    b.sync_external_changes().unwrap();
+    assert_eq!(b.get(id).unwrap().memory.text, "the boiler needs servicing");
+    let hits = b
+        .search_readonly(&SearchQuery::new("the boiler needs servicing"))
+        .unwrap()
+        .hits;
+    assert_eq!(hits[0].memory.id, id);
+}
+
+#[test]
+fn an_unreachable_server_or_a_wrong_password_is_a_typed_error_naming_the_fix() {
+    let refused = somna_engine::store::Store::open_url("postgres://somna@127.0.0.1:9/somna")
+        .err()
+        .expect("nothing listens on port 9");
+    assert_eq!(refused.code(), "store_unavailable");
+    assert!(
+        refused.to_string().contains("cannot be reached"),
+        "{refused}"
+    );
+
+    let url = server_url();
+    let wrong = url.replacen(":somna-test@", ":not-the-password@", 1);
+    assert_ne!(wrong, url, "the test URL carries the test password");
+    let err = somna_engine::store::Store::open_url(&wrong)
+        .err()
+        .expect("a wrong password is refused");
+    assert_eq!(err.code(), "store_unavailable");
+    let text = err.to_string();
+    assert!(text.contains("password"), "{text}");
+    assert!(
+        !text.contains("not-the-password"),
+        "the password is never shown: {text}"
+    );
+}
