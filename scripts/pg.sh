@@ -6,6 +6,7 @@
 #                         127.0.0.1 and prints the connection URL on stdout (the only stdout line)
 #   scripts/pg.sh stop    stops it
 #   scripts/pg.sh url     prints the URL of the running server
+#   scripts/pg.sh clean   drops the schemas earlier test runs left in the test database
 #
 # Users point Somna at their own Postgres; this is how the project's tests get one. Postgres
 # refuses to run as root, so under root the server runs as the unprivileged user `nobody`
@@ -89,6 +90,22 @@ stop() {
   rm -f "$state"
 }
 
+# Drops the schemas earlier test runs made (t_*, cli_*) in the test database, one
+# transaction each (one for all of them runs out of lock slots).
+clean() {
+  [ -f "$state" ] || { log "pg.sh: not running"; exit 1; }
+  # shellcheck disable=SC1090
+  source "$state"
+  local psql=("$SOMNA_PG_BIN/psql" -q -h 127.0.0.1 -p "$port" -U "$user" -d "$db" -v ON_ERROR_STOP=1)
+  local schemas
+  schemas="$(PGPASSWORD="$password" "${psql[@]}" -tA -c \
+    "SELECT nspname FROM pg_namespace WHERE nspname ~ '^(t|cli)_[0-9_]+$'")"
+  for s in $schemas; do
+    PGOPTIONS='-c client_min_messages=warning' PGPASSWORD="$password" "${psql[@]}" \
+      -c "DROP SCHEMA \"$s\" CASCADE" >&2
+  done
+}
+
 url() {
   printf 'postgres://%s:%s@127.0.0.1:%s/%s\n' "$user" "$password" "$port" "$db"
 }
@@ -96,6 +113,7 @@ url() {
 case "${1:-}" in
   start) start ;;
   stop) stop ;;
+  clean) clean ;;
   url) url ;;
-  *) log "usage: scripts/pg.sh start|stop|url"; exit 2 ;;
+  *) log "usage: scripts/pg.sh start|stop|url|clean"; exit 2 ;;
 esac

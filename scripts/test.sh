@@ -26,8 +26,11 @@ step "cargo test"
 # skip, without it); stopped when this script exits, however it exits.
 SOMNA_TEST_PG_URL="$(bash scripts/pg.sh start)"
 export SOMNA_TEST_PG_URL
+bash scripts/pg.sh clean
 trap 'bash scripts/pg.sh stop' EXIT
 cargo test --workspace --all-targets --locked
+step "the engine's integration tests again, on a Postgres store"
+SOMNA_TEST_BACKEND=postgres cargo test --workspace --locked --test integration
 # The patched bhtsne (third_party/, not a workspace member) carries its own tests.
 cargo test --locked -p bhtsne --lib
 step "end-to-end tests of the desktop app"

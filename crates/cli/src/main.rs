@@ -11,6 +11,7 @@ mod curate_cmd;
 mod eval_cmd;
 mod locomo_cmd;
 mod memory_cmd;
+mod migrate_cmd;
 mod serve_cmd;
 mod sleep_cmd;
 mod whatif_cmd;
@@ -30,7 +31,8 @@ use std::sync::Arc;
     about = "Somna: an agent memory engine you can see inside"
 )]
 struct Cli {
-    /// The store (SQLite file). Default: the OS data dir (~/.local/share/somna/somna.db), or $SOMNA_HOME/somna.db.
+    /// The store: a SQLite file, or a Postgres URL (postgres://user@host:port/db; the
+    /// password from the URL, PGPASSWORD or ~/.pgpass). Default: the OS data dir (~/.local/share/somna/somna.db), or $SOMNA_HOME/somna.db.
     #[arg(long, global = true, env = "SOMNA_DB")]
     db: Option<PathBuf>,
     /// The model directory. Default: $SOMNA_MODEL_DIR or <data dir>/model.
@@ -103,6 +105,16 @@ enum Command {
     Export {
         #[arg(long)]
         out: Option<PathBuf>,
+    },
+    /// Copy a whole store into an empty one, SQLite file or Postgres URL either way
+    /// (`--to postgres://user@host/db`), with a row-count and checksum report of the copy.
+    Migrate {
+        /// The store to copy (a file, or a postgres:// URL).
+        #[arg(long)]
+        from: PathBuf,
+        /// The empty store to copy into (a file, or a postgres:// URL).
+        #[arg(long)]
+        to: PathBuf,
     },
     /// Counts and index state.
     Stats,
@@ -458,6 +470,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Restore { id } => memory_cmd::restore(&ctx, id),
         Command::History { id } => memory_cmd::history(&ctx, id),
         Command::Export { out } => memory_cmd::export(&ctx, out),
+        Command::Migrate { from, to } => migrate_cmd::migrate(&ctx, from, to),
         Command::Stats => memory_cmd::stats(&ctx),
         Command::Bench(args) => bench_cmd::run(args, &ctx.model_dir, json),
         Command::Sleep(args) => sleep_cmd::run(&ctx, args),

@@ -43,6 +43,8 @@ pub(super) struct Running {
     key: String,
     /// The locked file (none for an in-memory store, which no other process can open).
     _lock: Option<File>,
+    /// A Postgres store's lock across machines (see `Store::cycle_lock`).
+    _store_lock: Option<crate::store::CycleLock>,
 }
 
 impl Running {
@@ -63,8 +65,13 @@ impl Running {
         } else {
             Some(lock_across_processes(&path)?)
         };
+        let store_lock = engine.store().cycle_lock()?;
         running.push(key.clone());
-        Ok(Self { key, _lock: lock })
+        Ok(Self {
+            key,
+            _lock: lock,
+            _store_lock: store_lock,
+        })
     }
 }
 

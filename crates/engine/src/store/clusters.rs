@@ -497,7 +497,7 @@ impl Tx<'_> {
             "SELECT memory_id FROM cluster_members WHERE cluster_id = ?1
              ORDER BY confidence DESC, memory_id LIMIT ?2",
         )?;
-        let rows = stmt.query_map(params![cluster_id, limit as i64], |r| r.get(0))?;
+        let rows = stmt.query_map(params![cluster_id, super::sql::count(limit)], |r| r.get(0))?;
         rows.collect::<Result<_>>()
     }
 

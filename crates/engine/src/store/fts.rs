@@ -112,7 +112,7 @@ impl Tx<'_> {
                  ORDER BY s DESC LIMIT ?"
             )
         };
-        params.push(Value::Integer(limit as i64));
+        params.push(Value::Integer(super::sql::count(limit)));
         let mut stmt = self.conn().prepare_cached(&sql)?;
         let rows = stmt.query_map(super::sql::params_from_iter(params), |r| {
             Ok((r.get::<i64>(0)?, r.get::<f64>(1)?))
@@ -120,28 +120,73 @@ impl Tx<'_> {
         rows.collect::<Result<_>>()
     }
 
-    /// The Postgres twin of [`Tx::lexical_search`]: the generated `fts` column (text
-    /// weighted A; when, where, why and how B) under its GIN index, ranked by
-    /// `ts_rank_cd` (cover density: matches of several query words near each other rank
-    /// first, as BM25 ranks documents matching more of them). The tokens are word
-    /// characters only, so joining them with `|` makes a valid `tsquery` of any input.
+    /// The Postgres twin of [`Tx::lexical_search`]: the generated `fts` column (the text
+    /// weighted A; when, where, why and how B) under its GIN index finds the memories that
+    /// hold any query word, and each is scored as BM25 scores it (k1 = 1.2, b = 0.75) with
+    /// one occurrence per word: the sum over its matching words of the word's IDF (FTS5's,
+    /// from the word's document count), a match only in the B fields counting half (FTS5's
+    /// column weights 1.0 and 0.5), over a length normalisation by the memory's number of
+    /// lexemes. Postgres's own `ts_rank_cd` has no IDF: a rare word that tells two
+    /// near-identical memories apart counted no more than "the", and the exact wording of
+    /// a memory did not find it first. The tokens are word characters only, so each is a
+    /// valid `tsquery` of any input.
     fn lexical_search_pg(
         &self,
         tokens: &[String],
         filter: &MemoryFilter,
         limit: usize,
     ) -> Result<Vec<(i64, f64)>> {
+        let super::Db::Postgres(pg) = self.db else {
+            return Err(crate::Error::Internal(
+                "the Postgres lexical search ran on another database".into(),
+            ));
+        };
+        let conn = self.conn();
+        let documents = conn.query_row("SELECT COALESCE(MAX(id), 0) FROM memories", [], |r| {
+            r.get::<i64>(0)
+        })? as f64;
+        let mut count = conn.prepare_cached(
+            "SELECT count(*) FROM memories WHERE fts @@ to_tsquery('english', ?1)",
+        )?;
+        let mut terms = Vec::new();
+        let mut params = Vec::new();
+        for t in tokens {
+            let df = count.query_row([t.as_str()], |r| r.get::<i64>(0))? as f64;
+            if df == 0.0 {
+                continue;
+            }
+            // FTS5's IDF: a word in half the memories or more tells nothing (a floor of
+            // 1e-6, as FTS5's, keeps it from counting against a memory).
+            let idf = ((documents - df + 0.5) / (df + 0.5)).ln().max(1e-6);
+            terms.push(
+                "CASE WHEN m.fts @@ to_tsquery('english', ?) THEN CAST(? AS DOUBLE PRECISION)
+                      WHEN m.fts @@ to_tsquery('english', ?) THEN CAST(? AS DOUBLE PRECISION)
+                      ELSE 0 END",
+            );
+            params.extend([
+                Value::Text(format!("{t}:A")),
+                Value::Real(idf),
+                Value::Text(format!("{t}:B")),
+                Value::Real(idf * 0.5),
+            ]);
+        }
+        if terms.is_empty() {
+            return Ok(Vec::new());
+        }
+        params.push(Value::Real(pg.mean_lexemes()?));
+        params.push(Value::Text(tokens.join(" | ")));
         let (cond, filter_params) = filter.to_sql(Dialect::Postgres);
-        let mut params = vec![Value::Text(tokens.join(" | "))];
         params.extend(filter_params);
-        params.push(Value::Integer(limit as i64));
+        params.push(Value::Integer(super::sql::count(limit)));
         let sql = format!(
-            "SELECT m.id, CAST(ts_rank_cd(m.fts, q) AS DOUBLE PRECISION) AS s
-             FROM memories m, to_tsquery('english', ?) q
-             WHERE m.fts @@ q AND {cond}
-             ORDER BY s DESC, m.id LIMIT ?"
+            "SELECT m.id, ({}) * 2.2
+                 / (1.0 + 1.2 * (0.25 + 0.75 * length(m.fts) / CAST(? AS DOUBLE PRECISION))) AS s
+             FROM memories m
+             WHERE m.fts @@ to_tsquery('english', ?) AND {cond}
+             ORDER BY s DESC, m.id LIMIT ?",
+            terms.join(" + ")
         );
-        let mut stmt = self.conn().prepare_cached(&sql)?;
+        let mut stmt = conn.prepare_cached(&sql)?;
         let rows = stmt.query_map(super::sql::params_from_iter(params), |r| {
             Ok((r.get::<i64>(0)?, r.get::<f64>(1)?))
         })?;

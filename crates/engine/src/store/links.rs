@@ -121,7 +121,7 @@ impl Tx<'_> {
              WHERE m.deleted_at IS NULL AND m.state != 'forgotten'
              GROUP BY l.src ORDER BY COUNT(*) DESC, l.src LIMIT ?1",
         )?;
-        let rows = stmt.query_map([limit as i64], |r| r.get(0))?;
+        let rows = stmt.query_map([super::sql::count(limit)], |r| r.get(0))?;
         rows.collect::<Result<_>>()
     }
 

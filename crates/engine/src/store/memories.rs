@@ -512,8 +512,8 @@ impl Tx<'_> {
             "SELECT {COLUMNS} FROM {FROM} WHERE {cond} ORDER BY {} {dir} NULLS LAST, m.id {dir} LIMIT ? OFFSET ?",
             q.sort.column()
         );
-        params.push(Value::Integer(limit as i64));
-        params.push(Value::Integer(q.offset as i64));
+        params.push(Value::Integer(super::sql::count(limit)));
+        params.push(Value::Integer(super::sql::count(q.offset)));
         let mut stmt = self.conn().prepare(&sql)?;
         let rows = stmt.query_map(super::sql::params_from_iter(params), row_to_memory)?;
         rows.collect::<Result<_>>()
@@ -611,7 +611,7 @@ impl Tx<'_> {
         limit: usize,
     ) -> Result<Vec<i64>> {
         let (cond, mut params) = filter.to_sql(self.conn().dialect());
-        params.extend([from, to, limit as i64].map(Value::Integer));
+        params.extend([from, to, super::sql::count(limit)].map(Value::Integer));
         let mut stmt = self.conn().prepare(&format!(
             "SELECT m.id FROM memories m WHERE {cond} AND m.occurred_at BETWEEN ? AND ?
              ORDER BY m.importance DESC, m.id LIMIT ?"
@@ -679,7 +679,8 @@ impl Tx<'_> {
             None => Change::MemoriesUpdated { ids: vec![id] },
         })?;
         self.conn().execute(
-            "UPDATE memories SET deleted_at = ?2, updated_at = COALESCE(?2, ?3) WHERE id = ?1",
+            "UPDATE memories SET deleted_at = ?2, updated_at = COALESCE(CAST(?2 AS BIGINT), ?3)
+             WHERE id = ?1",
             params![id, deleted_at, super::now_ms()],
         )?;
         Ok(())

@@ -163,7 +163,7 @@ impl Tx<'_> {
             "SELECT role, speaker, text, session, occurred_at, external_id, metadata FROM messages
              WHERE conversation = ?1 ORDER BY id DESC LIMIT ?2",
         )?;
-        let rows = stmt.query_map(params![conversation, n as i64], message_row)?;
+        let rows = stmt.query_map(params![conversation, super::sql::count(n)], message_row)?;
         let mut out: Vec<Message> = rows.collect::<Result<_>>()?;
         out.reverse();
         Ok(out)

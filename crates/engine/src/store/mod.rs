@@ -32,7 +32,7 @@ mod meta;
 pub(crate) const CLUSTER_GROUPS_META: &str = "cluster_groups";
 mod postgres;
 mod sleep_cycles;
-pub(crate) mod sql;
+pub mod sql;
 mod sqlite;
 mod stale;
 
@@ -53,7 +53,7 @@ pub use memories::{
     ListQuery, MemoryFilter, MemoryUpdate, PointRow, SortKey, Superseded, STALE_DAYS,
 };
 pub use messages::{ExportedMessage, Message};
-pub use postgres::is_url as is_postgres_url;
+pub use postgres::{is_url as is_postgres_url, CycleLock};
 pub use sleep_cycles::CycleRow;
 pub use sqlite::SCHEMA_VERSION;
 pub use stale::{Contradiction, FactRow, Restatement};
@@ -116,6 +116,16 @@ impl Store {
         matches!(self.backend, Backend::Postgres(_))
     }
 
+    /// For a Postgres store, its sleep lock across machines ([`CycleLock`]), or
+    /// [`Error::CycleRunning`] while another process holds it; `None` for SQLite, whose
+    /// lock is a file beside the store.
+    pub fn cycle_lock(&self) -> Result<Option<CycleLock>> {
+        match &self.backend {
+            Backend::Sqlite(_) => Ok(None),
+            Backend::Postgres(conn) => conn.cycle_lock().map(Some),
+        }
+    }
+
     /// An in-memory store, for tests and throwaway evaluation runs.
     pub fn open_in_memory() -> Result<Self> {
         let conn = sqlite::open_in_memory()?;
@@ -146,17 +156,17 @@ impl Store {
         }
     }
 
-    /// The raw connection, for tests that inspect or bend the store directly (the
-    /// `testing` feature). Inside the engine only `store/` holds the connection, so every
-    /// SQL string lives here and every write is announced.
+    /// The connection, for tests that inspect or bend the store directly (the `testing`
+    /// feature), on either database. Inside the engine only `store/` holds the connection,
+    /// so every SQL string lives here and every write is announced.
     #[cfg(any(test, feature = "testing"))]
-    pub fn conn(&self) -> &Connection {
-        self.sqlite()
+    pub fn conn(&self) -> sql::Conn<'_> {
+        self.read().conn()
     }
 
-    /// The SQLite connection, for tests that inspect a SQLite store.
+    /// The SQLite connection, for tests of what only SQLite has (PRAGMAs, query plans).
     #[cfg(any(test, feature = "testing"))]
-    fn sqlite(&self) -> &Connection {
+    pub fn sqlite(&self) -> &Connection {
         match &self.backend {
             Backend::Sqlite(conn) => conn,
             Backend::Postgres(_) => panic!("a SQLite-only test ran on a Postgres store"),
@@ -292,7 +302,20 @@ pub enum ConstraintFailure {
 
 /// Which constraint `e` broke, when it is a database constraint error.
 pub fn constraint_failure(e: &Error) -> Option<ConstraintFailure> {
+    use ::postgres::error::SqlState;
     use rusqlite::ffi;
+    if let Error::Postgres(pe) = e {
+        let code = pe.code()?;
+        return Some(if *code == SqlState::UNIQUE_VIOLATION {
+            ConstraintFailure::Taken
+        } else if *code == SqlState::FOREIGN_KEY_VIOLATION {
+            ConstraintFailure::Dangling
+        } else if *code == SqlState::CHECK_VIOLATION || *code == SqlState::NOT_NULL_VIOLATION {
+            ConstraintFailure::Other
+        } else {
+            return None;
+        });
+    }
     match e {
         Error::Sqlite(rusqlite::Error::SqliteFailure(f, _))
             if f.code == rusqlite::ErrorCode::ConstraintViolation =>
@@ -342,12 +365,12 @@ mod tests {
         drop(Store::open(&path).unwrap());
         let store = Store::open(&path).unwrap();
         let v: i64 = store
-            .conn()
+            .sqlite()
             .pragma_query_value(None, "user_version", |r| r.get(0))
             .unwrap();
         assert_eq!(v, SCHEMA_VERSION);
         let mode: String = store
-            .conn()
+            .sqlite()
             .pragma_query_value(None, "journal_mode", |r| r.get(0))
             .unwrap();
         assert_eq!(mode, "wal");
@@ -359,7 +382,7 @@ mod tests {
         let path = dir.path().join("s.db");
         let store = Store::open(&path).unwrap();
         store
-            .conn()
+            .sqlite()
             .pragma_update(None, "user_version", SCHEMA_VERSION + 1)
             .unwrap();
         drop(store);
@@ -450,7 +473,7 @@ mod tests {
         }
         let v: i64 = Store::open(&path)
             .unwrap()
-            .conn()
+            .sqlite()
             .pragma_query_value(None, "user_version", |r| r.get(0))
             .unwrap();
         assert_eq!(v, SCHEMA_VERSION);

@@ -5,7 +5,7 @@
 //! are bound as the server types each parameter).
 //!
 //! Writers: every write transaction first takes one transaction-scoped advisory lock of
-//! the store ([`WRITE_LOCK`]), so Somna's writers to one database run one after another,
+//! the store (keyed by the store's id), so Somna's writers to one database run one after another,
 //! as on SQLite, whichever process or machine they run on. A write that reads before it
 //! writes (a reconcile, a merge) therefore reads what the previous writer committed and
 //! cannot lose its update; reads never wait for it. Coarse, and chosen on purpose: it keeps
@@ -21,9 +21,8 @@ use std::path::PathBuf;
 /// The schema version this build writes: the SQLite store's version with the same tables.
 pub const PG_SCHEMA_VERSION: i64 = super::sqlite::SCHEMA_VERSION;
 
-/// The advisory lock key every write transaction takes (see the module comment).
-const WRITE_LOCK: i64 = 0x536f_6d6e_6101;
-/// The advisory lock key creating or migrating the schema takes.
+/// The advisory lock key creating or migrating the schema takes (database-wide: schemas
+/// of one database are created one at a time).
 const SCHEMA_LOCK: i64 = 0x536f_6d6e_6102;
 
 /// Whether `target` names a Postgres store rather than a file.
@@ -37,15 +36,37 @@ pub struct PgConn {
     prepared: RefCell<HashMap<String, postgres::Statement>>,
     /// Inside `BEGIN … COMMIT` (a write or a snapshot).
     in_transaction: Cell<bool>,
-    /// How many write transactions this connection began (each takes a number of the
-    /// `somna_writes` sequence; see [`PgConn::others_writes`]).
+    /// How many write transactions this connection committed (each adds one to the
+    /// `somna_writes` counter; see [`PgConn::others_writes`]).
     own_writes: Cell<i64>,
+    /// The mean number of lexemes of a memory's `fts`, for the lexical ranking's length
+    /// normalisation (`fts.rs`): read from up to 10,000 memories once per connection.
+    mean_lexemes: Cell<Option<f64>>,
     /// The store as shown to people: user, host, port and database, no password.
     shown: String,
     /// The id the store was given when its schema was created: its local caches are kept
     /// under it, so two stores on one server (or a database dropped and made again) never
     /// share them.
     store_id: RefCell<String>,
+    /// How the connection was made, to make another for the sleep lock.
+    config: postgres::Config,
+}
+
+/// The advisory lock keys of one store, from its id: several stores (schemas) in one
+/// database never wait for each other.
+fn lock_key(store_id: &str, what: u8) -> i64 {
+    let mut key = i64::from(what);
+    for b in store_id.bytes() {
+        key = key.wrapping_mul(0x100_0000_01b3).wrapping_add(i64::from(b));
+    }
+    key
+}
+
+/// A sleep cycle's hold on a Postgres store, on a connection of its own: another process,
+/// on any machine, that tries to run a cycle or an undo on the store meanwhile is refused.
+/// Dropping it (or the process dying, which closes the connection) releases it.
+pub struct CycleLock {
+    _client: postgres::Client,
 }
 
 /// Connects to the store at `url` and brings its schema up to date.
@@ -75,8 +96,10 @@ pub(super) fn connect(url: &str) -> Result<PgConn> {
         prepared: RefCell::default(),
         in_transaction: Cell::new(false),
         own_writes: Cell::new(0),
+        mean_lexemes: Cell::new(None),
         shown: shown.clone(),
         store_id: RefCell::default(),
+        config: config.clone(),
     };
     migrate(&conn).map_err(|e| match e {
         Error::Postgres(pe) => connect_error(&pe, &unavailable),
@@ -217,7 +240,12 @@ fn migrate(conn: &PgConn) -> Result<()> {
     write_with(conn, SCHEMA_LOCK, |c| {
         let exists: bool = c
             .query(
-                &c.prepare_raw("SELECT to_regclass('somna_schema') IS NOT NULL")?,
+                // In the schema the store lives in (the first of the search path), not in any
+                // schema the search path reaches.
+                &c.prepare_raw(
+                    "SELECT EXISTS (SELECT 1 FROM information_schema.tables
+                     WHERE table_schema = current_schema() AND table_name = 'somna_schema')",
+                )?,
                 &[],
             )?
             .first()
@@ -226,7 +254,8 @@ fn migrate(conn: &PgConn) -> Result<()> {
         if !exists {
             c.batch_execute(include_str!("postgres/schema.sql"))?;
             c.batch_execute(&format!(
-                "CREATE SEQUENCE somna_writes;
+                "CREATE TABLE somna_writes (n BIGINT NOT NULL);
+                 INSERT INTO somna_writes (n) VALUES (0);
                  CREATE TABLE somna_schema (version BIGINT NOT NULL, store_id TEXT NOT NULL);
                  INSERT INTO somna_schema (version, store_id)
                  VALUES ({PG_SCHEMA_VERSION}, md5(random()::text || clock_timestamp()::text));"
@@ -260,11 +289,14 @@ fn migrate(conn: &PgConn) -> Result<()> {
 /// Runs `f` in one write transaction holding the store's write lock; a failed `f` rolls
 /// it back. `f` runs once.
 pub(super) fn write<T>(conn: &PgConn, f: impl FnOnce(&PgConn) -> Result<T>) -> Result<T> {
-    write_with(conn, WRITE_LOCK, |c| {
-        c.batch_execute("SELECT nextval('somna_writes')")?;
-        c.own_writes.set(c.own_writes.get() + 1);
-        f(c)
-    })
+    let out = write_with(conn, lock_key(&conn.store_id.borrow(), 1), |c| {
+        let out = f(c)?;
+        // Counted in the transaction: it moves when, and only if, the write commits.
+        c.batch_execute("UPDATE somna_writes SET n = n + 1")?;
+        Ok(out)
+    })?;
+    conn.own_writes.set(conn.own_writes.get() + 1);
+    Ok(out)
 }
 
 fn write_with<T>(conn: &PgConn, lock: i64, f: impl FnOnce(&PgConn) -> Result<T>) -> Result<T> {
@@ -304,18 +336,49 @@ impl PgConn {
         &self.shown
     }
 
+    /// The mean number of lexemes per memory (see `mean_lexemes`).
+    pub(super) fn mean_lexemes(&self) -> Result<f64> {
+        if let Some(m) = self.mean_lexemes.get() {
+            return Ok(m);
+        }
+        let stmt = self.prepare(
+            "SELECT CAST(COALESCE(AVG(length(fts)), 10) AS DOUBLE PRECISION)
+             FROM (SELECT fts FROM memories LIMIT 10000) s",
+        )?;
+        let mean: f64 = self
+            .query(&stmt, &[])?
+            .first()
+            .map(|r| r.get(0))
+            .unwrap_or(10.0);
+        let mean = mean.max(1.0);
+        self.mean_lexemes.set(Some(mean));
+        Ok(mean)
+    }
+
     /// The id the store was given when it was created.
     pub fn store_id(&self) -> String {
         self.store_id.borrow().clone()
     }
 
-    /// The write transactions other connections began on the store: the `somna_writes`
-    /// sequence (every write takes a number, committed or not) less this connection's own.
-    /// It changes when another connection writes and only then, as SQLite's
-    /// `data_version`; a write another connection rolled back moves it too, which costs a
-    /// reader one needless look.
+    /// Takes the store's sleep lock on a new connection, or [`Error::CycleRunning`] when
+    /// another connection holds it.
+    pub fn cycle_lock(&self) -> Result<CycleLock> {
+        let mut client = self.config.connect(postgres::NoTls)?;
+        let key = lock_key(&self.store_id.borrow(), 2);
+        let stmt = client.prepare("SELECT pg_try_advisory_lock($1)")?;
+        let held: bool = client.query_one(&stmt, &[&key])?.get(0);
+        if !held {
+            return Err(Error::CycleRunning);
+        }
+        Ok(CycleLock { _client: client })
+    }
+
+    /// The write transactions other connections committed to the store: the
+    /// `somna_writes` counter (every write transaction adds one as it commits) less this
+    /// connection's own. It changes when another connection commits and only then, as
+    /// SQLite's `data_version` does.
     pub fn others_writes(&self) -> Result<i64> {
-        let stmt = self.prepare("SELECT last_value FROM somna_writes")?;
+        let stmt = self.prepare("SELECT n FROM somna_writes")?;
         let last: i64 = self
             .query(&stmt, &[])?
             .first()

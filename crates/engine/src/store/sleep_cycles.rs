@@ -148,7 +148,7 @@ impl Tx<'_> {
         let mut stmt = self.conn().prepare(&format!(
             "SELECT {CYCLE_COLUMNS} FROM sleep_cycles WHERE op = 'sleep' ORDER BY id DESC LIMIT ?1"
         ))?;
-        let rows = stmt.query_map([limit as i64], row)?;
+        let rows = stmt.query_map([super::sql::count(limit)], row)?;
         rows.collect::<Result<_>>()
     }
 
@@ -157,7 +157,7 @@ impl Tx<'_> {
         let mut stmt = self.conn().prepare(&format!(
             "SELECT {CYCLE_COLUMNS} FROM sleep_cycles WHERE op != 'sleep' ORDER BY id DESC LIMIT ?1"
         ))?;
-        let rows = stmt.query_map([limit as i64], row)?;
+        let rows = stmt.query_map([super::sql::count(limit)], row)?;
         rows.collect::<Result<_>>()
     }
 
@@ -166,7 +166,7 @@ impl Tx<'_> {
         let mut stmt = self.conn().prepare(&format!(
             "SELECT {CYCLE_COLUMNS} FROM sleep_cycles WHERE op = ?1 ORDER BY id DESC LIMIT ?2"
         ))?;
-        let rows = stmt.query_map(params![op, limit as i64], row)?;
+        let rows = stmt.query_map(params![op, super::sql::count(limit)], row)?;
         rows.collect::<Result<_>>()
     }
 
@@ -365,7 +365,7 @@ impl Tx<'_> {
                                  jsonb_array_elements_text(CAST(c.created_ids AS JSONB))))
              ORDER BY c.id DESC",
         ))?;
-        let rows = stmt.query_map(params![id, limit as i64], |r| r.get(0))?;
+        let rows = stmt.query_map(params![id, super::sql::count(limit)], |r| r.get(0))?;
         rows.collect::<Result<_>>()
     }
 }

@@ -49,7 +49,25 @@ macro_rules! int_arg {
         }
     )*};
 }
-int_arg!(i64, i32, u32, u8, usize, u64);
+int_arg!(i64, i32, u32, u8);
+
+impl ToArg for usize {
+    fn to_arg(&self) -> Value {
+        Value::Integer(count(*self))
+    }
+}
+
+impl ToArg for u64 {
+    fn to_arg(&self) -> Value {
+        Value::Integer(i64::try_from(*self).unwrap_or(i64::MAX))
+    }
+}
+
+/// A count or limit as SQL takes it: `usize::MAX` (no limit) is `i64::MAX`, not the -1
+/// that `as i64` makes of it (which SQLite reads as no limit and Postgres refuses).
+pub fn count(n: usize) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
 
 impl ToArg for bool {
     fn to_arg(&self) -> Value {
@@ -293,6 +311,35 @@ impl Row<'_> {
             RowOf::Postgres(r) => T::from_pg(r, i),
         }
     }
+
+    /// Column `i` shown whatever its type (for tests that compare whole rows).
+    pub fn show(&self, i: usize) -> String {
+        match self.inner {
+            RowOf::Sqlite(r) => match r.get_ref(i) {
+                Ok(v) => format!("{v:?}"),
+                Err(e) => format!("({e})"),
+            },
+            // As SQLite's values print, so a test's expectations hold on both.
+            RowOf::Postgres(r) => {
+                let show = |v: Option<String>| v.unwrap_or_else(|| "Null".into());
+                let shown = Option::<i64>::from_pg(r, i)
+                    .map(|v| show(v.map(|v| format!("Integer({v})"))))
+                    .or_else(|_| {
+                        Option::<f64>::from_pg(r, i)
+                            .map(|v| show(v.map(|v| format!("Real({v:?})"))))
+                    })
+                    .or_else(|_| {
+                        Option::<String>::from_pg(r, i)
+                            .map(|v| show(v.map(|v| format!("Text({:?})", v.as_bytes()))))
+                    })
+                    .or_else(|_| {
+                        Option::<Vec<u8>>::from_pg(r, i)
+                            .map(|v| show(v.map(|v| format!("Blob({v:?})"))))
+                    });
+                shown.unwrap_or_else(|_| format!("({})", r.columns()[i].type_()))
+            }
+        }
+    }
 }
 
 /// A connection (plain or inside a transaction) to run statements on.
@@ -395,6 +442,14 @@ pub enum Stmt<'c> {
 }
 
 impl Stmt<'_> {
+    /// How many columns each row has.
+    pub fn column_count(&self) -> usize {
+        match self {
+            Stmt::Sqlite(s) => s.column_count(),
+            Stmt::Postgres(_, s) => s.columns().len(),
+        }
+    }
+
     pub fn execute(&mut self, params: impl Params) -> Result<usize> {
         let values = params.values();
         match self {

@@ -181,7 +181,9 @@ fn the_engines_watcher_catches_up_by_itself_and_stops_with_its_handle() {
         )
         .unwrap()
         .episodes[0];
-    let event = rx.recv_timeout(Duration::from_secs(10)).unwrap();
+    let event = rx
+        .recv_timeout(Duration::from_secs(10))
+        .unwrap_or_else(|e| panic!("{e:?}; the watcher's last error: {:?}", watch.last_error()));
     assert_eq!(event.origin, Origin::External);
     assert_eq!(event.change, Change::MemoriesAdded { ids: vec![id] });
     assert_eq!(watch.last_error(), None);

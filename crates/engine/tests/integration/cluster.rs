@@ -379,7 +379,13 @@ fn liquid_neighbour_lists_are_saved_beside_the_store_and_reused_after_a_restart(
             .reused_neighbour_lists,
         0
     );
-    let file = f.cfg.db_path.with_file_name("somna.db.liquid");
+    // Beside the store's file, or for a Postgres store its local caches' name.
+    let mut file = f
+        .engine
+        .with_store(|s| Ok(s.path().as_os_str().to_owned()))
+        .unwrap();
+    file.push(".liquid");
+    let file = std::path::PathBuf::from(file);
     assert!(file.exists());
     let crate::common::Fixture {
         engine,

@@ -38,14 +38,33 @@ impl Fixture {
         Self::with(bert())
     }
 
+    /// [`Fixture::real`] in a SQLite file whatever the backend under test.
+    pub fn sqlite_real() -> Self {
+        let dir = tempdir();
+        let cfg = sqlite_config(&dir);
+        Self::open(dir, cfg, bert())
+    }
+
     /// A store with the fast, non-semantic hashing embedder (384 dimensions).
     pub fn hash() -> Self {
         Self::with(Arc::new(HashEmbedder::new(384)))
     }
 
+    /// A SQLite store with the hashing embedder whatever the backend under test: for
+    /// tests of the files beside a SQLite store (its index, its WAL).
+    pub fn sqlite_hash() -> Self {
+        let dir = tempdir();
+        let cfg = sqlite_config(&dir);
+        Self::open(dir, cfg, Arc::new(HashEmbedder::new(384)))
+    }
+
     fn with(embedder: Arc<dyn Embedder>) -> Self {
         let dir = tempdir();
         let cfg = config(&dir);
+        Self::open(dir, cfg, embedder)
+    }
+
+    fn open(dir: TempDir, cfg: Config, embedder: Arc<dyn Embedder>) -> Self {
         let engine = Somna::open_with(&cfg, embedder, &Job::default()).expect("open the store");
         Self { engine, cfg, dir }
     }
@@ -60,9 +79,89 @@ pub fn tempdir() -> TempDir {
     tempfile::tempdir().expect("create a temporary directory")
 }
 
-/// A config for `<dir>/somna.db` with the installed model's directory.
+/// A config for a fresh store with the installed model's directory: `<dir>/somna.db`, or
+/// with `SOMNA_TEST_BACKEND=postgres` a fresh store in the test Postgres (see
+/// [`postgres_store_url`]). The whole suite runs once per backend (`scripts/test.sh`).
 pub fn config(dir: &TempDir) -> Config {
+    match backend() {
+        Backend::Sqlite => sqlite_config(dir),
+        // One store per directory, as a file would be: the schema is named after it.
+        Backend::Postgres => Config::new(
+            PathBuf::from(postgres_schema_url(&schema_for(dir.path()))),
+            paths::model_dir(),
+        ),
+    }
+}
+
+/// The test schema of a temporary directory: `t_<process>_<hash of its path>`.
+fn schema_for(dir: &std::path::Path) -> String {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    dir.hash(&mut h);
+    format!(
+        "t_{}_{}",
+        std::process::id(),
+        h.finish() % 1_000_000_000_000
+    )
+}
+
+/// A config for `<dir>/somna.db`, whatever the backend under test: for tests of what only
+/// a SQLite file has (its bytes, its WAL, its sidecar files).
+pub fn sqlite_config(dir: &TempDir) -> Config {
     Config::new(dir.path().join("somna.db"), paths::model_dir())
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// The backend this run tests: `SOMNA_TEST_BACKEND` (`sqlite`, the default, or
+/// `postgres`).
+pub fn backend() -> Backend {
+    match std::env::var("SOMNA_TEST_BACKEND").as_deref() {
+        Ok("postgres") => Backend::Postgres,
+        Ok("sqlite") | Err(_) => Backend::Sqlite,
+        Ok(other) => panic!("SOMNA_TEST_BACKEND is sqlite or postgres, not {other:?}"),
+    }
+}
+
+/// The test Postgres: `SOMNA_TEST_PG_URL`. Tests that need it fail without it; they never
+/// skip.
+pub fn postgres_server_url() -> String {
+    std::env::var("SOMNA_TEST_PG_URL").unwrap_or_else(|_| {
+        panic!(
+            "SOMNA_TEST_PG_URL is not set: this test needs a Postgres with pgvector. \
+             Start one with `scripts/pg.sh start` and export SOMNA_TEST_PG_URL=\"$(scripts/pg.sh url)\""
+        )
+    })
+}
+
+/// The URL of a fresh, empty store in the test Postgres: a new schema of its database.
+/// The schemas are named by process and time, so runs never meet (`scripts/pg.sh clean`
+/// drops them).
+pub fn postgres_store_url() -> String {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    postgres_schema_url(&format!(
+        "t_{}_{}_{}",
+        std::process::id(),
+        chrono::Utc::now().timestamp_millis(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ))
+}
+
+/// The URL of the store in schema `schema` of the test database, created if missing.
+pub fn postgres_schema_url(schema: &str) -> String {
+    let base = postgres_server_url();
+    let mut client = postgres::Client::connect(&base, postgres::NoTls)
+        .unwrap_or_else(|e| panic!("cannot reach the test Postgres at SOMNA_TEST_PG_URL: {e}"));
+    client
+        .batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS {schema}"))
+        .expect("create the test schema");
+    let sep = if base.contains('?') { '&' } else { '?' };
+    format!("{base}{sep}options=-c%20search_path%3D{schema}%2Cpublic")
 }
 
 pub fn open_hash(cfg: &Config) -> Somna {
@@ -131,8 +230,8 @@ pub fn snapshot(engine: &Somna) -> Snapshot {
     engine
         .with_store(|s| {
             let count = |table: &str| -> Result<i64> {
-                Ok(s.conn()
-                    .query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |r| r.get(0))?)
+                s.conn()
+                    .query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |r| r.get(0))
             };
             Ok(Snapshot {
                 memories: count("memories")?,
@@ -148,11 +247,11 @@ pub fn snapshot(engine: &Somna) -> Snapshot {
 pub fn embedded_live_memories(engine: &Somna) -> usize {
     engine
         .with_store(|s| {
-            Ok(s.conn().query_row(
+            s.conn().query_row(
                 "SELECT COUNT(*) FROM memories WHERE embedding IS NOT NULL AND deleted_at IS NULL",
                 [],
-                |r| r.get::<_, i64>(0),
-            )?)
+                |r| r.get::<i64>(0),
+            )
         })
         .expect("count embedded memories") as usize
 }

@@ -711,8 +711,9 @@ fn token_counts_missing_from_an_older_store_are_backfilled_on_open() {
         r.episodes[0]
     };
     // What a store written before migration 0003 looks like.
-    rusqlite::Connection::open(&cfg.db_path)
+    somna_engine::store::Store::open(&cfg.db_path)
         .unwrap()
+        .conn()
         .execute("UPDATE memories SET tokens = NULL", [])
         .unwrap();
     let engine = open_hash(&cfg);
@@ -876,22 +877,40 @@ fn tables(engine: &Somna) -> BTreeMap<String, Vec<String>> {
     engine
         .with_store(|s| {
             let conn = s.conn();
+            let postgres = conn.dialect() == somna_engine::store::sql::Dialect::Postgres;
             let names: Vec<String> = conn
-                .prepare(
+                .prepare(conn.pick(
                     "SELECT name FROM sqlite_master WHERE type = 'table'
                      AND name NOT LIKE 'memories_fts%' ORDER BY name",
-                )?
+                    "SELECT table_name::text FROM information_schema.tables
+                     WHERE table_schema = current_schema()
+                       AND table_name NOT IN ('somna_schema', 'somna_writes')
+                     ORDER BY table_name",
+                ))?
                 .query_map([], |r| r.get(0))?
-                .collect::<rusqlite::Result<_>>()?;
+                .collect::<somna_engine::Result<_>>()?;
             let mut out = BTreeMap::new();
             for name in names {
-                let columns: Vec<String> = conn
-                    .prepare(&format!("SELECT name FROM pragma_table_info('{name}')"))?
-                    .query_map([], |r| r.get(0))?
-                    .collect::<rusqlite::Result<_>>()?;
+                let columns: Vec<String> = if postgres {
+                    conn.prepare(
+                        "SELECT column_name::text FROM information_schema.columns
+                         WHERE table_schema = current_schema() AND table_name = ?1
+                         ORDER BY ordinal_position",
+                    )?
+                    .query_map([name.as_str()], |r| r.get(0))?
+                    .collect::<somna_engine::Result<_>>()?
+                } else {
+                    conn.prepare(&format!("SELECT name FROM pragma_table_info('{name}')"))?
+                        .query_map([], |r| r.get(0))?
+                        .collect::<somna_engine::Result<_>>()?
+                };
+                // Postgres's own: the lexical index (a generated column) and the order links
+                // were made in (renumbered by an import, as embed_seq).
                 let kept: Vec<String> = columns
                     .iter()
                     .filter(|c| !(name == "memories" && c.as_str() == "embed_seq"))
+                    .filter(|c| !(name == "memories" && c.as_str() == "fts"))
+                    .filter(|c| !(name == "links" && c.as_str() == "seq"))
                     .map(|c| format!("\"{c}\""))
                     .collect();
                 let order: Vec<String> = (1..=kept.len()).map(|i| i.to_string()).collect();
@@ -904,11 +923,11 @@ fn tables(engine: &Somna) -> BTreeMap<String, Vec<String>> {
                 let rows = stmt
                     .query_map([], |r| {
                         Ok((0..kept.len())
-                            .map(|i| format!("{:?}", r.get_ref(i).unwrap()))
+                            .map(|i| r.show(i))
                             .collect::<Vec<_>>()
                             .join(" | "))
                     })?
-                    .collect::<rusqlite::Result<Vec<_>>>()?;
+                    .collect::<somna_engine::Result<Vec<_>>>()?;
                 out.insert(name, rows);
             }
             Ok(out)
@@ -964,12 +983,15 @@ fn an_export_is_the_whole_store_and_its_import_exports_the_same_document() {
     assert_same_doc(&doc, &again);
     assert_eq!(doc, again);
     // The lexical index was rebuilt consistently with the memories.
+    // (Postgres's lexical index is a generated column: it cannot drift.)
     dst.engine
         .with_store(|s| {
-            s.conn().execute(
-                "INSERT INTO memories_fts (memories_fts) VALUES ('integrity-check')",
-                [],
-            )?;
+            if s.conn().dialect() == somna_engine::store::sql::Dialect::Sqlite {
+                s.conn().execute(
+                    "INSERT INTO memories_fts (memories_fts) VALUES ('integrity-check')",
+                    [],
+                )?;
+            }
             Ok(())
         })
         .unwrap();

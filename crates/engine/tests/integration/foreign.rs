@@ -304,11 +304,11 @@ fn mem0_memories_become_facts_with_their_ids_owners_and_times() {
     let linked = f
         .engine
         .with_store(|s| {
-            Ok(s.conn().query_row(
+            s.conn().query_row(
                 "SELECT COUNT(*) FROM messages WHERE memory_id IS NOT NULL",
                 [],
-                |r| r.get::<_, i64>(0),
-            )?)
+                |r| r.get::<i64>(0),
+            )
         })
         .unwrap();
     assert_eq!(linked, 3);

@@ -24,8 +24,8 @@ fn top(engine: &Somna, q: &str) -> i64 {
 fn ledger_rows(engine: &Somna) -> i64 {
     engine
         .with_store(|s| {
-            Ok(s.conn()
-                .query_row("SELECT COUNT(*) FROM ledger", [], |r| r.get(0))?)
+            s.conn()
+                .query_row("SELECT COUNT(*) FROM ledger", [], |r| r.get(0))
         })
         .unwrap()
 }
@@ -333,9 +333,9 @@ fn a_long_operation_is_written_at_once_so_a_killed_process_keeps_it() {
         .with_store(|s| {
             let mut stmt = s
                 .conn()
-                .prepare("SELECT op FROM ledger ORDER BY rowid DESC LIMIT 2")?;
+                .prepare("SELECT op FROM ledger ORDER BY id DESC LIMIT 2")?;
             let rows = stmt.query_map([], |r| r.get(0))?;
-            Ok(rows.collect::<rusqlite::Result<Vec<String>>>()?)
+            rows.collect::<somna_engine::Result<Vec<String>>>()
         })
         .unwrap();
     assert_eq!(ops, ["import", "search"]);

@@ -427,10 +427,11 @@ fn an_import_commits_small_batches_first_so_the_first_memories_appear_early() {
         progress: Arc::new(move |e: ProgressEvent| {
             if e.stage == "import" && e.done > 0 {
                 // Another connection, as a watching app's would be.
-                let stored: u64 = rusqlite::Connection::open(&db)
+                let stored = somna_engine::store::Store::open(&db)
                     .unwrap()
-                    .query_row("SELECT count(*) FROM messages", [], |r| r.get(0))
-                    .unwrap();
+                    .conn()
+                    .query_row("SELECT count(*) FROM messages", [], |r| r.get::<i64>(0))
+                    .unwrap() as u64;
                 log.lock().unwrap().push((e.done, stored));
             }
         }),

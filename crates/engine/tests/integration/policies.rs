@@ -34,7 +34,7 @@ fn window_summaries(engine: &Somna, conversation: &str) -> Vec<(i64, u64, Vec<i6
             )?;
             let ids: Vec<i64> = stmt
                 .query_map([conversation], |r| r.get(0))?
-                .collect::<rusqlite::Result<_>>()?;
+                .collect::<somna_engine::Result<_>>()?;
             Ok(ids)
         })
         .unwrap();
@@ -191,7 +191,7 @@ skip = true
             let mut st = s.conn().prepare("SELECT text FROM messages ORDER BY id")?;
             let v: Vec<String> = st
                 .query_map([], |r| r.get(0))?
-                .collect::<rusqlite::Result<_>>()?;
+                .collect::<somna_engine::Result<_>>()?;
             Ok(v)
         })
         .unwrap();
@@ -202,11 +202,11 @@ skip = true
     let (count, chars): (i64, i64) = f
         .engine
         .with_store(|s| {
-            Ok(s.conn().query_row(
+            s.conn().query_row(
                 "SELECT COUNT(*), SUM(length(text)) FROM messages WHERE conversation = 'c'",
                 [],
                 |r| Ok((r.get(0)?, r.get(1)?)),
-            )?)
+            )
         })
         .unwrap();
     assert!(

@@ -8,37 +8,7 @@ use somna_engine::embed::HashEmbedder;
 use somna_engine::ingest::ExportDoc;
 use somna_engine::{AddOptions, Config, Job, Kind, ListQuery, MemoryFilter, SearchQuery, Somna};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-
-/// The database the tests make their stores in.
-fn server_url() -> String {
-    std::env::var("SOMNA_TEST_PG_URL").unwrap_or_else(|_| {
-        panic!(
-            "SOMNA_TEST_PG_URL is not set: these tests need a Postgres with pgvector. \
-             Start one with `scripts/pg.sh start` and export SOMNA_TEST_PG_URL=\"$(scripts/pg.sh url)\""
-        )
-    })
-}
-
-/// The URL of a fresh, empty store: a new schema of the test database.
-fn fresh_store_url() -> String {
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
-    let base = server_url();
-    let schema = format!(
-        "t_{}_{}_{}",
-        std::process::id(),
-        chrono::Utc::now().timestamp_millis(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    );
-    let mut client = postgres::Client::connect(&base, postgres::NoTls)
-        .unwrap_or_else(|e| panic!("cannot reach the test Postgres at SOMNA_TEST_PG_URL: {e}"));
-    client
-        .batch_execute(&format!("CREATE SCHEMA {schema}"))
-        .expect("create the test schema");
-    let sep = if base.contains('?') { '&' } else { '?' };
-    format!("{base}{sep}options=-c%20search_path%3D{schema}%2Cpublic")
-}
 
 /// An engine (hashing embedder) on a fresh Postgres store; its local caches under `dir`.
 struct PgFixture {
@@ -51,7 +21,7 @@ fn pg_fixture() -> PgFixture {
     let dir = tempdir();
     // The store's local caches (vector index, liquid lists) go under SOMNA_HOME's data dir;
     // the store id in their path keeps each test's apart.
-    let url = fresh_store_url();
+    let url = postgres_store_url();
     let cfg = Config::new(PathBuf::from(&url), somna_engine::paths::model_dir());
     let engine = Somna::open_with(&cfg, Arc::new(HashEmbedder::new(384)), &Job::default())
         .expect("open the Postgres store");
@@ -72,7 +42,7 @@ fn no_facts() -> AddOptions {
 #[test]
 fn a_store_on_postgres_adds_finds_lists_and_deletes_as_on_sqlite() {
     let pg = pg_fixture();
-    let sqlite = Fixture::hash();
+    let sqlite = Fixture::sqlite_hash();
     let conversation = sample_conversation();
     for engine in [&pg.engine, &sqlite.engine] {
         engine
@@ -147,7 +117,7 @@ fn doc_of(engine: &Somna) -> ExportDoc {
 
 #[test]
 fn a_sqlite_store_copied_into_postgres_exports_the_same_and_a_sleep_cycle_undoes_cleanly() {
-    let src = Fixture::hash();
+    let src = Fixture::sqlite_hash();
     src.engine
         .add(CONVERSATION, &sample_conversation(), &AddOptions::default())
         .unwrap();
@@ -227,7 +197,7 @@ fn an_unreachable_server_or_a_wrong_password_is_a_typed_error_naming_the_fix() {
         "{refused}"
     );
 
-    let url = server_url();
+    let url = postgres_server_url();
     let wrong = url.replacen(":somna-test@", ":not-the-password@", 1);
     assert_ne!(wrong, url, "the test URL carries the test password");
     let err = somna_engine::store::Store::open_url(&wrong)
@@ -240,4 +210,28 @@ fn an_unreachable_server_or_a_wrong_password_is_a_typed_error_naming_the_fix() {
         !text.contains("not-the-password"),
         "the password is never shown: {text}"
     );
+}
+
+#[test]
+fn a_sleep_cycle_is_refused_while_another_process_holds_the_stores_cycle_lock() {
+    let a = pg_fixture();
+    a.engine
+        .add(CONVERSATION, &sample_conversation(), &AddOptions::default())
+        .unwrap();
+    let cfg = Config::new(PathBuf::from(&a.url), somna_engine::paths::model_dir());
+    let b = Somna::open_with(&cfg, Arc::new(HashEmbedder::new(384)), &Job::default()).unwrap();
+    // As another machine's cycle would hold it: the lock lives in the server.
+    let held = b
+        .with_store(|s| s.cycle_lock())
+        .unwrap()
+        .expect("a Postgres store has a server-side lock");
+    let err = a
+        .engine
+        .sleep(&crate::sleep::options(), &Job::default())
+        .unwrap_err();
+    assert_eq!(err.code(), "cycle_running");
+    drop(held);
+    a.engine
+        .sleep(&crate::sleep::options(), &Job::default())
+        .unwrap();
 }

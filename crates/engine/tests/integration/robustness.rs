@@ -443,7 +443,7 @@ pub(crate) fn note(i: usize) -> String {
 /// A saved store of `n` notes (hashing embedder); returns the fixture with the engine
 /// dropped, i.e. its directory and config, and the notes' ids.
 pub(crate) fn saved_store(n: usize) -> (tempfile::TempDir, somna_engine::Config, Vec<i64>) {
-    let f = Fixture::hash();
+    let f = Fixture::sqlite_hash();
     let msgs: Vec<_> = (0..n).map(|i| msg("Scribe", &note(i))).collect();
     let rep = f.engine.add("notes", &msgs, &no_facts()).unwrap();
     assert_eq!(rep.episodes.len(), n);
@@ -777,11 +777,11 @@ fn hard_delete_removes_the_memory_and_its_links() {
     let dangling: i64 = f
         .engine
         .with_store(|s| {
-            Ok(s.conn().query_row(
+            s.conn().query_row(
                 "SELECT COUNT(*) FROM links WHERE src = ?1 OR dst = ?1",
                 [b],
                 |r| r.get(0),
-            )?)
+            )
         })
         .unwrap();
     assert_eq!(dangling, 0);

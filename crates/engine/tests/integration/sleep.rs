@@ -90,6 +90,15 @@ pub(crate) fn fixture() -> Fixture {
     f
 }
 
+/// [`fixture`] in a SQLite file whatever the backend under test: for tests of the file
+/// itself (its bytes, the lock file beside it). On Postgres, a dry run's reads and the
+/// cycle lock are covered by `postgres.rs`.
+fn sqlite_fixture() -> Fixture {
+    let f = Fixture::sqlite_hash();
+    conversation(&f.engine);
+    f
+}
+
 pub(crate) fn ids_of(engine: &Somna, kind: Kind, states: Vec<State>) -> Vec<i64> {
     engine
         .list(&ListQuery {
@@ -131,9 +140,7 @@ pub(crate) fn dump(engine: &Somna) -> Vec<String> {
                 let mut stmt = s.conn().prepare(sql)?;
                 let n = stmt.column_count();
                 let rows = stmt.query_map([], |r| {
-                    let cols: Vec<String> = (0..n)
-                        .map(|i| format!("{:?}", r.get_ref(i).unwrap()))
-                        .collect();
+                    let cols: Vec<String> = (0..n).map(|i| r.show(i)).collect();
                     Ok(cols.join("|"))
                 })?;
                 for row in rows {
@@ -150,7 +157,7 @@ fn consolidation_counts(engine: &Somna) -> (usize, usize) {
     engine
         .with_store(|s| {
             let q = |sql: &str| -> somna_engine::Result<usize> {
-                Ok(s.conn().query_row(sql, [], |r| r.get::<_, i64>(0))? as usize)
+                Ok(s.conn().query_row(sql, [], |r| r.get::<i64>(0))? as usize)
             };
             let per_episode =
                 "SELECT e.id, (SELECT COUNT(*) FROM links l JOIN memories m ON m.id = l.src
@@ -287,7 +294,7 @@ fn file_bytes(path: &std::path::Path) -> Vec<u8> {
 
 #[test]
 fn a_dry_run_writes_nothing_and_proposes_what_a_real_run_does() {
-    let f = fixture();
+    let f = sqlite_fixture();
     let cfg = f.cfg.clone();
     let dir = f.dir;
     drop(f.engine);
@@ -417,7 +424,7 @@ fn rows_in(engine: &Somna, lo: i64, hi: i64) -> [Vec<Vec<String>>; 3] {
                 let n = stmt.column_count();
                 let rows = stmt.query_map([lo, hi], |r| {
                     Ok((0..n)
-                        .map(|i| format!("{:?}", r.get_ref(i).unwrap()))
+                        .map(|i| r.show(i))
                         .collect::<Vec<String>>())
                 })?;
                 for row in rows {
@@ -432,8 +439,8 @@ fn rows_in(engine: &Somna, lo: i64, hi: i64) -> [Vec<Vec<String>>; 3] {
 fn max_id(engine: &Somna) -> i64 {
     engine
         .with_store(|s| {
-            Ok(s.conn()
-                .query_row("SELECT MAX(id) FROM memories", [], |r| r.get(0))?)
+            s.conn()
+                .query_row("SELECT MAX(id) FROM memories", [], |r| r.get(0))
         })
         .unwrap()
 }
@@ -680,7 +687,7 @@ fn held_at_compress(
 
 #[test]
 fn another_processes_running_cycle_refuses_undo_and_a_dead_ones_row_does_not() {
-    let f = fixture();
+    let f = sqlite_fixture();
     let first = f.engine.sleep(&options(), &Job::default()).unwrap();
     let id = first.id.unwrap();
     let lock_path = somna_engine::paths::sleep_lock(&f.cfg.db_path);
@@ -716,8 +723,9 @@ fn another_processes_running_cycle_refuses_undo_and_a_dead_ones_row_does_not() {
     let held = other_process();
     held.try_lock().unwrap();
     let second = f.engine.sleep_history(1).unwrap()[0].id.unwrap();
-    rusqlite::Connection::open(&f.cfg.db_path)
+    somna_engine::store::Store::open(&f.cfg.db_path)
         .unwrap()
+        .conn()
         .execute(
             "UPDATE sleep_cycles SET status = 'running' WHERE id = ?1",
             [second],

@@ -2,7 +2,7 @@
 //! same settings on a copy of the store; it writes nothing; applied settings are logged and
 //! undone.
 
-use crate::common::{open_hash, tempdir, Fixture};
+use crate::common::{backend, config, open_hash, tempdir, Backend, Fixture};
 use crate::sleep::{conversation_in, ids_of};
 use somna_engine::store::now_ms;
 use somna_engine::whatif::WhatIfRequest;
@@ -32,7 +32,10 @@ fn patch() -> SettingsPatch {
 /// pinned turn. Importance decays with time in the store, so the simulations below are
 /// of the coming months.
 fn store_with_a_past() -> Fixture {
-    let f = Fixture::hash();
+    store_with_a_past_in(Fixture::hash())
+}
+
+fn store_with_a_past_in(f: Fixture) -> Fixture {
     let today = now_ms();
     conversation_in(&f.engine, "ann-bob", |session| {
         today - [200, 150, 100, 60, 30, 10][session] * DAY
@@ -66,9 +69,16 @@ fn store_with_a_past() -> Fixture {
     f
 }
 
-/// Copies a closed store's file to a new directory and opens the copy.
+/// Copies a closed store (its file, or a Postgres store by a lossless export into a new
+/// one) and opens the copy.
 fn copy_of(cfg: &Config) -> (Somna, tempfile::TempDir) {
     let dir = tempdir();
+    if backend() == Backend::Postgres {
+        let doc = open_hash(cfg).export().unwrap();
+        let copy = open_hash(&config(&dir));
+        copy.import_export(&doc, &Job::default()).unwrap();
+        return (copy, dir);
+    }
     let copy = Config::new(dir.path().join("somna.db"), cfg.model_dir.clone());
     std::fs::copy(&cfg.db_path, &copy.db_path).unwrap();
     (open_hash(&copy), dir)
@@ -185,7 +195,8 @@ fn predicted_state_changes_equal_what_real_forget_phases_then_do_on_a_copy() {
 
 #[test]
 fn a_simulation_writes_nothing() {
-    let f = store_with_a_past();
+    // The file's bytes are the proof, so a SQLite file whatever the backend under test.
+    let f = store_with_a_past_in(Fixture::sqlite_hash());
     let episodes = ids_of(&f.engine, Kind::Episode, State::ALL.to_vec());
     f.engine
         .golden_add("pottery kiln bowl", &episodes[..2], 5, &Default::default())
