@@ -101,19 +101,16 @@ pub fn migrate(ctx: &Ctx, from: PathBuf, to: PathBuf) -> anyhow::Result<()> {
         )
         .collect();
     let all_same = report.iter().all(Part::same);
+    let (from, to) = (source.stats()?.db_path, destination.stats()?.db_path);
     if ctx.json {
         print_json(&serde_json::json!({
-            "from": source.stats()?.db_path,
-            "to": destination.stats()?.db_path,
+            "from": from,
+            "to": to,
             "identical": all_same,
             "parts": report,
         }))?;
     } else {
-        println!(
-            "copied {} into {}",
-            source.stats()?.db_path,
-            destination.stats()?.db_path
-        );
+        println!("copied {from} into {to}");
         println!(
             "{:<38} {:>9} {:>9}  sha256 (source = copy)",
             "part", "source", "copy"

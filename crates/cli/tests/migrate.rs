@@ -59,6 +59,21 @@ fn sqlite_store(dir: &Path) -> PathBuf {
     db
 }
 
+/// `somna migrate --from from --to to` (with `--json` when `json`).
+fn migrate(home: &Path, from: &Path, to: &Path, json: bool) -> std::process::Output {
+    let mut c = somna(from);
+    c.envs(env(home));
+    if json {
+        c.arg("--json");
+    }
+    c.args(["migrate", "--from"])
+        .arg(from)
+        .arg("--to")
+        .arg(to)
+        .output()
+        .unwrap()
+}
+
 /// The store's export without its time of export.
 fn export(db: &Path, home: &Path) -> serde_json::Value {
     let mut v = json(somna(db).envs(env(home)).arg("export").output().unwrap());
@@ -73,15 +88,7 @@ fn a_store_moves_to_postgres_and_back_with_every_row_and_checksum_equal() {
     let db = sqlite_store(home);
     let pg = postgres_store();
 
-    let out = somna(&db)
-        .envs(env(home))
-        .args(["--json", "migrate", "--from"])
-        .arg(&db)
-        .arg("--to")
-        .arg(&pg)
-        .output()
-        .unwrap();
-    let report = json(out);
+    let report = json(migrate(home, &db, Path::new(&pg), true));
     assert_eq!(report["identical"], true, "{report}");
     let text = report.to_string();
     assert!(
@@ -104,15 +111,7 @@ fn a_store_moves_to_postgres_and_back_with_every_row_and_checksum_equal() {
 
     // And back into a new file: the same store.
     let back = home.join("back.db");
-    let out = somna(&back)
-        .envs(env(home))
-        .args(["migrate", "--from"])
-        .arg(&pg)
-        .arg("--to")
-        .arg(&back)
-        .output()
-        .unwrap();
-    let printed = ok(out);
+    let printed = ok(migrate(home, Path::new(&pg), &back, false));
     assert!(printed.contains("memories (with embeddings)"), "{printed}");
     assert!(!printed.contains("DIFFERS"), "{printed}");
     // The store came back as Postgres held it (the search above counted accesses there).
@@ -122,14 +121,7 @@ fn a_store_moves_to_postgres_and_back_with_every_row_and_checksum_equal() {
     }
 
     // Into a store that is not empty: refused, nothing written.
-    let out = somna(&back)
-        .envs(env(home))
-        .args(["migrate", "--from"])
-        .arg(&db)
-        .arg("--to")
-        .arg(&back)
-        .output()
-        .unwrap();
+    let out = migrate(home, &db, &back, false);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("empty store"));
     assert_eq!(export(&back, home)["memories"], came_back["memories"]);

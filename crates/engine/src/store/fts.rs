@@ -80,13 +80,12 @@ impl Tx<'_> {
         filter: &MemoryFilter,
         limit: usize,
     ) -> Result<Vec<(i64, f64)>> {
+        if self.conn().dialect() == Dialect::Postgres {
+            return self.lexical_search_pg(query_tokens(query), filter, limit);
+        }
         let tokens = self.prune_common(query_tokens(query))?;
         if tokens.is_empty() {
             return Ok(Vec::new());
-        }
-        let conn = self.conn();
-        if conn.dialect() == Dialect::Postgres {
-            return self.lexical_search_pg(&tokens, filter, limit);
         }
         let expr = tokens
             .iter()
@@ -132,7 +131,7 @@ impl Tx<'_> {
     /// valid `tsquery` of any input.
     fn lexical_search_pg(
         &self,
-        tokens: &[String],
+        tokens: Vec<String>,
         filter: &MemoryFilter,
         limit: usize,
     ) -> Result<Vec<(i64, f64)>> {
@@ -141,17 +140,16 @@ impl Tx<'_> {
                 "the Postgres lexical search ran on another database".into(),
             ));
         };
-        let conn = self.conn();
-        let documents = conn.query_row("SELECT COALESCE(MAX(id), 0) FROM memories", [], |r| {
-            r.get::<i64>(0)
-        })? as f64;
-        let mut count = conn.prepare_cached(
-            "SELECT count(*) FROM memories WHERE fts @@ to_tsquery('english', ?1)",
-        )?;
+        // Each word's document count serves both the pruning and the IDF: read once.
+        let rows = self.document_count()?;
+        let frequencies = self.document_frequencies(&tokens)?;
+        let counted = prune(tokens.into_iter().zip(frequencies).collect(), rows);
+        let tokens: Vec<&str> = counted.iter().map(|(t, _)| t.as_str()).collect();
+        let documents = rows as f64;
         let mut terms = Vec::new();
         let mut params = Vec::new();
-        for t in tokens {
-            let df = count.query_row([t.as_str()], |r| r.get::<i64>(0))? as f64;
+        for (t, df) in &counted {
+            let df = *df as f64;
             if df == 0.0 {
                 continue;
             }
@@ -186,7 +184,7 @@ impl Tx<'_> {
              ORDER BY s DESC, m.id LIMIT ?",
             terms.join(" + ")
         );
-        let mut stmt = conn.prepare_cached(&sql)?;
+        let mut stmt = self.conn().prepare_cached(&sql)?;
         let rows = stmt.query_map(super::sql::params_from_iter(params), |r| {
             Ok((r.get::<i64>(0)?, r.get::<f64>(1)?))
         })?;
@@ -197,36 +195,58 @@ impl Tx<'_> {
     /// In a large store, drops tokens found in more than `PRUNE_DOC_SHARE` of documents,
     /// keeping at least the rarest one.
     fn prune_common(&self, tokens: Vec<String>) -> Result<Vec<String>> {
-        let rows: i64 =
-            self.conn()
-                .query_row("SELECT COALESCE(MAX(id), 0) FROM memories", [], |r| {
-                    r.get(0)
-                })?;
+        let rows = self.document_count()?;
         if rows < PRUNE_FROM_ROWS || tokens.len() < 2 {
             return Ok(tokens);
         }
-        let mut counted = Vec::with_capacity(tokens.len());
+        let frequencies = self.document_frequencies(&tokens)?;
+        Ok(prune(tokens.into_iter().zip(frequencies).collect(), rows)
+            .into_iter()
+            .map(|(t, _)| t)
+            .collect())
+    }
+
+    /// How many memories the store has held (the highest id: cheap, and close enough for
+    /// document frequencies).
+    fn document_count(&self) -> Result<i64> {
+        self.conn()
+            .query_row("SELECT COALESCE(MAX(id), 0) FROM memories", [], |r| {
+                r.get(0)
+            })
+    }
+
+    /// How many memories hold each token.
+    fn document_frequencies(&self, tokens: &[String]) -> Result<Vec<i64>> {
         let conn = self.conn();
         let mut stmt = conn.prepare_cached(conn.pick(
             "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?1",
             "SELECT count(*) FROM memories WHERE fts @@ to_tsquery('english', ?1)",
         ))?;
-        for t in tokens {
-            let term = match conn.dialect() {
-                Dialect::Sqlite => quote(&t),
-                Dialect::Postgres => t.clone(),
-            };
-            let df: i64 = stmt.query_row([term], |r| r.get(0))?;
-            counted.push((t, df));
-        }
-        let limit = (rows as f64 * PRUNE_DOC_SHARE) as i64;
-        let rarest = counted.iter().map(|c| c.1).min().unwrap_or(0);
-        Ok(counted
-            .into_iter()
-            .filter(|(_, df)| *df <= limit || *df == rarest)
-            .map(|(t, _)| t)
-            .collect())
+        tokens
+            .iter()
+            .map(|t| {
+                let term = match conn.dialect() {
+                    Dialect::Sqlite => quote(t),
+                    Dialect::Postgres => t.clone(),
+                };
+                stmt.query_row([term], |r| r.get(0))
+            })
+            .collect()
     }
+}
+
+/// `counted` (token, document count) without the tokens found in more than
+/// `PRUNE_DOC_SHARE` of a large store's `rows` documents, keeping at least the rarest.
+fn prune(counted: Vec<(String, i64)>, rows: i64) -> Vec<(String, i64)> {
+    if rows < PRUNE_FROM_ROWS || counted.len() < 2 {
+        return counted;
+    }
+    let limit = (rows as f64 * PRUNE_DOC_SHARE) as i64;
+    let rarest = counted.iter().map(|c| c.1).min().unwrap_or(0);
+    counted
+        .into_iter()
+        .filter(|(_, df)| *df <= limit || *df == rarest)
+        .collect()
 }
 
 #[cfg(test)]

@@ -1,17 +1,15 @@
-//! The store: the single source of truth, and the boundary a second database plugs in at.
-//! [`Store`] is what the engine holds (behind the façade's lock): transactions, reads and
-//! the change stream, the same whatever the database. Under it a [`Backend`] holds the
-//! database; SQLite (`sqlite.rs`: connection set-up, PRAGMAs, migrations) is the only one
-//! now. Every committed write is announced on the store's change stream ([`changes`]).
+//! The store: the single source of truth, over either of two databases. [`Store`] is what
+//! the engine holds (behind the façade's lock): transactions, reads and the change stream,
+//! the same whatever the database. Under it a [`Backend`] holds the database: a SQLite file
+//! (`sqlite.rs`: connection set-up, PRAGMAs, migrations) or a Postgres database with
+//! pgvector (`postgres.rs` and `postgres/schema.sql`), chosen by [`Store::open`] from a path
+//! or a `postgres://` URL. Every committed write is announced on the store's change stream
+//! ([`changes`]).
 //!
-//! Where a second backend (Postgres + pgvector) plugs in: a variant of [`Backend`] and of
-//! [`Db`] (what a transaction or a read holds), opened by [`Store::open`] from a URL. The
-//! query methods in the per-table files are SQLite SQL, each through [`Tx::conn`], the
-//! SQLite arm of [`Db`]; with a second variant, `conn` stops being total and each query
-//! gains its other implementation (in `store/postgres/`, one file per table like these).
-//! SQLite-only SQL is marked where it is: FTS5 (`fts.rs`, the `memories_fts` table of
-//! migration 0001), `PRAGMA data_version` (`external.rs`), `INSERT OR REPLACE`
-//! (`layouts.rs`, `clusters.rs`), `PRAGMA`s and `user_version` (`sqlite.rs`).
+//! The per-table files write each statement once, through [`Tx::conn`] and the layer in
+//! `sql.rs`, which runs it on either database; what differs between them is chosen by
+//! `Conn::dialect` where it is used (full-text search in `fts.rs`, JSON paths, the id
+//! sequence in `memories.rs`, how another writer is noticed in `external.rs`).
 
 mod changes;
 mod clusters;
@@ -64,8 +62,7 @@ use rusqlite::Connection;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// The database under a [`Store`]. SQLite is the only backend now; see the module
-/// comment for where a second one goes.
+/// The database under a [`Store`] (see the module comment).
 pub(crate) enum Backend {
     /// A SQLite file (or `:memory:`), one connection in WAL mode.
     Sqlite(Connection),

@@ -2,7 +2,7 @@
 //! message builders, a sample two-speaker conversation, and store snapshots.
 
 use somna_engine::embed::{BertEmbedder, Embedder, HashEmbedder, ModelDir};
-use somna_engine::{paths, Config, Job, Message, Result, Somna};
+use somna_engine::{paths, AddOptions, Config, Job, Message, Result, Somna};
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use tempfile::TempDir;
@@ -48,6 +48,14 @@ impl Fixture {
     /// A store with the fast, non-semantic hashing embedder (384 dimensions).
     pub fn hash() -> Self {
         Self::with(Arc::new(HashEmbedder::new(384)))
+    }
+
+    /// A Postgres store (a fresh schema of the test database) with the hashing embedder,
+    /// whatever the backend under test; its local caches under the data directory.
+    pub fn postgres_hash() -> Self {
+        let dir = tempdir();
+        let cfg = Config::new(PathBuf::from(postgres_store_url()), paths::model_dir());
+        Self::open(dir, cfg, Arc::new(HashEmbedder::new(384)))
     }
 
     /// A SQLite store with the hashing embedder whatever the backend under test: for
@@ -178,6 +186,14 @@ pub fn index_dir(cfg: &Config) -> PathBuf {
         .to_os_string();
     name.push(".index");
     cfg.db_path.with_file_name(name)
+}
+
+/// Adding without extracting facts (episodes only).
+pub fn no_facts() -> AddOptions {
+    AddOptions {
+        extract_facts: false,
+        ..Default::default()
+    }
 }
 
 pub fn msg(speaker: &str, text: &str) -> Message {

@@ -10,13 +10,6 @@ use somna_engine::{
 };
 use std::collections::{BTreeMap, BTreeSet};
 
-fn no_facts() -> AddOptions {
-    AddOptions {
-        extract_facts: false,
-        ..Default::default()
-    }
-}
-
 /// Adds one episode ("the boiler needs servicing", no facts) and returns its id.
 fn add_boiler_note(engine: &Somna) -> i64 {
     engine

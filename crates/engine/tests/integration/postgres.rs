@@ -4,44 +4,12 @@
 //! these tests fail, they never skip. Each test gets a schema of its own in that database.
 
 use crate::common::*;
-use somna_engine::embed::HashEmbedder;
 use somna_engine::ingest::ExportDoc;
-use somna_engine::{AddOptions, Config, Job, Kind, ListQuery, MemoryFilter, SearchQuery, Somna};
-use std::path::PathBuf;
-use std::sync::Arc;
-
-/// An engine (hashing embedder) on a fresh Postgres store; its local caches under `dir`.
-struct PgFixture {
-    engine: Somna,
-    url: String,
-    _dir: tempfile::TempDir,
-}
-
-fn pg_fixture() -> PgFixture {
-    let dir = tempdir();
-    // The store's local caches (vector index, liquid lists) go under SOMNA_HOME's data dir;
-    // the store id in their path keeps each test's apart.
-    let url = postgres_store_url();
-    let cfg = Config::new(PathBuf::from(&url), somna_engine::paths::model_dir());
-    let engine = Somna::open_with(&cfg, Arc::new(HashEmbedder::new(384)), &Job::default())
-        .expect("open the Postgres store");
-    PgFixture {
-        engine,
-        url,
-        _dir: dir,
-    }
-}
-
-fn no_facts() -> AddOptions {
-    AddOptions {
-        extract_facts: false,
-        ..Default::default()
-    }
-}
+use somna_engine::{AddOptions, Job, Kind, ListQuery, MemoryFilter, SearchQuery, Somna};
 
 #[test]
 fn a_store_on_postgres_adds_finds_lists_and_deletes_as_on_sqlite() {
-    let pg = pg_fixture();
+    let pg = Fixture::postgres_hash();
     let sqlite = Fixture::sqlite_hash();
     let conversation = sample_conversation();
     for engine in [&pg.engine, &sqlite.engine] {
@@ -130,7 +98,7 @@ fn a_sqlite_store_copied_into_postgres_exports_the_same_and_a_sleep_cycle_undoes
         .unwrap();
     let doc = doc_of(&src.engine);
 
-    let pg = pg_fixture();
+    let pg = Fixture::postgres_hash();
     pg.engine.import_export(&doc, &Job::default()).unwrap();
     assert_eq!(doc_of(&pg.engine), doc, "the copy is lossless");
 
@@ -165,9 +133,8 @@ fn a_sqlite_store_copied_into_postgres_exports_the_same_and_a_sleep_cycle_undoes
 
 #[test]
 fn a_second_process_on_the_same_postgres_store_sees_the_first_ones_writes() {
-    let a = pg_fixture();
-    let cfg = Config::new(PathBuf::from(&a.url), somna_engine::paths::model_dir());
-    let b = Somna::open_with(&cfg, Arc::new(HashEmbedder::new(384)), &Job::default()).unwrap();
+    let a = Fixture::postgres_hash();
+    let b = open_hash(&a.cfg);
     let id = a
         .engine
         .add(
@@ -214,12 +181,11 @@ fn an_unreachable_server_or_a_wrong_password_is_a_typed_error_naming_the_fix() {
 
 #[test]
 fn a_sleep_cycle_is_refused_while_another_process_holds_the_stores_cycle_lock() {
-    let a = pg_fixture();
+    let a = Fixture::postgres_hash();
     a.engine
         .add(CONVERSATION, &sample_conversation(), &AddOptions::default())
         .unwrap();
-    let cfg = Config::new(PathBuf::from(&a.url), somna_engine::paths::model_dir());
-    let b = Somna::open_with(&cfg, Arc::new(HashEmbedder::new(384)), &Job::default()).unwrap();
+    let b = open_hash(&a.cfg);
     // As another machine's cycle would hold it: the lock lives in the server.
     let held = b
         .with_store(|s| s.cycle_lock())

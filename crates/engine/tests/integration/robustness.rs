@@ -11,13 +11,6 @@ use somna_engine::{
 };
 use std::path::Path;
 
-fn no_facts() -> AddOptions {
-    AddOptions {
-        extract_facts: false,
-        ..Default::default()
-    }
-}
-
 /// Every memory id a response mentions (hits, connected bubbles, near misses).
 fn all_ids(r: &SearchResponse) -> Vec<i64> {
     r.hits

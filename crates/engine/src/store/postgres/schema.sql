@@ -61,9 +61,6 @@ CREATE TABLE memories (
             coalesce("where", '') || ' ' || coalesce(why, '') || ' ' || coalesce(how, '')), 'B')
     ) STORED
 );
-CREATE SEQUENCE memories_id_seq OWNED BY memories.id;
-CREATE TRIGGER memories_id BEFORE INSERT ON memories
-    FOR EACH ROW EXECUTE FUNCTION somna_fill_id('memories_id_seq');
 CREATE INDEX memories_conversation ON memories (conversation, occurred_at);
 CREATE INDEX memories_turns ON memories (conversation, session, kind, id);
 CREATE INDEX memories_state ON memories (state);
@@ -112,9 +109,6 @@ CREATE TABLE messages (
     memory_id    BIGINT REFERENCES memories (id) ON DELETE SET NULL,
     created_at   BIGINT NOT NULL
 );
-CREATE SEQUENCE messages_id_seq OWNED BY messages.id;
-CREATE TRIGGER messages_id BEFORE INSERT ON messages
-    FOR EACH ROW EXECUTE FUNCTION somna_fill_id('messages_id_seq');
 CREATE UNIQUE INDEX messages_external ON messages (conversation, external_id);
 CREATE INDEX messages_conversation ON messages (conversation, id);
 
@@ -128,9 +122,6 @@ CREATE TABLE history (
     cause      TEXT,
     created_at BIGINT NOT NULL
 );
-CREATE SEQUENCE history_id_seq OWNED BY history.id;
-CREATE TRIGGER history_id BEFORE INSERT ON history
-    FOR EACH ROW EXECUTE FUNCTION somna_fill_id('history_id_seq');
 CREATE INDEX history_memory ON history (memory_id, id);
 CREATE INDEX history_time ON history (created_at, id);
 
@@ -147,9 +138,6 @@ CREATE TABLE sleep_cycles (
     op            TEXT   NOT NULL DEFAULT 'sleep',
     undone_at     BIGINT
 );
-CREATE SEQUENCE sleep_cycles_id_seq OWNED BY sleep_cycles.id;
-CREATE TRIGGER sleep_cycles_id BEFORE INSERT ON sleep_cycles
-    FOR EACH ROW EXECUTE FUNCTION somna_fill_id('sleep_cycles_id_seq');
 CREATE INDEX sleep_cycles_op ON sleep_cycles (op, id);
 
 CREATE TABLE clusters (
@@ -162,9 +150,6 @@ CREATE TABLE clusters (
     updated_at      BIGINT NOT NULL,
     label_by_person BIGINT NOT NULL DEFAULT 0 CHECK (label_by_person IN (0, 1))
 );
-CREATE SEQUENCE clusters_id_seq OWNED BY clusters.id;
-CREATE TRIGGER clusters_id BEFORE INSERT ON clusters
-    FOR EACH ROW EXECUTE FUNCTION somna_fill_id('clusters_id_seq');
 CREATE TABLE cluster_members (
     memory_id  BIGINT PRIMARY KEY REFERENCES memories (id) ON DELETE CASCADE,
     cluster_id BIGINT NOT NULL REFERENCES clusters (id),
@@ -180,9 +165,6 @@ CREATE TABLE cluster_merges (
     similarity DOUBLE PRECISION NOT NULL,
     merged_at  BIGINT NOT NULL
 );
-CREATE SEQUENCE cluster_merges_id_seq OWNED BY cluster_merges.id;
-CREATE TRIGGER cluster_merges_id BEFORE INSERT ON cluster_merges
-    FOR EACH ROW EXECUTE FUNCTION somna_fill_id('cluster_merges_id_seq');
 
 CREATE TABLE meta (
     key   TEXT PRIMARY KEY,
@@ -225,9 +207,6 @@ CREATE TABLE golden_queries (
     options    TEXT   NOT NULL DEFAULT '{}',
     created_at BIGINT NOT NULL
 );
-CREATE SEQUENCE golden_queries_id_seq OWNED BY golden_queries.id;
-CREATE TRIGGER golden_queries_id BEFORE INSERT ON golden_queries
-    FOR EACH ROW EXECUTE FUNCTION somna_fill_id('golden_queries_id_seq');
 
 CREATE TABLE golden_runs (
     id       BIGINT PRIMARY KEY,
@@ -235,9 +214,6 @@ CREATE TABLE golden_runs (
     stage    TEXT   NOT NULL,
     cycle_id BIGINT
 );
-CREATE SEQUENCE golden_runs_id_seq OWNED BY golden_runs.id;
-CREATE TRIGGER golden_runs_id BEFORE INSERT ON golden_runs
-    FOR EACH ROW EXECUTE FUNCTION somna_fill_id('golden_runs_id_seq');
 CREATE INDEX golden_runs_cycle ON golden_runs (cycle_id);
 
 CREATE TABLE golden_results (
@@ -259,9 +235,6 @@ CREATE TABLE ledger (
     llm_calls BIGINT NOT NULL DEFAULT 0,
     tokens    BIGINT NOT NULL DEFAULT 0
 );
-CREATE SEQUENCE ledger_id_seq OWNED BY ledger.id;
-CREATE TRIGGER ledger_id BEFORE INSERT ON ledger
-    FOR EACH ROW EXECUTE FUNCTION somna_fill_id('ledger_id_seq');
 CREATE INDEX ledger_at ON ledger (at);
 
 CREATE TABLE memory_access (
@@ -284,3 +257,14 @@ CREATE TABLE fact_restated (
     count     BIGINT NOT NULL DEFAULT 0,
     last_at   BIGINT NOT NULL
 );
+
+-- Every table with an id takes it from a sequence of its own (see somna_fill_id above).
+DO $$
+DECLARE t text;
+BEGIN
+    FOREACH t IN ARRAY ARRAY['memories', 'messages', 'history', 'sleep_cycles', 'clusters', 'cluster_merges', 'golden_queries', 'golden_runs', 'ledger'] LOOP
+        EXECUTE format('CREATE SEQUENCE %I OWNED BY %I.id', t || '_id_seq', t);
+        EXECUTE format('CREATE TRIGGER %I BEFORE INSERT ON %I FOR EACH ROW
+                        EXECUTE FUNCTION somna_fill_id(%L)', t || '_id', t, t || '_id_seq');
+    END LOOP;
+END $$;
