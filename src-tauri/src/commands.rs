@@ -69,7 +69,7 @@ pub struct Status {
 pub async fn status(app: AppHandle) -> ApiResult<Status> {
     let state = app.state::<AppState>();
     let (db_path, model_dir, demo_if_empty) = (
-        state.db_path().display().to_string(),
+        somna_engine::store::shown_location(&state.db_path()),
         state.model_dir.display().to_string(),
         state.demo_if_empty,
     );
@@ -215,30 +215,39 @@ pub async fn actors(app: AppHandle) -> ApiResult<Vec<String>> {
     on_engine(&app, |ws| Ok(ws.api().actors())).await
 }
 
-/// Opens (or creates) the store at `path` in place of the current one. Returns the job id.
+/// Opens (or creates) the store at `path` (a SQLite file or a Postgres URL) in place of
+/// the current one. Returns the job id; the job's result is the store as shown (no
+/// password).
 #[tauri::command]
 pub async fn open_store(app: AppHandle, req: PathRequest) -> ApiResult<JobId<kinds::Open>> {
-    let path = somna_api::expand_home(req.path.trim());
+    let given = req.path.trim();
+    let postgres = somna_engine::store::is_postgres_url(given);
+    let path = if postgres {
+        std::path::PathBuf::from(given)
+    } else {
+        somna_api::expand_home(given)
+    };
     if path.as_os_str().is_empty() || path.is_dir() {
         return Err(ApiError::new(
             "invalid_input",
-            "give the path of a SQLite file (it is created if missing)",
+            "give the path of a SQLite file (it is created if missing) or a postgres:// URL",
         ));
     }
     let state = app.state::<AppState>();
     let handle = app.clone();
     Ok(state.jobs.spawn::<kinds::Open, _>(&app, move |job| {
-        if let Some(dir) = path.parent() {
+        if let Some(dir) = path.parent().filter(|_| !postgres) {
             std::fs::create_dir_all(dir).map_err(|e| ApiError::new("io", e.to_string()))?;
         }
         let model_dir = handle.state::<AppState>().model_dir.clone();
         let engine = somna_engine::Somna::open(&somna_engine::Config::new(&path, &model_dir), job)?;
+        let shown = engine.stats()?.db_path;
         let ws = crate::workspace(&handle, engine);
         handle
             .state::<AppState>()
             .set(path.clone(), Engine::Ready(ws));
         crate::live::follow_store_switch(&handle)?;
-        Ok(path.display().to_string())
+        Ok(shown)
     }))
 }
 

@@ -110,7 +110,7 @@ pub async fn server_start(app: AppHandle, req: u16) -> ApiResult<ServerStatus> {
 /// other, so they reach the UI through the change stream.
 async fn start(state: &AppState, port: u16) -> ApiResult<(RunningServer, String)> {
     let engine = state.workspace()?.api().engine().clone();
-    let db = state.db_path().display().to_string();
+    let db = somna_engine::store::shown_location(&state.db_path());
     let token = load_token()?;
     let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
     let server = somna_server::serve(Ops::new(engine, "http"), addr, &token)

@@ -205,7 +205,7 @@ reasons: Array<Reason>, };
 
 export type Timings = { embed_ms: number, vector_ms: number, lexical_ms: number, score_ms: number, pack_ms: number, total_ms: number, };
 
-export type SearchPath = "exact" | "hnsw";
+export type SearchPath = "exact" | "hnsw" | "pgvector";
 
 export type Tuning = { 
 /**

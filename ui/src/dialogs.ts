@@ -106,7 +106,7 @@ export function openSettingsDialog(): void {
   const srvToggle = h("button", { "data-testid": "server-toggle" }, "Start server");
   const { close } = modal("Settings",
     h("h4", null, "Store"), info,
-    h("label", null, "store location (a SQLite file; created if missing)", path),
+    h("label", null, "store location: a SQLite file (created if missing) or a Postgres URL, postgres://user@host/database (the password from the URL, PGPASSWORD or ~/.pgpass)", path),
     status,
     h("div", { class: "actions" }, open),
     h("h4", null, "LLM endpoint for sleep cycles (OpenAI-compatible chat completions)"),

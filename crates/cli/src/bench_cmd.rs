@@ -19,7 +19,8 @@ use std::time::Instant;
 #[derive(Args)]
 pub struct BenchArgs {
     /// Sections to run: embed, ingest, search, ann, sleep, asof (time travel), whatif (the
-    /// what-if simulator); and pca, tsne, kmeans, stability, liquid (see bench_cluster.rs).
+    /// what-if simulator), concurrent (writers and searchers at once); and pca, tsne,
+    /// kmeans, stability, liquid (see bench_cluster.rs).
     #[arg(long, value_delimiter = ',', default_value = "embed,ingest,search,ann")]
     only: Vec<String>,
     /// Sentences for the embedding benchmark.
@@ -87,6 +88,18 @@ pub struct BenchArgs {
     /// Simulations timed: the first (every query embedded) and the median of the others.
     #[arg(long, default_value_t = 4)]
     whatif_runs: usize,
+    /// A Postgres server URL (a database with pgvector): ingest, search and concurrent run
+    /// on Postgres stores there too (schemas `somna_bench_*`), beside SQLite's in the same
+    /// run. The search store is a copy of the SQLite one.
+    #[arg(long)]
+    postgres: Option<String>,
+    /// Writers and searchers of the concurrent section, and how long it runs.
+    #[arg(long, default_value_t = 8)]
+    concurrent_writers: usize,
+    #[arg(long, default_value_t = 8)]
+    concurrent_searchers: usize,
+    #[arg(long, default_value_t = 60.0)]
+    concurrent_seconds: f64,
     #[command(flatten)]
     cluster: crate::bench_cluster::ClusterBenchArgs,
 }
@@ -96,8 +109,9 @@ struct Report {
     machine: String,
     /// Somna's encoder, candle-transformers' BertModel, and the sentence-transformers peer.
     embed: Option<(EmbedResult, EmbedResult, Option<serde_json::Value>)>,
-    ingest: Option<IngestResult>,
+    ingest: Vec<IngestResult>,
     search: Vec<SearchResult>,
+    concurrent: Vec<crate::bench_postgres::ConcurrentResult>,
     ann: Vec<(AnnResult, Option<serde_json::Value>)>,
     sleep: Option<crate::sleep_cmd::SleepBench>,
     asof: Option<crate::bench_asof::AsOfBench>,
@@ -107,6 +121,7 @@ struct Report {
 
 #[derive(Serialize)]
 struct IngestResult {
+    backend: String,
     messages: usize,
     seconds: f64,
     messages_per_sec: f64,
@@ -114,6 +129,7 @@ struct IngestResult {
 
 #[derive(Serialize)]
 struct SearchResult {
+    backend: String,
     memories: u64,
     k: usize,
     route: String,
@@ -163,6 +179,8 @@ struct Env<'a> {
     cache: &'a Path,
     /// Loaded when a step needs the model.
     embedder: Option<Arc<BertEmbedder>>,
+    /// `--postgres`: the server the Postgres rows are measured on.
+    postgres: Option<&'a crate::bench_postgres::Server>,
     json: bool,
 }
 
@@ -186,12 +204,18 @@ pub fn run(args: BenchArgs, model_dir: &Path, json: bool) -> anyhow::Result<()> 
     std::fs::create_dir_all(&cache)?;
     let has = |s: &str| args.only.iter().any(|o| o == s);
     eprintln!("machine: {}", report.machine);
-    let needs_model = has("embed") || has("ingest") || has("search") || has("sleep");
+    let needs_model =
+        has("embed") || has("ingest") || has("search") || has("sleep") || has("concurrent");
+    let postgres = args
+        .postgres
+        .as_deref()
+        .map(crate::bench_postgres::Server::new);
     let env = Env {
         args: &args,
         model_dir,
         tmp: tmp.path(),
         cache: &cache,
+        postgres: postgres.as_ref(),
         embedder: if needs_model {
             Some(Arc::new(BertEmbedder::load(&ModelDir(
                 model_dir.to_path_buf(),
@@ -205,7 +229,13 @@ pub fn run(args: BenchArgs, model_dir: &Path, json: bool) -> anyhow::Result<()> 
         report.embed = Some(embed_step(&env)?);
     }
     if has("ingest") {
-        report.ingest = Some(ingest_step(&env)?);
+        report
+            .ingest
+            .push(ingest_step(&env, &tmp.path().join("ingest.db"), "sqlite")?);
+        if let Some(pg) = &postgres {
+            let db = pg.store(&format!("somna_bench_ingest_{}", args.seed), true)?;
+            report.ingest.push(ingest_step(&env, &db, "postgres")?);
+        }
     }
     if has("search") {
         for &size in &args.search_sizes {
@@ -244,6 +274,34 @@ pub fn run(args: BenchArgs, model_dir: &Path, json: bool) -> anyhow::Result<()> 
         )?;
         eprintln!("whatif: {:.0} ms over {} memories", b.total_ms, b.memories);
         report.whatif = Some(b);
+    }
+    if has("concurrent") {
+        let sqlite = tmp.path().join("concurrent.db");
+        let mut stores = vec![("sqlite", sqlite)];
+        if let Some(pg) = &postgres {
+            let schema = format!("somna_bench_concurrent_{}", args.seed);
+            stores.push(("postgres", pg.store(&schema, true)?));
+        }
+        for (backend, db) in stores {
+            eprintln!(
+                "concurrent on {backend}: {} writers + {} searchers for {} s",
+                args.concurrent_writers, args.concurrent_searchers, args.concurrent_seconds
+            );
+            let r = crate::bench_postgres::concurrent(
+                backend,
+                &db,
+                model_dir,
+                env.embedder(),
+                (args.concurrent_writers, args.concurrent_searchers),
+                args.concurrent_seconds,
+                args.seed,
+            )?;
+            eprintln!(
+                "  {} acknowledged, {} stored, {} errors",
+                r.acknowledged, r.stored, r.write_errors
+            );
+            report.concurrent.push(r);
+        }
     }
     if has("ann") {
         for &n in &args.ann_sizes {
@@ -313,11 +371,10 @@ fn embed_step(env: &Env<'_>) -> anyhow::Result<EmbedResults> {
 }
 
 /// Import throughput into a fresh store.
-fn ingest_step(env: &Env<'_>) -> anyhow::Result<IngestResult> {
+fn ingest_step(env: &Env<'_>, db: &Path, backend: &str) -> anyhow::Result<IngestResult> {
     let args = env.args;
-    let db = env.tmp.join("ingest.db");
     let engine = Somna::open_with(
-        &Config::new(&db, env.model_dir),
+        &Config::new(db, env.model_dir),
         env.embedder(),
         &Job::default(),
     )?;
@@ -329,11 +386,15 @@ fn ingest_step(env: &Env<'_>) -> anyhow::Result<IngestResult> {
     let r = engine.import(&batches, &AddOptions::default(), &Job::default())?;
     let seconds = t.elapsed().as_secs_f64();
     let result = IngestResult {
+        backend: backend.into(),
         messages: r.messages_stored,
         seconds,
         messages_per_sec: r.messages_stored as f64 / seconds,
     };
-    eprintln!("ingest: {:.1} messages/s", result.messages_per_sec);
+    eprintln!(
+        "ingest on {backend}: {:.1} messages/s",
+        result.messages_per_sec
+    );
     Ok(result)
 }
 
@@ -369,6 +430,40 @@ fn search_step(env: &Env<'_>, size: usize) -> anyhow::Result<Vec<SearchResult>> 
             out.push(result);
         }
     }
+    if let Some(pg) = env.postgres {
+        // The same store on Postgres (copied once, kept in its schema for the next run).
+        let schema = format!("somna_bench_search_{size}_{}", args.seed);
+        let mut url = pg.store(&schema, false)?;
+        let open = |url: &Path| {
+            Somna::open_with(
+                &Config::new(url, env.model_dir),
+                env.embedder(),
+                &Job::default(),
+            )
+        };
+        let mut on_pg = open(&url)?;
+        if on_pg.stats()?.memories != memories {
+            eprintln!("copying the {size}-memory store into Postgres schema {schema}");
+            drop(on_pg);
+            url = pg.store(&schema, true)?;
+            on_pg = open(&url)?;
+            let bar = Arc::new(Bar::new("copy", env.json));
+            let job = Job {
+                progress: bar.clone(),
+                cancel: Default::default(),
+            };
+            crate::bench_postgres::copy_store(&engine, &on_pg, &job)?;
+            bar.finish();
+        }
+        for &k in &args.search_k {
+            for route in [Some(Route::Direct), None] {
+                let mut result = search_route(&on_pg, &queries, route, k, false, memories)?;
+                result.backend = "postgres".into();
+                report_search(&result);
+                out.push(result);
+            }
+        }
+    }
     drop(engine);
     // Recorded searches write to the store: they run on a copy, so the cached store stays
     // as it was built.
@@ -389,7 +484,8 @@ fn search_step(env: &Env<'_>, size: usize) -> anyhow::Result<Vec<SearchResult>> 
 
 fn report_search(r: &SearchResult) {
     eprintln!(
-        "search {}{} k={} @ {}: p50 {:.2} ms, p99 {:.2} ms",
+        "search on {} {}{} k={} @ {}: p50 {:.2} ms, p99 {:.2} ms",
+        r.backend,
         r.route,
         if r.recorded { ", recorded" } else { "" },
         r.k,
@@ -446,6 +542,7 @@ fn search_route(
         })
         .collect();
     Ok(SearchResult {
+        backend: "sqlite".into(),
         memories,
         k,
         recorded,
@@ -647,15 +744,21 @@ fn print_report(r: &Report) {
             );
         }
     }
-    if let Some(i) = &r.ingest {
-        out!("\ningest: {} messages in {:.1} s = {:.1} messages/s (embedding, extraction, links, one transaction per batch)", i.messages, i.seconds, i.messages_per_sec);
+    for i in &r.ingest {
+        out!("\ningest on {}: {} messages in {:.1} s = {:.1} messages/s (embedding, extraction, links, one transaction per batch)", i.backend, i.messages, i.seconds, i.messages_per_sec);
     }
+    crate::bench_postgres::print(&r.concurrent);
     if !r.search.is_empty() {
-        out!("\nsearch latency (ms)                 k  memories  queries     p50     p99  p50 w/o embed  p99 w/o embed");
+        out!("\nsearch latency (ms)                            k  memories  queries     p50     p99  p50 w/o embed  p99 w/o embed");
         for s in &r.search {
             out!(
-                "  {:<32} {:>3} {:>9} {:>8} {:>7.2} {:>7.2} {:>14.2} {:>14.2}",
-                format!("{}{}", s.route, if s.recorded { ", recorded" } else { "" }),
+                "  {:<43} {:>3} {:>9} {:>8} {:>7.2} {:>7.2} {:>14.2} {:>14.2}",
+                format!(
+                    "{}: {}{}",
+                    s.backend,
+                    s.route,
+                    if s.recorded { ", recorded" } else { "" }
+                ),
                 s.k,
                 s.memories,
                 s.queries,

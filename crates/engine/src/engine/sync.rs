@@ -15,16 +15,19 @@
 //!
 //! What a catch-up finds is also published on the store's change stream as `External`
 //! changes; [`Somna::watch_external`] runs the catch-up on a background thread, so front
-//! ends subscribe to the stream instead of polling.
+//! ends subscribe to the stream instead of polling. On SQLite that thread looks every
+//! interval (a `PRAGMA data_version` read); on Postgres it sleeps until the server
+//! notifies it of a committed write (`LISTEN`/`NOTIFY`) and reads nothing otherwise.
 
 use super::Somna;
 use crate::events::Job;
 use crate::memory::Memory;
+use crate::store::Listener;
 use crate::store::{Change, Origin, Tx};
 use crate::Result;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::sync::mpsc::{self, RecvTimeoutError, Sender};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::sync::{Arc, Mutex, Weak};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -126,25 +129,34 @@ impl Somna {
         Ok(changes)
     }
 
-    /// Catches up with other processes' writes every `interval` on a background thread (see
-    /// [`Somna::sync_external_changes`]); what it finds arrives on [`Somna::subscribe`]'s
-    /// stream as `External` changes. It stops when the handle or the engine is dropped.
+    /// Catches up with other processes' writes on a background thread (see
+    /// [`Somna::sync_external_changes`]): on SQLite every `interval`, on Postgres as the
+    /// server announces each committed write (and once per `interval` while the listening
+    /// connection cannot be made). What it finds arrives on [`Somna::subscribe`]'s stream
+    /// as `External` changes. It stops when the handle or the engine is dropped.
     pub fn watch_external(self: &Arc<Self>, interval: Duration) -> ExternalWatch {
         let engine: Weak<Somna> = Arc::downgrade(self);
+        let postgres = self.store().is_postgres();
         let (stop, stopped) = mpsc::channel::<()>();
         let last_error = Arc::new(Mutex::new(None));
         let errors = last_error.clone();
         let handle = std::thread::Builder::new()
             .name("somna-watch".into())
             .spawn(move || {
+                let report = |outcome: Result<()>| {
+                    *errors.lock().unwrap_or_else(|p| p.into_inner()) =
+                        outcome.err().map(|e| e.to_string());
+                };
+                if postgres {
+                    listen(&engine, &stopped, interval, report);
+                    return;
+                }
                 // Until told to stop (or the handle is dropped), every `interval`.
                 while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(interval) {
                     let Some(engine) = engine.upgrade() else {
                         break;
                     };
-                    let outcome = engine.sync_external_changes();
-                    *errors.lock().unwrap_or_else(|p| p.into_inner()) =
-                        outcome.err().map(|e| e.to_string());
+                    report(engine.sync_external_changes().map(drop));
                 }
             })
             .expect("spawn the external-change watcher");
@@ -152,6 +164,63 @@ impl Somna {
             stop: Some(stop),
             handle: Some(handle),
             last_error,
+        }
+    }
+}
+
+/// How often a listening watcher looks whether it was told to stop.
+const STOP_CHECK: Duration = Duration::from_millis(200);
+
+/// The Postgres watcher: waits for the server's notifications and catches up on each; a
+/// lost listening connection is made again (and a catch-up run, for what was missed
+/// meanwhile) after `interval`.
+fn listen(
+    engine: &Weak<Somna>,
+    stopped: &Receiver<()>,
+    interval: Duration,
+    report: impl Fn(Result<()>),
+) {
+    let mut listener: Option<Listener> = None;
+    loop {
+        if !matches!(stopped.try_recv(), Err(TryRecvError::Empty)) {
+            return;
+        }
+        let woke = match listener.as_mut() {
+            Some(l) => l.wait(STOP_CHECK),
+            None => {
+                let Some(somna) = engine.upgrade() else {
+                    return;
+                };
+                let made = somna.store().listener();
+                match made {
+                    // Connected: catch up with whatever came before it listened.
+                    Ok(Some(l)) => {
+                        listener = Some(l);
+                        Ok(true)
+                    }
+                    Ok(None) => return,
+                    Err(e) => Err(e),
+                }
+            }
+        };
+        match woke {
+            Ok(false) => {}
+            Ok(true) => {
+                let Some(somna) = engine.upgrade() else {
+                    return;
+                };
+                report(somna.sync_external_changes().map(drop));
+            }
+            Err(e) => {
+                listener = None;
+                report(Err(e));
+                if !matches!(
+                    stopped.recv_timeout(interval),
+                    Err(RecvTimeoutError::Timeout)
+                ) {
+                    return;
+                }
+            }
         }
     }
 }

@@ -58,7 +58,10 @@ impl Default for IndexParams {
 #[serde(rename_all = "snake_case")]
 pub enum SearchPath {
     Exact,
+    /// The engine's HNSW index (hnsw_rs).
     Hnsw,
+    /// pgvector's HNSW index, in the Postgres store.
+    Pgvector,
 }
 
 pub struct VectorIndex {

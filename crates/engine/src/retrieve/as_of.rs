@@ -152,8 +152,8 @@ impl Sources for AsOfSources<'_> {
         vector: &[f32],
         k: usize,
         allowed: &Allowed,
-    ) -> (Vec<(i64, f32)>, SearchPath) {
-        let (mut hits, path) = self.now.nearest(vector, k, &self.without_own(allowed));
+    ) -> Result<(Vec<(i64, f32)>, SearchPath)> {
+        let (mut hits, path) = self.now.nearest(vector, k, &self.without_own(allowed))?;
         hits.extend(
             self.vectors
                 .iter()
@@ -162,7 +162,7 @@ impl Sources for AsOfSources<'_> {
         );
         hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         hits.truncate(k);
-        (hits, path)
+        Ok((hits, path))
     }
 
     fn similarity(&self, vector: &[f32], id: i64) -> Option<f32> {

@@ -78,7 +78,7 @@ impl Sources for MapSources {
         vector: &[f32],
         k: usize,
         allowed: &Allowed,
-    ) -> (Vec<(i64, f32)>, SearchPath) {
+    ) -> Result<(Vec<(i64, f32)>, SearchPath)> {
         let mut hits: Vec<(i64, f32)> = self
             .vectors
             .iter()
@@ -87,7 +87,7 @@ impl Sources for MapSources {
             .collect();
         hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         hits.truncate(k);
-        (hits, SearchPath::Exact)
+        Ok((hits, SearchPath::Exact))
     }
 
     fn similarity(&self, vector: &[f32], id: i64) -> Option<f32> {

@@ -104,7 +104,7 @@ pub(crate) fn gather(
 
     let t = Instant::now();
     let allowed = sources.allowed(&q.filter)?;
-    let (vector_hits, vector_path) = sources.nearest(&qvec, plan.pool, &allowed);
+    let (vector_hits, vector_path) = sources.nearest(&qvec, plan.pool, &allowed)?;
     let vector_ms = ms(t);
     let mut cands: HashMap<i64, Cand> = vector_hits
         .iter()
@@ -120,7 +120,7 @@ pub(crate) fn gather(
         c.lexical_raw = bm25;
     }
     for cv in &clause_vecs {
-        for (id, _) in sources.nearest(cv, plan.pool / 2, &allowed).0 {
+        for (id, _) in sources.nearest(cv, plan.pool / 2, &allowed)?.0 {
             cands
                 .entry(id)
                 .or_insert_with(|| Cand::new(Origin::Vector, semantic(sources, &qvec, id)));

@@ -137,7 +137,7 @@ impl<S: Sources> Sources for OverlaySources<'_, S> {
         vector: &[f32],
         k: usize,
         allowed: &Allowed,
-    ) -> (Vec<(i64, f32)>, SearchPath) {
+    ) -> Result<(Vec<(i64, f32)>, SearchPath)> {
         let key = (
             vector.iter().map(|x| x.to_bits()).collect(),
             k,
@@ -145,11 +145,11 @@ impl<S: Sources> Sources for OverlaySources<'_, S> {
         );
         let lock = || self.own.nearest.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(found) = lock().get(&key) {
-            return found.clone();
+            return Ok(found.clone());
         }
-        let found = self.inner.nearest(vector, k, allowed);
+        let found = self.inner.nearest(vector, k, allowed)?;
         lock().insert(key, found.clone());
-        found
+        Ok(found)
     }
 
     fn similarity(&self, vector: &[f32], id: i64) -> Option<f32> {
@@ -305,6 +305,7 @@ mod tests {
             let va = a.allowed(&all).unwrap();
             assert_eq!(
                 a.nearest(&[1.0, 0.0], 2, &va)
+                    .unwrap()
                     .0
                     .iter()
                     .map(|h| h.0)

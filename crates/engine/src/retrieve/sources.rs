@@ -1,12 +1,11 @@
-//! Where a search's candidates come from. The gather stage asks only these questions, so a
-//! second store backend (Postgres + pgvector: k-NN with `<=>`, `tsvector` ranking, link
-//! tables) answers the same trait in SQL. SQLite with the in-memory HNSW index is the one
-//! implementation today.
+//! Where a search's candidates come from. The gather stage asks only these questions; the
+//! store answers them in SQL, and the nearest neighbours come from the engine's HNSW index
+//! on SQLite and from pgvector's HNSW index in the database on Postgres.
 
 use crate::index::{SearchPath, VectorIndex};
 use crate::lang::time::DayRange;
 use crate::memory::{LinkKind, Memory, State};
-use crate::store::{MemoryFilter, Superseded, Tx};
+use crate::store::{MemoryFilter, Superseded, Tx, VectorScope};
 use crate::Result;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -46,8 +45,12 @@ pub trait Sources {
     /// The memories `filter` lets a search return.
     fn allowed(&self, filter: &MemoryFilter) -> Result<Allowed>;
     /// The `k` nearest memories to `vector` among `allowed`, best first, as (id, cosine).
-    fn nearest(&self, vector: &[f32], k: usize, allowed: &Allowed)
-        -> (Vec<(i64, f32)>, SearchPath);
+    fn nearest(
+        &self,
+        vector: &[f32],
+        k: usize,
+        allowed: &Allowed,
+    ) -> Result<(Vec<(i64, f32)>, SearchPath)>;
     /// Cosine similarity of `vector` to memory `id`'s vector, if it has one.
     fn similarity(&self, vector: &[f32], id: i64) -> Option<f32>;
     /// Memory `id`'s vector, if it has one.
@@ -77,7 +80,8 @@ pub fn day_span_ms(days: DayRange) -> (i64, i64) {
     (ms(days.start), ms(days.end) + 86_400_000 - 1)
 }
 
-/// The SQLite store read in one transaction, with the vector index beside it.
+/// The store read in one transaction, with the engine's vector index beside it (on
+/// Postgres the index serves vectors by id; neighbours come from the database).
 pub struct StoreSources<'a> {
     pub read: &'a Tx<'a>,
     pub index: &'a VectorIndex,
@@ -121,21 +125,41 @@ impl Sources for StoreSources<'_> {
         vector: &[f32],
         k: usize,
         allowed: &Allowed,
-    ) -> (Vec<(i64, f32)>, SearchPath) {
+    ) -> Result<(Vec<(i64, f32)>, SearchPath)> {
+        if self.read.vectors_in_database() {
+            let scope = match allowed {
+                Allowed::All => VectorScope::All,
+                Allowed::Except(hidden) => VectorScope::Except(hidden),
+                Allowed::Only { ids, .. } => VectorScope::Only(ids),
+            };
+            let ef = self.index.params().ef_search.max(2 * k);
+            return self.read.nearest_in_database(vector, k, ef, scope);
+        }
         let allow = |id: i64| allowed.allows(id);
         let filter: Option<&dyn Fn(i64) -> bool> = match allowed {
             Allowed::All => None,
             _ => Some(&allow),
         };
-        self.index.search(vector, k, filter, allowed.scope())
+        Ok(self.index.search(vector, k, filter, allowed.scope()))
     }
 
     fn similarity(&self, vector: &[f32], id: i64) -> Option<f32> {
-        self.index.similarity(vector, id)
+        self.index.similarity(vector, id).or_else(|| {
+            self.read
+                .vectors_in_database()
+                .then(|| self.vector(id))
+                .flatten()
+                .map(|v| crate::embed::dot(vector, &v))
+        })
     }
 
     fn vector(&self, id: i64) -> Option<Vec<f32>> {
-        self.index.vector(id).map(<[f32]>::to_vec)
+        match self.index.vector(id) {
+            Some(v) => Some(v.to_vec()),
+            // Another process's memory this one's copy has not caught up with yet.
+            None if self.read.vectors_in_database() => self.read.embedding_of(id).ok().flatten(),
+            None => None,
+        }
     }
 
     fn lexical(&self, query: &str, filter: &MemoryFilter, limit: usize) -> Result<Vec<(i64, f64)>> {

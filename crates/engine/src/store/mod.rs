@@ -24,6 +24,7 @@ mod links;
 mod memories;
 mod messages;
 mod meta;
+mod nearest;
 
 /// The `meta` key a clustering keeps its groups under: part of the clusters, so a change of
 /// it is announced as `Change::Clusters` and never as a change of settings.
@@ -51,7 +52,8 @@ pub use memories::{
     ListQuery, MemoryFilter, MemoryUpdate, PointRow, SortKey, Superseded, STALE_DAYS,
 };
 pub use messages::{ExportedMessage, Message};
-pub use postgres::{is_url as is_postgres_url, CycleLock};
+pub use nearest::VectorScope;
+pub use postgres::{is_url as is_postgres_url, shown_location, CycleLock, Listener};
 pub use sleep_cycles::CycleRow;
 pub use sqlite::SCHEMA_VERSION;
 pub use stale::{Contradiction, FactRow, Restatement};
@@ -120,6 +122,15 @@ impl Store {
         match &self.backend {
             Backend::Sqlite(_) => Ok(None),
             Backend::Postgres(conn) => conn.cycle_lock().map(Some),
+        }
+    }
+
+    /// For a Postgres store, a [`Listener`] that wakes when any connection commits a write;
+    /// `None` for SQLite (other processes' writes are found by `PRAGMA data_version`).
+    pub fn listener(&self) -> Result<Option<Listener>> {
+        match &self.backend {
+            Backend::Sqlite(_) => Ok(None),
+            Backend::Postgres(conn) => conn.listener().map(Some),
         }
     }
 

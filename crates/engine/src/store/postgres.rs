@@ -10,6 +10,9 @@
 //! writes (a reconcile, a merge) therefore reads what the previous writer committed and
 //! cannot lose its update; reads never wait for it. Coarse, and chosen on purpose: it keeps
 //! the engine's write semantics identical on both backends.
+//!
+//! Readers learn of writes by `LISTEN`/`NOTIFY`: every write transaction notifies the
+//! store's channel, delivered as it commits, and a [`Listener`] waits on it.
 
 use super::sql::Value;
 use crate::{Error, Result};
@@ -17,6 +20,7 @@ use postgres::types::{IsNull, ToSql, Type};
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// The schema version this build writes: the SQLite store's version with the same tables.
 pub const PG_SCHEMA_VERSION: i64 = super::sqlite::SCHEMA_VERSION;
@@ -28,6 +32,19 @@ const SCHEMA_LOCK: i64 = 0x536f_6d6e_6102;
 /// Whether `target` names a Postgres store rather than a file.
 pub fn is_url(target: &str) -> bool {
     target.starts_with("postgres://") || target.starts_with("postgresql://")
+}
+
+/// `target` (a file path or a Postgres URL) as it may be shown: a URL without its password
+/// (or anything but user, host, port and database).
+pub fn shown_location(target: &std::path::Path) -> String {
+    let text = target.to_string_lossy();
+    if !is_url(&text) {
+        return text.into_owned();
+    }
+    match text.parse::<postgres::Config>() {
+        Ok(config) => shown(&config),
+        Err(_) => "postgres://… (a URL that does not parse)".into(),
+    }
 }
 
 /// One connection to the server and the statements prepared on it.
@@ -67,6 +84,43 @@ fn lock_key(store_id: &str, what: u8) -> i64 {
 /// Dropping it (or the process dying, which closes the connection) releases it.
 pub struct CycleLock {
     _client: postgres::Client,
+}
+
+/// A connection of its own that waits for writes committed to the store by any connection
+/// (its own process's included): every write transaction notifies the store's channel.
+pub struct Listener {
+    client: postgres::Client,
+    shown: String,
+}
+
+impl Listener {
+    /// Waits up to `timeout` for a committed write; true when one (or more: all pending
+    /// notifications are taken) came. A lost connection is an error (make a new listener).
+    pub fn wait(&mut self, timeout: Duration) -> Result<bool> {
+        use postgres::fallible_iterator::FallibleIterator;
+        let came = {
+            let mut notes = self.client.notifications();
+            let came = notes.timeout_iter(timeout).next()?.is_some();
+            if came {
+                while notes.iter().next()?.is_some() {}
+            }
+            came
+        };
+        if self.client.is_closed() {
+            return Err(Error::StoreUnavailable {
+                store: self.shown.clone(),
+                reason: "the connection waiting for other writers' changes closed".into(),
+                fix: "it is made again at the next wait".into(),
+            });
+        }
+        Ok(came)
+    }
+}
+
+/// The store's notification channel (its id is hex, so the name needs no quoting beyond
+/// the double quotes).
+fn channel(store_id: &str) -> String {
+    format!("\"somna_{store_id}\"")
 }
 
 /// Connects to the store at `url` and brings its schema up to date.
@@ -236,6 +290,11 @@ fn pgpass_lookup(text: &str, want: &[&str; 4]) -> Option<String> {
 
 /// Creates the schema in an empty database, or checks the version of an existing one.
 /// Several processes may do this at once: the first to take [`SCHEMA_LOCK`] creates it.
+/// What the schema gained after stores were first made from it, as idempotent statements
+/// run at every open (a store made before then gets it once, made since finds it there).
+const ADDED: &str = "CREATE INDEX IF NOT EXISTS memories_embedding
+    ON memories USING hnsw (embedding vector_cosine_ops);";
+
 fn migrate(conn: &PgConn) -> Result<()> {
     write_with(conn, SCHEMA_LOCK, |c| {
         let exists: bool = c
@@ -282,7 +341,7 @@ fn migrate(conn: &PgConn) -> Result<()> {
                 "the Postgres store is at schema {version}, this build knows {PG_SCHEMA_VERSION} and has no migration between them"
             )));
         }
-        Ok(())
+        c.batch_execute(ADDED)
     })
 }
 
@@ -291,8 +350,12 @@ fn migrate(conn: &PgConn) -> Result<()> {
 pub(super) fn write<T>(conn: &PgConn, f: impl FnOnce(&PgConn) -> Result<T>) -> Result<T> {
     let out = write_with(conn, lock_key(&conn.store_id.borrow(), 1), |c| {
         let out = f(c)?;
-        // Counted in the transaction: it moves when, and only if, the write commits.
-        c.batch_execute("UPDATE somna_writes SET n = n + 1")?;
+        // Counted and announced in the transaction: the counter moves, and listeners hear
+        // of it, when and only if the write commits.
+        c.batch_execute(&format!(
+            "UPDATE somna_writes SET n = n + 1; NOTIFY {}",
+            channel(&c.store_id.borrow())
+        ))?;
         Ok(out)
     })?;
     conn.own_writes.set(conn.own_writes.get() + 1);
@@ -371,6 +434,16 @@ impl PgConn {
             return Err(Error::CycleRunning);
         }
         Ok(CycleLock { _client: client })
+    }
+
+    /// A [`Listener`] on a new connection, listening to the store's channel.
+    pub fn listener(&self) -> Result<Listener> {
+        let mut client = self.config.connect(postgres::NoTls)?;
+        client.batch_execute(&format!("LISTEN {}", channel(&self.store_id.borrow())))?;
+        Ok(Listener {
+            client,
+            shown: self.shown.clone(),
+        })
     }
 
     /// The write transactions other connections committed to the store: the

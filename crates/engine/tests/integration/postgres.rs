@@ -4,8 +4,14 @@
 //! these tests fail, they never skip. Each test gets a schema of its own in that database.
 
 use crate::common::*;
+use somna_engine::index::SearchPath;
 use somna_engine::ingest::ExportDoc;
-use somna_engine::{AddOptions, Job, Kind, ListQuery, MemoryFilter, SearchQuery, Somna};
+use somna_engine::retrieve::Origin as Found;
+use somna_engine::{
+    AddOptions, Change, Job, Kind, ListQuery, MemoryFilter, Origin, SearchQuery, Somna,
+};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 #[test]
 fn a_store_on_postgres_adds_finds_lists_and_deletes_as_on_sqlite() {
@@ -151,6 +157,82 @@ fn a_second_process_on_the_same_postgres_store_sees_the_first_ones_writes() {
         .unwrap()
         .hits;
     assert_eq!(hits[0].memory.id, id);
+}
+
+#[test]
+fn the_vector_stage_reads_pgvectors_index_so_another_processs_memory_is_found_before_any_catch_up()
+{
+    let a = Fixture::postgres_hash();
+    let b = open_hash(&a.cfg);
+    a.engine
+        .add(CONVERSATION, &sample_conversation(), &no_facts())
+        .unwrap();
+    let text = "the lighthouse keeper repainted the lamp room vermilion";
+    let id = a
+        .engine
+        .add("c", &[msg("Ann", text)], &no_facts())
+        .unwrap()
+        .episodes[0];
+    // `b` has not caught up (its own copy of the vectors lacks the memory): the database's
+    // index finds it, and its similarity is read from the database.
+    let response = b.search_readonly(&SearchQuery::new(text)).unwrap();
+    assert_eq!(response.vector_path, SearchPath::Pgvector);
+    let top = &response.hits[0];
+    assert_eq!(top.memory.id, id);
+    assert!(
+        matches!(top.origin, Found::Vector | Found::Both),
+        "{:?}",
+        top.origin
+    );
+    // (The memory's vector embeds its speaker and time too: close to the text's, not equal.)
+    assert!(top.signals.semantic > 0.9, "{:?}", top.signals);
+
+    // A filtered search scans its few memories exactly, in the database, and returns only
+    // what the filter passes.
+    let mut q = SearchQuery::new(text);
+    q.filter.who = Some("alice".into());
+    let response = b.search_readonly(&q).unwrap();
+    assert_eq!(response.vector_path, SearchPath::Exact);
+    assert!(!response.hits.is_empty());
+    assert!(response
+        .hits
+        .iter()
+        .all(|h| h.memory.w5h1.who.as_deref() == Some("Alice")));
+
+    // A deleted memory leaves the database's index at once.
+    a.engine.delete(id, false, "test").unwrap();
+    let response = b.search_readonly(&SearchQuery::new(text)).unwrap();
+    assert!(response.hits.iter().all(|h| h.memory.id != id));
+}
+
+#[test]
+fn another_processs_write_reaches_the_watcher_by_notify_without_a_poll() {
+    let a = Fixture::postgres_hash();
+    let app: Arc<Somna> = Arc::new(open_hash(&a.cfg));
+    let rx = app.subscribe();
+    // An interval of an hour: only a notification can wake the watcher within the test.
+    let watch = app.watch_external(Duration::from_secs(3600));
+    // The watcher catches up once as it starts listening; let that pass.
+    std::thread::sleep(Duration::from_millis(300));
+    while rx.try_recv().is_ok() {}
+    let started = Instant::now();
+    let id = a
+        .engine
+        .add("c", &[msg("Ada", "heard, not polled")], &no_facts())
+        .unwrap()
+        .episodes[0];
+    let event = rx
+        .recv_timeout(Duration::from_secs(5))
+        .unwrap_or_else(|e| panic!("{e:?}; the watcher's last error: {:?}", watch.last_error()));
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(event.origin, Origin::External);
+    assert_eq!(event.change, Change::MemoriesAdded { ids: vec![id] });
+    assert_eq!(watch.last_error(), None);
+    watch.stop();
 }
 
 #[test]

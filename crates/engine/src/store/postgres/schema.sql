@@ -73,6 +73,9 @@ CREATE INDEX memories_created ON memories (created_at);
 CREATE INDEX memories_superseded ON memories (superseded_by) WHERE superseded_by IS NOT NULL;
 CREATE INDEX memories_occurred ON memories (occurred_at) WHERE occurred_at IS NOT NULL;
 CREATE INDEX memories_fts ON memories USING gin (fts);
+-- The vector stage of every search (store/nearest.rs): pgvector's HNSW, cosine distance,
+-- pgvector's defaults (m 16, ef_construction 64). Also in postgres.rs's ADDED.
+CREATE INDEX memories_embedding ON memories USING hnsw (embedding vector_cosine_ops);
 
 CREATE TABLE links (
     src        BIGINT NOT NULL REFERENCES memories (id) ON DELETE CASCADE,

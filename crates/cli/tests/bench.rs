@@ -1,0 +1,54 @@
+//! `somna bench --only concurrent`: writers and searchers, each with an engine of its own,
+//! on one store at once, on SQLite and on Postgres in one run (the real model and a real
+//! Postgres at `SOMNA_TEST_PG_URL`, started by `scripts/test.sh`; this test fails without
+//! it, it never skips). Every acknowledged write must be stored, and none twice.
+
+mod common;
+
+use common::*;
+
+#[test]
+fn concurrent_writers_and_searchers_lose_nothing_on_either_backend() {
+    let url = std::env::var("SOMNA_TEST_PG_URL").unwrap_or_else(|_| {
+        panic!(
+            "SOMNA_TEST_PG_URL is not set: start Postgres with `scripts/pg.sh start` and \
+             export SOMNA_TEST_PG_URL=\"$(scripts/pg.sh url)\""
+        )
+    });
+    let home = tempfile::tempdir().unwrap();
+    let seed = std::process::id().to_string();
+    let report = json(
+        std::process::Command::new(env!("CARGO_BIN_EXE_somna"))
+            .env("SOMNA_HOME", home.path())
+            .env("SOMNA_MODEL_DIR", somna_engine::paths::model_dir())
+            .args([
+                "--json",
+                "bench",
+                "--only",
+                "concurrent",
+                "--postgres",
+                &url,
+            ])
+            .args(["--concurrent-writers", "3", "--concurrent-searchers", "2"])
+            .args(["--concurrent-seconds", "4", "--seed", &seed])
+            .output()
+            .unwrap(),
+    );
+    let rows = report["concurrent"].as_array().expect("concurrent rows");
+    let backends: Vec<&str> = rows
+        .iter()
+        .map(|r| r["backend"].as_str().unwrap())
+        .collect();
+    assert_eq!(backends, ["sqlite", "postgres"]);
+    for r in rows {
+        let n = |k: &str| r[k].as_u64().unwrap_or_else(|| panic!("{k} in {r}"));
+        assert!(n("acknowledged") > 0, "{r}");
+        assert_eq!(n("stored"), n("acknowledged"), "lost writes: {r}");
+        assert_eq!(n("extra"), 0, "writes stored twice: {r}");
+        assert_eq!(n("write_errors"), 0, "{r}");
+        assert!(n("searches") > 0, "{r}");
+        assert_eq!(n("search_errors"), 0, "{r}");
+    }
+    // The password given in the URL is never printed.
+    assert!(!report.to_string().contains("somna-test"));
+}

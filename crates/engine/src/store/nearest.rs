@@ -1,0 +1,114 @@
+//! Nearest memories by vector, answered by the database itself where it can: on Postgres,
+//! pgvector's HNSW index (`memories_embedding`, cosine) shared by every process that opens
+//! the store. SQLite keeps its vectors in the engine's own index (`crate::index`).
+
+use super::sql::{params_from_iter, Dialect, Value};
+use super::{vec_to_blob, Tx};
+use crate::index::{SearchPath, EXACT_LIMIT};
+use crate::Result;
+use std::collections::HashSet;
+
+/// Which memories a database k-NN may return, besides being current (not deleted) and
+/// embedded.
+#[derive(Debug, Clone, Copy)]
+pub enum VectorScope<'a> {
+    All,
+    /// All but these.
+    Except(&'a HashSet<i64>),
+    /// Only these.
+    Only(&'a [i64]),
+}
+
+impl Tx<'_> {
+    /// Whether k-NN runs in the database ([`Tx::nearest_in_database`]) rather than in the
+    /// engine's index.
+    pub fn vectors_in_database(&self) -> bool {
+        self.conn().dialect() == Dialect::Postgres
+    }
+
+    /// The `k` memories nearest `vector` among `scope`, best first, as (id, cosine).
+    ///
+    /// A scope of at most [`EXACT_LIMIT`] ids is scanned exactly (a materialised subquery
+    /// the planner cannot answer from the index); anything larger walks pgvector's HNSW
+    /// index with `hnsw.ef_search = ef` and `hnsw.iterative_scan = strict_order`, so a
+    /// filter that rejects many neighbours still yields `k` results, in order.
+    pub fn nearest_in_database(
+        &self,
+        vector: &[f32],
+        k: usize,
+        ef: usize,
+        scope: VectorScope<'_>,
+    ) -> Result<(Vec<(i64, f32)>, SearchPath)> {
+        let conn = self.conn();
+        if conn.dialect() != Dialect::Postgres {
+            return Err(crate::Error::Internal(
+                "a database k-NN was asked of a store that keeps its vectors in the engine".into(),
+            ));
+        }
+        if k == 0 {
+            return Ok((Vec::new(), SearchPath::Exact));
+        }
+        let ids_json = |ids: &mut dyn Iterator<Item = i64>| {
+            Value::Text(serde_json::to_string(&ids.collect::<Vec<_>>()).unwrap_or_default())
+        };
+        let mut params = vec![Value::Blob(vec_to_blob(vector)), Value::Integer(k as i64)];
+        const CURRENT: &str = "embedding IS NOT NULL AND deleted_at IS NULL";
+        let (sql, path) = match scope {
+            VectorScope::Only(ids) if ids.len() <= EXACT_LIMIT => {
+                params.push(ids_json(&mut ids.iter().copied()));
+                (
+                    format!(
+                        "WITH scope AS MATERIALIZED (
+                             SELECT id, embedding <=> ?1 AS distance FROM memories
+                             WHERE id IN ({}) AND {CURRENT})
+                         SELECT id, CAST(1 - distance AS REAL) FROM scope
+                         ORDER BY distance, id LIMIT ?2",
+                        conn.json_ids("?3")
+                    ),
+                    SearchPath::Exact,
+                )
+            }
+            VectorScope::Only(ids) => {
+                params.push(ids_json(&mut ids.iter().copied()));
+                (
+                    format!(
+                        "SELECT id, CAST(1 - (embedding <=> ?1) AS REAL) FROM memories
+                         WHERE {CURRENT} AND id IN ({})
+                         ORDER BY embedding <=> ?1 LIMIT ?2",
+                        conn.json_ids("?3")
+                    ),
+                    SearchPath::Pgvector,
+                )
+            }
+            VectorScope::Except(hidden) if !hidden.is_empty() => {
+                params.push(ids_json(&mut hidden.iter().copied()));
+                (
+                    format!(
+                        "SELECT id, CAST(1 - (embedding <=> ?1) AS REAL) FROM memories
+                         WHERE {CURRENT} AND id NOT IN ({})
+                         ORDER BY embedding <=> ?1 LIMIT ?2",
+                        conn.json_ids("?3")
+                    ),
+                    SearchPath::Pgvector,
+                )
+            }
+            VectorScope::All | VectorScope::Except(_) => (
+                format!(
+                    "SELECT id, CAST(1 - (embedding <=> ?1) AS REAL) FROM memories
+                     WHERE {CURRENT} ORDER BY embedding <=> ?1 LIMIT ?2"
+                ),
+                SearchPath::Pgvector,
+            ),
+        };
+        // Transaction-local: the setting ends with the snapshot or write it is read in.
+        conn.execute_batch(&format!(
+            "SET LOCAL hnsw.ef_search = {}; SET LOCAL hnsw.iterative_scan = strict_order",
+            ef.clamp(k, 1000)
+        ))?;
+        let mut stmt = conn.prepare(&sql)?;
+        let rows = stmt.query_map(params_from_iter(params), |r| {
+            Ok((r.get::<i64>(0)?, r.get::<f64>(1)? as f32))
+        })?;
+        Ok((rows.collect::<Result<_>>()?, path))
+    }
+}
