@@ -4,7 +4,8 @@
 //!   `somna://changed` (a [`ChangeEvent`]: where it was made — this process or another — and
 //!   what changed). Every write reaches it: the app's commands, the app's own server (an
 //!   agent over MCP/REST), auto-sleep, the liquid loop, and other processes' writes, which
-//!   the engine's watcher finds (`Somna::watch_external`, every 500 ms). The UI reloads what
+//!   the engine's watcher finds (`Somna::watch_external`: on SQLite every 500 ms, on Postgres
+//!   as the server notifies each committed write). The UI reloads what
 //!   each change touches (see ui/src/main.ts).
 //! * The settings dialog can start and stop the loopback HTTP server (MCP + REST) on the
 //!   open store; its address and bearer token are shown there.

@@ -547,15 +547,29 @@ impl Tx<'_> {
     pub fn adjacent_episodes(&self, ids: &[i64]) -> Result<HashMap<i64, [Option<i64>; 2]>> {
         let list = serde_json::to_string(ids)?;
         let conn = self.conn();
+        // The same conversation and session (NULL matching NULL), in a form each database
+        // answers from an index: SQLite's `IS NOT DISTINCT FROM` uses `memories_turns`;
+        // Postgres's does not use any, so there it compares the coalesced columns, indexed
+        // as they are (`memories_turns_coalesced`).
+        let same = |other: &str| match conn.dialect() {
+            super::sql::Dialect::Sqlite => format!(
+                "{other}.conversation IS NOT DISTINCT FROM m.conversation
+                 AND {other}.session IS NOT DISTINCT FROM m.session"
+            ),
+            super::sql::Dialect::Postgres => format!(
+                "COALESCE({other}.conversation, '') = COALESCE(m.conversation, '')
+                 AND COALESCE({other}.session, '') = COALESCE(m.session, '')"
+            ),
+        };
         let mut stmt = conn.prepare_cached(&format!(
             "SELECT m.id,
-               (SELECT p.id FROM memories p WHERE p.conversation IS NOT DISTINCT FROM m.conversation
-                  AND p.session IS NOT DISTINCT FROM m.session AND p.kind = 'episode' AND p.id < m.id
+               (SELECT p.id FROM memories p WHERE {} AND p.kind = 'episode' AND p.id < m.id
                   AND p.deleted_at IS NULL ORDER BY p.id DESC LIMIT 1),
-               (SELECT n.id FROM memories n WHERE n.conversation IS NOT DISTINCT FROM m.conversation
-                  AND n.session IS NOT DISTINCT FROM m.session AND n.kind = 'episode' AND n.id > m.id
+               (SELECT n.id FROM memories n WHERE {} AND n.kind = 'episode' AND n.id > m.id
                   AND n.deleted_at IS NULL ORDER BY n.id ASC LIMIT 1)
              FROM memories m WHERE m.id IN ({})",
+            same("p"),
+            same("n"),
             conn.json_ids("?1")
         ))?;
         let rows = stmt.query_map([list], |r| Ok((r.get(0)?, [r.get(1)?, r.get(2)?])))?;

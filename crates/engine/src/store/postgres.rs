@@ -293,7 +293,9 @@ fn pgpass_lookup(text: &str, want: &[&str; 4]) -> Option<String> {
 /// What the schema gained after stores were first made from it, as idempotent statements
 /// run at every open (a store made before then gets it once, made since finds it there).
 const ADDED: &str = "CREATE INDEX IF NOT EXISTS memories_embedding
-    ON memories USING hnsw (embedding vector_cosine_ops);";
+    ON memories USING hnsw (embedding vector_cosine_ops);
+CREATE INDEX IF NOT EXISTS memories_turns_coalesced
+    ON memories ((COALESCE(conversation, '')), (COALESCE(session, '')), kind, id);";
 
 fn migrate(conn: &PgConn) -> Result<()> {
     write_with(conn, SCHEMA_LOCK, |c| {

@@ -63,6 +63,10 @@ CREATE TABLE memories (
 );
 CREATE INDEX memories_conversation ON memories (conversation, occurred_at);
 CREATE INDEX memories_turns ON memories (conversation, session, kind, id);
+-- Adjacent turns (store/memories.rs, `adjacent_episodes`): NULL matching NULL, indexable.
+-- Also in postgres.rs's ADDED.
+CREATE INDEX memories_turns_coalesced
+    ON memories ((COALESCE(conversation, '')), (COALESCE(session, '')), kind, id);
 CREATE INDEX memories_state ON memories (state);
 CREATE INDEX memories_kind_state ON memories (kind, state);
 CREATE INDEX memories_who ON memories (who);
