@@ -133,7 +133,15 @@ impl Sources for StoreSources<'_> {
                 Allowed::Only { ids, .. } => VectorScope::Only(ids),
             };
             let ef = self.index.params().ef_search.max(2 * k);
-            return self.read.nearest_in_database(vector, k, ef, scope);
+            let (hits, exact) =
+                self.read
+                    .nearest_in_database(vector, k, ef, scope, crate::index::EXACT_LIMIT)?;
+            let path = if exact {
+                SearchPath::Exact
+            } else {
+                SearchPath::Pgvector
+            };
+            return Ok((hits, path));
         }
         let allow = |id: i64| allowed.allows(id);
         let filter: Option<&dyn Fn(i64) -> bool> = match allowed {

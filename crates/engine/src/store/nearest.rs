@@ -1,10 +1,9 @@
 //! Nearest memories by vector, answered by the database itself where it can: on Postgres,
 //! pgvector's HNSW index (`memories_embedding`, cosine) shared by every process that opens
-//! the store. SQLite keeps its vectors in the engine's own index (`crate::index`).
+//! the store. SQLite keeps its vectors in the engine's own index (`index/`).
 
 use super::sql::{params_from_iter, Dialect, Value};
 use super::{vec_to_blob, Tx};
-use crate::index::{SearchPath, EXACT_LIMIT};
 use crate::Result;
 use std::collections::HashSet;
 
@@ -26,9 +25,10 @@ impl Tx<'_> {
         self.conn().dialect() == Dialect::Postgres
     }
 
-    /// The `k` memories nearest `vector` among `scope`, best first, as (id, cosine).
+    /// The `k` memories nearest `vector` among `scope`, best first, as (id, cosine), and
+    /// whether they were found by an exact scan.
     ///
-    /// A scope of at most [`EXACT_LIMIT`] ids is scanned exactly (a materialised subquery
+    /// A scope of at most `exact_up_to` ids is scanned exactly (a materialised subquery
     /// the planner cannot answer from the index); anything larger walks pgvector's HNSW
     /// index with `hnsw.ef_search = ef` and `hnsw.iterative_scan = strict_order`, so a
     /// filter that rejects many neighbours still yields `k` results, in order.
@@ -38,7 +38,8 @@ impl Tx<'_> {
         k: usize,
         ef: usize,
         scope: VectorScope<'_>,
-    ) -> Result<(Vec<(i64, f32)>, SearchPath)> {
+        exact_up_to: usize,
+    ) -> Result<(Vec<(i64, f32)>, bool)> {
         let conn = self.conn();
         if conn.dialect() != Dialect::Postgres {
             return Err(crate::Error::Internal(
@@ -46,7 +47,7 @@ impl Tx<'_> {
             ));
         }
         if k == 0 {
-            return Ok((Vec::new(), SearchPath::Exact));
+            return Ok((Vec::new(), true));
         }
         let ids_json = |ids: &mut dyn Iterator<Item = i64>| {
             Value::Text(serde_json::to_string(&ids.collect::<Vec<_>>()).unwrap_or_default())
@@ -54,7 +55,7 @@ impl Tx<'_> {
         let mut params = vec![Value::Blob(vec_to_blob(vector)), Value::Integer(k as i64)];
         const CURRENT: &str = "embedding IS NOT NULL AND deleted_at IS NULL";
         let (sql, path) = match scope {
-            VectorScope::Only(ids) if ids.len() <= EXACT_LIMIT => {
+            VectorScope::Only(ids) if ids.len() <= exact_up_to => {
                 params.push(ids_json(&mut ids.iter().copied()));
                 (
                     format!(
@@ -65,7 +66,7 @@ impl Tx<'_> {
                          ORDER BY distance, id LIMIT ?2",
                         conn.json_ids("?3")
                     ),
-                    SearchPath::Exact,
+                    true,
                 )
             }
             VectorScope::Only(ids) => {
@@ -77,7 +78,7 @@ impl Tx<'_> {
                          ORDER BY embedding <=> ?1 LIMIT ?2",
                         conn.json_ids("?3")
                     ),
-                    SearchPath::Pgvector,
+                    false,
                 )
             }
             VectorScope::Except(hidden) if !hidden.is_empty() => {
@@ -89,7 +90,7 @@ impl Tx<'_> {
                          ORDER BY embedding <=> ?1 LIMIT ?2",
                         conn.json_ids("?3")
                     ),
-                    SearchPath::Pgvector,
+                    false,
                 )
             }
             VectorScope::All | VectorScope::Except(_) => (
@@ -97,7 +98,7 @@ impl Tx<'_> {
                     "SELECT id, CAST(1 - (embedding <=> ?1) AS REAL) FROM memories
                      WHERE {CURRENT} ORDER BY embedding <=> ?1 LIMIT ?2"
                 ),
-                SearchPath::Pgvector,
+                false,
             ),
         };
         // Transaction-local: the setting ends with the snapshot or write it is read in.
