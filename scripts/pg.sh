@@ -7,7 +7,12 @@
 #                         illegal instruction on CPUs without it), creates a cluster, starts it on
 #                         127.0.0.1 and prints the connection URL on stdout (the only stdout line)
 #   scripts/pg.sh stop    stops it
+#   scripts/pg.sh restart stops it (fast: open connections are cut) and starts it again, for
+#                         the test of an import that outlives a server restart
 #   scripts/pg.sh url     prints the URL of the running server
+#   scripts/pg.sh schema NAME
+#                         makes schema NAME of the test database empty (dropping what it held) and
+#                         prints the URL of a Somna store in it (one store is one schema)
 #   scripts/pg.sh clean   drops the schemas earlier test runs left in the test database
 #
 # Users point Somna at their own Postgres; this is how the project's tests get one. Postgres
@@ -110,6 +115,15 @@ stop() {
   rm -f "$state"
 }
 
+restart() {
+  [ -f "$state" ] || { log "pg.sh: not running"; exit 1; }
+  # shellcheck disable=SC1090
+  source "$state"
+  # pg_ctl restart starts the server with the options of its last start.
+  "${as_pg[@]}" "$SOMNA_PG_BIN/pg_ctl" -D "$data" -m fast -w -t 60 -l "$data/server.log" restart >&2 ||
+    { log "pg.sh: postgres did not restart:"; tail -n 20 "$data/server.log" >&2; exit 1; }
+}
+
 # Drops the schemas earlier test runs made (t_*, cli_*, somna_bench_*) in the test database, one
 # transaction each (one for all of them runs out of lock slots).
 clean() {
@@ -126,6 +140,18 @@ clean() {
   done
 }
 
+schema() {
+  local name="${1:-}"
+  [[ "$name" =~ ^[a-z_][a-z0-9_]*$ ]] || { log "pg.sh: a schema is named by lower-case letters, digits and _"; exit 2; }
+  [ -f "$state" ] || { log "pg.sh: not running"; exit 1; }
+  # shellcheck disable=SC1090
+  source "$state"
+  local psql=("$SOMNA_PG_BIN/psql" -q -h 127.0.0.1 -p "$port" -U "$user" -d "$db" -v ON_ERROR_STOP=1)
+  PGOPTIONS='-c client_min_messages=warning' PGPASSWORD="$password" "${psql[@]}" \
+    -c "DROP SCHEMA IF EXISTS \"$name\" CASCADE" -c "CREATE SCHEMA \"$name\"" >&2
+  printf '%s?options=-c%%20search_path%%3D%s%%2Cpublic\n' "$(url)" "$name"
+}
+
 url() {
   printf 'postgres://%s:%s@127.0.0.1:%s/%s\n' "$user" "$password" "$port" "$db"
 }
@@ -133,7 +159,9 @@ url() {
 case "${1:-}" in
   start) start ;;
   stop) stop ;;
+  restart) restart ;;
   clean) clean ;;
   url) url ;;
-  *) log "usage: scripts/pg.sh start|stop|url|clean"; exit 2 ;;
+  schema) schema "${2:-}" ;;
+  *) log "usage: scripts/pg.sh start|stop|restart|url|clean|schema NAME"; exit 2 ;;
 esac

@@ -215,8 +215,8 @@ pub async fn actors(app: AppHandle) -> ApiResult<Vec<String>> {
     on_engine(&app, |ws| Ok(ws.api().actors())).await
 }
 
-/// Opens (or creates) the store at `path` (a SQLite file or a Postgres URL) in place of
-/// the current one. Returns the job id; the job's result is the store as shown (no
+/// Opens (or creates, with its folder) the store at `path` (a SQLite file or a Postgres
+/// URL) in place of the current one. Returns the job id; the job's result is the store as shown (no
 /// password).
 #[tauri::command]
 pub async fn open_store(app: AppHandle, req: PathRequest) -> ApiResult<JobId<kinds::Open>> {
@@ -236,9 +236,6 @@ pub async fn open_store(app: AppHandle, req: PathRequest) -> ApiResult<JobId<kin
     let state = app.state::<AppState>();
     let handle = app.clone();
     Ok(state.jobs.spawn::<kinds::Open, _>(&app, move |job| {
-        if let Some(dir) = path.parent().filter(|_| !postgres) {
-            std::fs::create_dir_all(dir).map_err(|e| ApiError::new("io", e.to_string()))?;
-        }
         let model_dir = handle.state::<AppState>().model_dir.clone();
         let engine = somna_engine::Somna::open(&somna_engine::Config::new(&path, &model_dir), job)?;
         let shown = engine.stats()?.db_path;

@@ -72,10 +72,6 @@ fn open_early(app: &tauri::AppHandle) {
 fn open_engine(app: &tauri::AppHandle) {
     let state = app.state::<AppState>();
     let db_path = state.db_path();
-    let file = !somna_engine::store::is_postgres_url(&db_path.to_string_lossy());
-    if let Some(dir) = db_path.parent().filter(|_| file) {
-        let _ = std::fs::create_dir_all(dir);
-    }
     let config = somna_engine::Config::new(&db_path, &state.model_dir);
     let emitter = app.clone();
     let job = somna_engine::Job {

@@ -27,17 +27,9 @@ impl Server {
 
     /// The store in schema `schema` of the database, made empty first when `fresh`.
     pub fn store(&self, schema: &str, fresh: bool) -> anyhow::Result<PathBuf> {
-        let mut client = postgres::Client::connect(&self.url, postgres::NoTls)
-            .context("connecting to the --postgres server")?;
-        if fresh {
-            client.batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))?;
-        }
-        client.batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS {schema}"))?;
-        let sep = if self.url.contains('?') { '&' } else { '?' };
-        Ok(PathBuf::from(format!(
-            "{}{sep}options=-c%20search_path%3D{schema}%2Cpublic",
-            self.url
-        )))
+        let url = somna_engine::store::schema_store_url(&self.url, schema, fresh)
+            .context("making a schema on the --postgres server")?;
+        Ok(PathBuf::from(url))
     }
 }
 

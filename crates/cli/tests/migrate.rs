@@ -8,26 +8,6 @@ use common::*;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// A fresh, empty Postgres store: a new schema of the test database.
-fn postgres_store() -> String {
-    let base = std::env::var("SOMNA_TEST_PG_URL").unwrap_or_else(|_| {
-        panic!(
-            "SOMNA_TEST_PG_URL is not set: start Postgres with `scripts/pg.sh start` and \
-             export SOMNA_TEST_PG_URL=\"$(scripts/pg.sh url)\""
-        )
-    });
-    let schema = format!(
-        "cli_{}_{}",
-        std::process::id(),
-        chrono::Utc::now().timestamp_micros()
-    );
-    let mut client = postgres::Client::connect(&base, postgres::NoTls).unwrap();
-    client
-        .batch_execute(&format!("CREATE SCHEMA {schema}"))
-        .unwrap();
-    format!("{base}?options=-c%20search_path%3D{schema}%2Cpublic")
-}
-
 /// The environment of a run: local caches under `home`, the installed model where it is.
 fn env(home: &Path) -> [(&'static str, PathBuf); 2] {
     [

@@ -183,6 +183,12 @@ impl Error {
         }
     }
 
+    /// Whether this is a Postgres store's connection lost (or the server restarting): an
+    /// operation that failed so may be run again, on a connection made again.
+    pub fn is_connection_lost(&self) -> bool {
+        matches!(self, Error::Postgres(e) if e.is_closed() || server_away(e))
+    }
+
     /// The class of this failure (see [`ErrorKind`]).
     pub fn kind(&self) -> ErrorKind {
         use rusqlite::ErrorCode::{CannotOpen, DatabaseBusy, DatabaseLocked};
@@ -192,10 +198,8 @@ impl Error {
             {
                 ErrorKind::Unavailable
             }
-            // A connection lost or refused (no server error to read): the server is away.
-            Error::Postgres(e) if e.is_closed() || e.as_db_error().is_none() => {
-                ErrorKind::Unavailable
-            }
+            // A connection lost or refused, or the server shutting down or starting up.
+            Error::Postgres(e) if e.is_closed() || server_away(e) => ErrorKind::Unavailable,
             Error::Sqlite(_)
             | Error::Postgres(_)
             | Error::Embedding(_)
@@ -234,6 +238,23 @@ impl Error {
 impl From<candle_core::Error> for Error {
     fn from(e: candle_core::Error) -> Self {
         Error::Embedding(e.to_string())
+    }
+}
+
+/// Whether a Postgres error says the server is not there (yet): refused, closed, starting
+/// up or shutting down, rather than refusing this client or this statement.
+pub(crate) fn server_away(e: &postgres::Error) -> bool {
+    use postgres::error::SqlState;
+    match e.as_db_error() {
+        None => true,
+        Some(db) => {
+            let code = db.code().code();
+            // 57P01-03: shut down by an administrator, crashed, starting up; 08: the
+            // connection failed.
+            code.starts_with("57P")
+                || code.starts_with("08")
+                || *db.code() == SqlState::TOO_MANY_CONNECTIONS
+        }
     }
 }
 

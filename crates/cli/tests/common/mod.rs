@@ -27,3 +27,20 @@ pub fn ok(out: Output) -> String {
 pub fn json(out: Output) -> serde_json::Value {
     serde_json::from_str(&ok(out)).expect("JSON output")
 }
+
+/// A fresh, empty Postgres store: a new schema of the test database (`SOMNA_TEST_PG_URL`,
+/// started by `scripts/test.sh`; the tests that need it fail without it, never skip).
+pub fn postgres_store() -> String {
+    let base = std::env::var("SOMNA_TEST_PG_URL").unwrap_or_else(|_| {
+        panic!(
+            "SOMNA_TEST_PG_URL is not set: start Postgres with `scripts/pg.sh start` and \
+             export SOMNA_TEST_PG_URL=\"$(scripts/pg.sh url)\""
+        )
+    });
+    let schema = format!(
+        "cli_{}_{}",
+        std::process::id(),
+        chrono::Utc::now().timestamp_micros()
+    );
+    somna_engine::store::schema_store_url(&base, &schema, true).unwrap()
+}

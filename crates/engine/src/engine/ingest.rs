@@ -24,6 +24,10 @@ fn import_err(file: &Path, location: impl Into<String>, problem: impl Into<Strin
 /// The setting that names the store's embedding model.
 const EMBEDDING_MODEL: &str = "embedding_model";
 
+/// An import of at least this many messages or memories refreshes the database's
+/// statistics when it is done ([`crate::store::Store::refresh_statistics`]).
+const BULK_LOAD: usize = 1000;
+
 /// Turns a constraint failure while restoring `what` into a refusal that says why: its key
 /// is already taken (the store is not empty), or it refers to a row the export lacks.
 fn taken(what: String) -> impl FnOnce(Error) -> Error {
@@ -228,23 +232,46 @@ impl Somna {
                 let (chunk, after) = rest.split_at(size.min(rest.len()));
                 rest = after;
                 job.cancel.check()?;
-                report.merge(ingest::add_batch(
-                    &self.store,
-                    &self.index,
-                    &embed,
-                    &count,
-                    &b.conversation,
-                    chunk,
-                    b.records,
-                    opts,
-                    &policies,
-                )?);
+                let mut attempts = 0;
+                let added = loop {
+                    let added = ingest::add_batch(
+                        &self.store,
+                        &self.index,
+                        &embed,
+                        &count,
+                        &b.conversation,
+                        chunk,
+                        b.records,
+                        opts,
+                        &policies,
+                    );
+                    // The Postgres server restarted (or dropped the connection) under the
+                    // batch: it was rolled back, or committed without the answer reaching
+                    // here. Run again on a new connection, every message with an external
+                    // id is stored once either way (the stored ones are skipped).
+                    let resumable = chunk.iter().all(|m| m.external_id.is_some());
+                    match added {
+                        Err(e) if e.is_connection_lost() && resumable && attempts < 3 => {
+                            attempts += 1;
+                            job.report(
+                                "import: the store's connection was lost, resuming",
+                                done as u64,
+                                total as u64,
+                            );
+                        }
+                        other => break other?,
+                    }
+                };
+                report.merge(added);
                 done += chunk.len();
                 job.report("import", done as u64, total as u64);
             }
         }
         let store = self.store();
         self.refresh_actors(&store)?;
+        if total >= BULK_LOAD {
+            store.refresh_statistics()?;
+        }
         self.index_write().save()?;
         drop(store);
         self.record("import", started, Cost::items(total));
@@ -424,6 +451,9 @@ impl Somna {
             }
             Ok(())
         })?;
+        if doc.memories.len() >= BULK_LOAD {
+            store.refresh_statistics()?;
+        }
         let mut index = self.index_write();
         index.catch_up(&store, job)?;
         index.save()?;

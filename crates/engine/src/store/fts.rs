@@ -129,6 +129,11 @@ impl Tx<'_> {
     /// near-identical memories apart counted no more than "the", and the exact wording of
     /// a memory did not find it first. The tokens are word characters only, so each is a
     /// valid `tsquery` of any input.
+    ///
+    /// Scoring every memory that holds a common word is what costs; so the memories are
+    /// found by their rarer words first, and the common words are added only if they
+    /// could change the result (MaxScore: see [`common_words_matter`]). The result is the
+    /// one scoring every candidate gives.
     fn lexical_search_pg(
         &self,
         tokens: Vec<String>,
@@ -142,37 +147,83 @@ impl Tx<'_> {
         };
         // Each word's document count serves both the pruning and the IDF: read once.
         let rows = self.document_count()?;
-        let frequencies = self.document_frequencies(&tokens)?;
-        let counted = prune(tokens.into_iter().zip(frequencies).collect(), rows);
-        let tokens: Vec<&str> = counted.iter().map(|(t, _)| t.as_str()).collect();
+        let frequencies = self.document_frequencies_pg(&tokens, rows)?;
         let documents = rows as f64;
+        // (token, document count, IDF), rarest first; FTS5's IDF: a word in half the
+        // memories or more tells nothing (a floor of 1e-6, as FTS5's, keeps it from
+        // counting against one).
+        let mut words: Vec<Word> = prune(tokens.into_iter().zip(frequencies).collect(), rows)
+            .into_iter()
+            .filter(|(_, df)| *df > 0)
+            .map(|(token, df)| Word {
+                idf: ((documents - df as f64 + 0.5) / (df as f64 + 0.5))
+                    .ln()
+                    .max(1e-6),
+                token,
+                documents: df,
+            })
+            .collect();
+        if words.is_empty() || limit == 0 {
+            return Ok(Vec::new());
+        }
+        words.sort_by_key(|w| w.documents);
+        let mean = pg.mean_lexemes(rows)?;
+        // The rarest words whose memories number at most a fiftieth of the store (at
+        // least one word) find the candidates; if the rest could lift a memory that holds
+        // none of those into the result, every word finds them.
+        let budget = (rows / 50).max(1000);
+        let mut finding = 0;
+        let mut found = 0;
+        for w in &words {
+            if finding > 0 && found + w.documents > budget {
+                break;
+            }
+            found += w.documents;
+            finding += 1;
+        }
+        let hits = self.bm25_pg(&words, finding, mean, filter, limit)?;
+        let floor = if hits.len() == limit {
+            hits.last().map_or(0.0, |h| h.1)
+        } else {
+            0.0
+        };
+        if finding == words.len() || !common_words_matter(&words[finding..], mean, floor) {
+            return Ok(hits);
+        }
+        self.bm25_pg(&words, words.len(), mean, filter, limit)
+    }
+
+    /// The BM25 scores (see [`Tx::lexical_search_pg`]) by every word of `words` of the
+    /// memories that hold any of the first `finding`, best first.
+    fn bm25_pg(
+        &self,
+        words: &[Word],
+        finding: usize,
+        mean: f64,
+        filter: &MemoryFilter,
+        limit: usize,
+    ) -> Result<Vec<(i64, f64)>> {
         let mut terms = Vec::new();
         let mut params = Vec::new();
-        for (t, df) in &counted {
-            let df = *df as f64;
-            if df == 0.0 {
-                continue;
-            }
-            // FTS5's IDF: a word in half the memories or more tells nothing (a floor of
-            // 1e-6, as FTS5's, keeps it from counting against a memory).
-            let idf = ((documents - df + 0.5) / (df + 0.5)).ln().max(1e-6);
+        for Word { token: t, idf, .. } in words {
+            // Uncorrelated subqueries: each `tsquery` is parsed once, not once a row.
             terms.push(
-                "CASE WHEN m.fts @@ to_tsquery('english', ?) THEN CAST(? AS DOUBLE PRECISION)
-                      WHEN m.fts @@ to_tsquery('english', ?) THEN CAST(? AS DOUBLE PRECISION)
+                "CASE WHEN m.fts @@ (SELECT to_tsquery('english', ?))
+                      THEN CAST(? AS DOUBLE PRECISION)
+                      WHEN m.fts @@ (SELECT to_tsquery('english', ?))
+                      THEN CAST(? AS DOUBLE PRECISION)
                       ELSE 0 END",
             );
             params.extend([
                 Value::Text(format!("{t}:A")),
-                Value::Real(idf),
+                Value::Real(*idf),
                 Value::Text(format!("{t}:B")),
                 Value::Real(idf * 0.5),
             ]);
         }
-        if terms.is_empty() {
-            return Ok(Vec::new());
-        }
-        params.push(Value::Real(pg.mean_lexemes()?));
-        params.push(Value::Text(tokens.join(" | ")));
+        params.push(Value::Real(mean));
+        let finding: Vec<&str> = words[..finding].iter().map(|w| w.token.as_str()).collect();
+        params.push(Value::Text(finding.join(" | ")));
         let (cond, filter_params) = filter.to_sql(Dialect::Postgres);
         params.extend(filter_params);
         params.push(Value::Integer(super::sql::count(limit)));
@@ -215,24 +266,86 @@ impl Tx<'_> {
             })
     }
 
-    /// How many memories hold each token.
-    fn document_frequencies(&self, tokens: &[String]) -> Result<Vec<i64>> {
+    /// How many memories hold each token, in a store of `rows` memories. In a large store
+    /// a word among the column's most common elements in the planner's statistics
+    /// (`pg_stats.most_common_elems` of `fts`, kept by ANALYZE) is counted from them:
+    /// counting it exactly visits every memory holding it. Every other word is counted
+    /// exactly, which is cheap because it is rarer than all of those.
+    fn document_frequencies_pg(&self, tokens: &[String], rows: i64) -> Result<Vec<i64>> {
+        if tokens.is_empty() {
+            return Ok(Vec::new());
+        }
         let conn = self.conn();
-        let mut stmt = conn.prepare_cached(conn.pick(
-            "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?1",
-            "SELECT count(*) FROM memories WHERE fts @@ to_tsquery('english', ?1)",
-        ))?;
+        let mut stmt = conn.prepare_cached(
+            "WITH words AS (
+                 SELECT w, o FROM json_array_elements_text(CAST(?1 AS json))
+                     WITH ORDINALITY AS t(w, o)),
+             common AS (
+                 SELECT e.lexeme, e.freq
+                 FROM pg_stats s,
+                      unnest(CAST(CAST(s.most_common_elems AS text) AS text[]),
+                             s.most_common_elem_freqs) AS e(lexeme, freq)
+                 WHERE ?2 = 1 AND s.schemaname = current_schema()
+                   AND s.tablename = 'memories' AND s.attname = 'fts'
+                   AND e.lexeme IS NOT NULL)
+             SELECT COALESCE(
+                 (SELECT CAST(max(c.freq) * ?3 AS BIGINT) FROM common c
+                  WHERE c.lexeme = ANY (tsvector_to_array(to_tsvector('english', words.w)))),
+                 (SELECT count(*) FROM memories WHERE fts @@ to_tsquery('english', words.w)))
+             FROM words ORDER BY o",
+        )?;
+        let large = i64::from(rows >= PRUNE_FROM_ROWS);
+        let words = serde_json::to_string(tokens).unwrap_or_default();
+        let counts = stmt.query_map(
+            super::sql::params_from_iter([
+                Value::Text(words),
+                Value::Integer(large),
+                Value::Integer(rows),
+            ]),
+            |r| r.get::<i64>(0),
+        )?;
+        counts.collect()
+    }
+
+    /// How many memories hold each token (SQLite; see `document_frequencies_pg`).
+    fn document_frequencies(&self, tokens: &[String]) -> Result<Vec<i64>> {
+        let mut stmt = self
+            .conn()
+            .prepare_cached("SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?1")?;
         tokens
             .iter()
-            .map(|t| {
-                let term = match conn.dialect() {
-                    Dialect::Sqlite => quote(t),
-                    Dialect::Postgres => t.clone(),
-                };
-                stmt.query_row([term], |r| r.get(0))
-            })
+            .map(|t| stmt.query_row([quote(t)], |r| r.get(0)))
             .collect()
     }
+}
+
+/// A query word of the Postgres lexical search.
+struct Word {
+    token: String,
+    /// How many memories hold it.
+    documents: i64,
+    idf: f64,
+}
+
+/// BM25's length normalisation (k1 = 1.2, b = 0.75) of a memory of `lexemes` lexemes in a
+/// store whose memories have `mean` on average: what one matching word's IDF is
+/// multiplied by.
+fn bm25_weight(lexemes: f64, mean: f64) -> f64 {
+    2.2 / (1.0 + 1.2 * (0.25 + 0.75 * lexemes / mean))
+}
+
+/// Whether a memory holding only words of `rest` (none of the words that found the
+/// candidates) could score above `floor`, the lowest score of the result: if not, the
+/// candidates hold the whole result (MaxScore). A memory holding `n` of those words has at
+/// least `n` lexemes, so its score is at most the `n` largest IDFs at that length's weight.
+fn common_words_matter(rest: &[Word], mean: f64, floor: f64) -> bool {
+    let mut idfs: Vec<f64> = rest.iter().map(|w| w.idf).collect();
+    idfs.sort_by(|a, b| b.total_cmp(a));
+    let mut sum = 0.0;
+    idfs.iter().enumerate().any(|(i, idf)| {
+        sum += idf;
+        sum * bm25_weight((i + 1) as f64, mean) >= floor
+    })
 }
 
 /// `counted` (token, document count) without the tokens found in more than
@@ -328,6 +441,37 @@ mod tests {
                 .len(),
             50
         );
+    }
+
+    #[test]
+    fn common_words_matter_only_when_they_could_reach_the_lowest_score() {
+        let word = |idf: f64| Word {
+            token: String::new(),
+            documents: 0,
+            idf,
+        };
+        // One common word of IDF 0.5 adds at most 0.5 × the weight of a one-lexeme memory.
+        let most = 0.5 * bm25_weight(1.0, 8.0);
+        assert!(!common_words_matter(&[word(0.5)], 8.0, most + 0.01));
+        assert!(common_words_matter(&[word(0.5)], 8.0, most - 0.01));
+        // Two: a memory holding both has at least two lexemes.
+        let both = 1.0 * bm25_weight(2.0, 8.0);
+        assert!(both > most);
+        assert!(!common_words_matter(
+            &[word(0.5), word(0.5)],
+            8.0,
+            both + 0.01
+        ));
+        assert!(common_words_matter(
+            &[word(0.5), word(0.5)],
+            8.0,
+            both - 0.01
+        ));
+        // Nothing found by the rarer words (a floor of 0): they always might.
+        assert!(common_words_matter(&[word(1e-6)], 8.0, 0.0));
+        // A longer memory weighs a word less.
+        assert!(bm25_weight(20.0, 8.0) < bm25_weight(8.0, 8.0));
+        assert!((bm25_weight(8.0, 8.0) - 1.0).abs() < 1e-12);
     }
 
     #[test]

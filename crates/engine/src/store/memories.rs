@@ -463,10 +463,20 @@ impl Tx<'_> {
     /// Stores an embedding and stamps it with the next change-log position.
     pub fn set_embedding(&self, id: i64, embedding: &[f32]) -> Result<()> {
         self.note(Change::MemoriesUpdated { ids: vec![id] })?;
-        self.conn().execute(
-            "UPDATE memories SET embedding = ?1,
-                embed_seq = (SELECT COALESCE(MAX(embed_seq), 0) + 1 FROM memories)
-             WHERE id = ?2",
+        let conn = self.conn();
+        conn.execute(
+            conn.pick(
+                "UPDATE memories SET embedding = ?1,
+                    embed_seq = (SELECT COALESCE(MAX(embed_seq), 0) + 1 FROM memories)
+                 WHERE id = ?2",
+                // Postgres keeps embeddings in a table of their own (postgres/schema.sql).
+                "WITH stored AS (
+                     INSERT INTO memory_vectors (id, embedding) VALUES (?2, ?1)
+                     ON CONFLICT (id) DO UPDATE SET embedding = excluded.embedding)
+                 UPDATE memories
+                 SET embed_seq = (SELECT COALESCE(MAX(embed_seq), 0) + 1 FROM memories)
+                 WHERE id = ?2",
+            ),
             params![vec_to_blob(embedding), id],
         )?;
         Ok(())
@@ -761,10 +771,13 @@ impl Tx<'_> {
     /// Every embedded memory whose embedding changed after `after_seq`, in change order:
     /// (id, vector, embed_seq). Used to build and catch up the vector index.
     pub fn embeddings_since(&self, after_seq: i64) -> Result<Vec<(i64, Vec<f32>, i64)>> {
-        let mut stmt = self.conn().prepare(
+        let conn = self.conn();
+        let mut stmt = conn.prepare(conn.pick(
             "SELECT id, embedding, embed_seq FROM memories
              WHERE embedding IS NOT NULL AND deleted_at IS NULL AND embed_seq > ?1 ORDER BY embed_seq",
-        )?;
+            "SELECT m.id, v.embedding, m.embed_seq FROM memories m JOIN memory_vectors v ON v.id = m.id
+             WHERE m.deleted_at IS NULL AND m.embed_seq > ?1 ORDER BY m.embed_seq",
+        ))?;
         let rows = stmt.query_map([after_seq], |r| {
             let blob: Vec<u8> = r.get(1)?;
             Ok((r.get::<i64>(0)?, blob, r.get::<i64>(2)?))
@@ -833,11 +846,16 @@ impl Tx<'_> {
     }
 
     pub fn embedding_of(&self, id: i64) -> Result<Option<Vec<f32>>> {
-        let blob: Option<Vec<u8>> = self
-            .conn()
-            .query_row("SELECT embedding FROM memories WHERE id = ?1", [id], |r| {
-                r.get(0)
-            })
+        let conn = self.conn();
+        let blob: Option<Vec<u8>> = conn
+            .query_row(
+                conn.pick(
+                    "SELECT embedding FROM memories WHERE id = ?1",
+                    "SELECT embedding FROM memory_vectors WHERE id = ?1",
+                ),
+                [id],
+                |r| r.get(0),
+            )
             .optional()?
             .flatten();
         Ok(blob.and_then(|b| blob_to_vec(&b)))
@@ -845,9 +863,12 @@ impl Tx<'_> {
 
     /// Ids of memories that have text but no embedding yet (an interrupted import).
     pub fn unembedded_ids(&self) -> Result<Vec<i64>> {
-        let mut stmt = self
-            .conn()
-            .prepare("SELECT id FROM memories WHERE embedding IS NULL ORDER BY id")?;
+        let conn = self.conn();
+        let mut stmt = conn.prepare(conn.pick(
+            "SELECT id FROM memories WHERE embedding IS NULL ORDER BY id",
+            "SELECT id FROM memories m
+             WHERE NOT EXISTS (SELECT 1 FROM memory_vectors v WHERE v.id = m.id) ORDER BY id",
+        ))?;
         let rows = stmt.query_map([], |r| r.get(0))?;
         rows.collect::<Result<_>>()
     }

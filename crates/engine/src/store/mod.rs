@@ -53,7 +53,9 @@ pub use memories::{
 };
 pub use messages::{ExportedMessage, Message};
 pub use nearest::VectorScope;
-pub use postgres::{is_url as is_postgres_url, shown_location, CycleLock, Listener};
+pub use postgres::{
+    is_url as is_postgres_url, schema_store_url, shown_location, CycleLock, Listener,
+};
 pub use sleep_cycles::CycleRow;
 pub use sqlite::SCHEMA_VERSION;
 pub use stale::{Contradiction, FactRow, Restatement};
@@ -179,6 +181,14 @@ impl Store {
             Backend::Sqlite(conn) => conn,
             Backend::Postgres(_) => panic!("a SQLite-only test ran on a Postgres store"),
         }
+    }
+
+    /// Brings the database's planner statistics up to date after a bulk load: on Postgres
+    /// `ANALYZE memories` (the lexical search counts common words from them, see `fts.rs`;
+    /// autovacuum would do it within minutes), on SQLite `PRAGMA optimize`.
+    pub fn refresh_statistics(&self) -> Result<()> {
+        let conn = self.read().conn();
+        conn.execute_batch(conn.pick("PRAGMA optimize", "ANALYZE memories"))
     }
 
     /// The stream this store announces its committed changes on.

@@ -1,5 +1,5 @@
 //! Nearest memories by vector, answered by the database itself where it can: on Postgres,
-//! pgvector's HNSW index (`memories_embedding`, cosine) shared by every process that opens
+//! pgvector's HNSW index (`memory_vectors_hnsw`, cosine) shared by every process that opens
 //! the store. SQLite keeps its vectors in the engine's own index (`index/`).
 
 use super::sql::{params_from_iter, Dialect, Value};
@@ -49,57 +49,41 @@ impl Tx<'_> {
         if k == 0 {
             return Ok((Vec::new(), true));
         }
-        let ids_json = |ids: &mut dyn Iterator<Item = i64>| {
-            Value::Text(serde_json::to_string(&ids.collect::<Vec<_>>()).unwrap_or_default())
-        };
+        let ids_json = |ids: &[i64]| Value::Text(serde_json::to_string(ids).unwrap_or_default());
         let mut params = vec![Value::Blob(vec_to_blob(vector)), Value::Integer(k as i64)];
-        const CURRENT: &str = "embedding IS NOT NULL AND deleted_at IS NULL";
-        let (sql, path) = match scope {
-            VectorScope::Only(ids) if ids.len() <= exact_up_to => {
-                params.push(ids_json(&mut ids.iter().copied()));
-                (
-                    format!(
-                        "WITH scope AS MATERIALIZED (
-                             SELECT id, embedding <=> ?1 AS distance FROM memories
-                             WHERE id IN ({}) AND {CURRENT})
-                         SELECT id, CAST(1 - distance AS REAL) FROM scope
-                         ORDER BY distance, id LIMIT ?2",
-                        conn.json_ids("?3")
-                    ),
-                    true,
-                )
-            }
-            VectorScope::Only(ids) => {
-                params.push(ids_json(&mut ids.iter().copied()));
-                (
-                    format!(
-                        "SELECT id, CAST(1 - (embedding <=> ?1) AS REAL) FROM memories
-                         WHERE {CURRENT} AND id IN ({})
-                         ORDER BY embedding <=> ?1 LIMIT ?2",
-                        conn.json_ids("?3")
-                    ),
-                    false,
-                )
-            }
-            VectorScope::Except(hidden) if !hidden.is_empty() => {
-                params.push(ids_json(&mut hidden.iter().copied()));
-                (
-                    format!(
-                        "SELECT id, CAST(1 - (embedding <=> ?1) AS REAL) FROM memories
-                         WHERE {CURRENT} AND id NOT IN ({})
-                         ORDER BY embedding <=> ?1 LIMIT ?2",
-                        conn.json_ids("?3")
-                    ),
-                    false,
-                )
-            }
-            VectorScope::All | VectorScope::Except(_) => (
-                format!(
-                    "SELECT id, CAST(1 - (embedding <=> ?1) AS REAL) FROM memories
-                     WHERE {CURRENT} ORDER BY embedding <=> ?1 LIMIT ?2"
-                ),
-                false,
-            ),
+        // Embeddings live in `memory_vectors` (postgres/schema.sql); the memory's row says
+        // whether it is current.
+        const FROM: &str = "memory_vectors v JOIN memories m ON m.id = v.id";
+        let exact = matches!(scope, VectorScope::Only(ids) if ids.len() <= exact_up_to);
+        let sql = if let (VectorScope::Only(ids), true) = (scope, exact) {
+            params.push(ids_json(ids));
+            format!(
+                "WITH scope AS MATERIALIZED (
+                     SELECT v.id, v.embedding <=> ?1 AS distance FROM {FROM}
+                     WHERE v.id IN ({}) AND m.deleted_at IS NULL)
+                 SELECT id, CAST(1 - distance AS REAL) FROM scope
+                 ORDER BY distance, id LIMIT ?2",
+                conn.json_ids("?3")
+            )
+        } else {
+            // The index path: the scope, if any, is a condition the iterative scan checks.
+            let condition = match scope {
+                VectorScope::Only(ids) => Some(("IN", ids_json(ids))),
+                VectorScope::Except(hidden) if !hidden.is_empty() => {
+                    let hidden: Vec<i64> = hidden.iter().copied().collect();
+                    Some(("NOT IN", ids_json(&hidden)))
+                }
+                VectorScope::All | VectorScope::Except(_) => None,
+            };
+            let condition = condition.map_or(String::new(), |(op, ids)| {
+                params.push(ids);
+                format!("AND v.id {op} ({})", conn.json_ids("?3"))
+            });
+            format!(
+                "SELECT v.id, CAST(1 - (v.embedding <=> ?1) AS REAL) FROM {FROM}
+                 WHERE m.deleted_at IS NULL {condition}
+                 ORDER BY v.embedding <=> ?1 LIMIT ?2"
+            )
         };
         // Transaction-local: the setting ends with the snapshot or write it is read in.
         conn.execute_batch(&format!(
@@ -110,6 +94,6 @@ impl Tx<'_> {
         let rows = stmt.query_map(params_from_iter(params), |r| {
             Ok((r.get::<i64>(0)?, r.get::<f64>(1)? as f32))
         })?;
-        Ok((rows.collect::<Result<_>>()?, path))
+        Ok((rows.collect::<Result<_>>()?, exact))
     }
 }

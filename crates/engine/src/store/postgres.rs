@@ -57,8 +57,9 @@ pub struct PgConn {
     /// `somna_writes` counter; see [`PgConn::others_writes`]).
     own_writes: Cell<i64>,
     /// The mean number of lexemes of a memory's `fts`, for the lexical ranking's length
-    /// normalisation (`fts.rs`): read from up to 10,000 memories once per connection.
-    mean_lexemes: Cell<Option<f64>>,
+    /// normalisation (`fts.rs`), and the store's size when it was read (from up to 10,000
+    /// memories): read again once the store has grown or shrunk by a tenth.
+    mean_lexemes: Cell<Option<(i64, f64)>>,
     /// The store as shown to people: user, host, port and database, no password.
     shown: String,
     /// The id the store was given when its schema was created: its local caches are kept
@@ -117,6 +118,10 @@ impl Listener {
     }
 }
 
+/// How long a lost connection waits for the server to come back before the operation
+/// fails (a restart takes seconds; a failover of a managed server up to a minute).
+const RECONNECT_WAIT: Duration = Duration::from_secs(60);
+
 /// The store's notification channel (its id is hex, so the name needs no quoting beyond
 /// the double quotes).
 fn channel(store_id: &str) -> String {
@@ -160,6 +165,48 @@ pub(super) fn connect(url: &str) -> Result<PgConn> {
         other => other,
     })?;
     Ok(conn)
+}
+
+/// The URL of the store kept in schema `schema` of the database at `server_url`, the
+/// schema created if missing (dropped with everything in it first when `fresh`): one
+/// database can hold many stores side by side. `schema` is a plain lower-case identifier.
+pub fn schema_store_url(server_url: &str, schema: &str, fresh: bool) -> Result<String> {
+    let plain = schema.starts_with(|c: char| c.is_ascii_lowercase() || c == '_')
+        && schema
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    if !plain {
+        return Err(Error::InvalidInput(format!(
+            "a store's schema is named by lower-case letters, digits and _ (got {schema:?})"
+        )));
+    }
+    let mut config: postgres::Config = server_url.parse().map_err(|e| Error::StoreUnavailable {
+        store: "(a postgres:// URL)".into(),
+        reason: format!("the URL does not parse ({e})"),
+        fix: "Write it as postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE".into(),
+    })?;
+    if config.get_password().is_none() {
+        if let Some(p) = password_from_env(&config) {
+            config.password(p);
+        }
+    }
+    let shown = shown(&config);
+    let unavailable = |reason: String, fix: &str| Error::StoreUnavailable {
+        store: shown.clone(),
+        reason,
+        fix: fix.into(),
+    };
+    let mut client = config
+        .connect(postgres::NoTls)
+        .map_err(|e| connect_error(&e, &unavailable))?;
+    if fresh {
+        client.batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))?;
+    }
+    client.batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS {schema}"))?;
+    let sep = if server_url.contains('?') { '&' } else { '?' };
+    Ok(format!(
+        "{server_url}{sep}options=-c%20search_path%3D{schema}%2Cpublic"
+    ))
 }
 
 /// What a failed connection or schema set-up means to the person who asked.
@@ -291,9 +338,24 @@ fn pgpass_lookup(text: &str, want: &[&str; 4]) -> Option<String> {
 /// Creates the schema in an empty database, or checks the version of an existing one.
 /// Several processes may do this at once: the first to take [`SCHEMA_LOCK`] creates it.
 /// What the schema gained after stores were first made from it, as idempotent statements
-/// run at every open (a store made before then gets it once, made since finds it there).
-const ADDED: &str = "CREATE INDEX IF NOT EXISTS memories_embedding
-    ON memories USING hnsw (embedding vector_cosine_ops);
+/// run at every open (a store made before then gets it once, made since finds it there):
+/// the embeddings moved from `memories.embedding` to `memory_vectors` (the old column's
+/// space is reclaimed as rows are rewritten, or at once by `VACUUM FULL memories`).
+const ADDED: &str = "SET LOCAL maintenance_work_mem = '256MB';
+CREATE TABLE IF NOT EXISTS memory_vectors (
+    id        BIGINT PRIMARY KEY REFERENCES memories (id) ON DELETE CASCADE,
+    embedding vector(384) NOT NULL
+);
+DO $$ BEGIN
+    IF EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema()
+               AND table_name = 'memories' AND column_name = 'embedding') THEN
+        INSERT INTO memory_vectors (id, embedding)
+            SELECT id, embedding FROM memories WHERE embedding IS NOT NULL;
+        ALTER TABLE memories DROP COLUMN embedding;
+    END IF;
+END $$;
+CREATE INDEX IF NOT EXISTS memory_vectors_hnsw
+    ON memory_vectors USING hnsw (embedding vector_cosine_ops);
 CREATE INDEX IF NOT EXISTS memories_turns_coalesced
     ON memories ((COALESCE(conversation, '')), (COALESCE(session, '')), kind, id);";
 
@@ -401,14 +463,17 @@ impl PgConn {
         &self.shown
     }
 
-    /// The mean number of lexemes per memory (see `mean_lexemes`).
-    pub(super) fn mean_lexemes(&self) -> Result<f64> {
-        if let Some(m) = self.mean_lexemes.get() {
-            return Ok(m);
+    /// The mean number of lexemes per memory of a store of `rows` memories (see
+    /// `mean_lexemes`).
+    pub(super) fn mean_lexemes(&self, rows: i64) -> Result<f64> {
+        if let Some((at, m)) = self.mean_lexemes.get() {
+            if (rows - at).abs() * 10 <= at.max(100) {
+                return Ok(m);
+            }
         }
         let stmt = self.prepare(
             "SELECT CAST(COALESCE(AVG(length(fts)), 10) AS DOUBLE PRECISION)
-             FROM (SELECT fts FROM memories LIMIT 10000) s",
+             FROM (SELECT fts FROM memories ORDER BY id DESC LIMIT 10000) s",
         )?;
         let mean: f64 = self
             .query(&stmt, &[])?
@@ -416,7 +481,7 @@ impl PgConn {
             .map(|r| r.get(0))
             .unwrap_or(10.0);
         let mean = mean.max(1.0);
-        self.mean_lexemes.set(Some(mean));
+        self.mean_lexemes.set(Some((rows, mean)));
         Ok(mean)
     }
 
@@ -462,8 +527,43 @@ impl PgConn {
         Ok(last - self.own_writes.get())
     }
 
+    /// Outside a transaction, a connection the server closed (it restarted, or dropped
+    /// the connection) is made again, waiting up to [`RECONNECT_WAIT`] for the server to
+    /// come back; the statements prepared on the old one are forgotten. Inside one, the
+    /// loss is the transaction's error: it is rolled back by the server, and its caller
+    /// decides whether to run it again.
+    fn ensure_connected(&self) -> Result<()> {
+        if self.in_transaction.get() || !self.client.borrow().is_closed() {
+            return Ok(());
+        }
+        let started = std::time::Instant::now();
+        let mut pause = Duration::from_millis(100);
+        loop {
+            match self.config.connect(postgres::NoTls) {
+                Ok(client) => {
+                    *self.client.borrow_mut() = client;
+                    self.prepared.borrow_mut().clear();
+                    return Ok(());
+                }
+                Err(e) if crate::error::server_away(&e) && started.elapsed() < RECONNECT_WAIT => {
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(Duration::from_secs(1));
+                }
+                Err(e) => {
+                    let unavailable = |reason: String, fix: &str| Error::StoreUnavailable {
+                        store: self.shown.clone(),
+                        reason: format!("the connection was lost and not made again: {reason}"),
+                        fix: fix.into(),
+                    };
+                    return Err(connect_error(&e, &unavailable));
+                }
+            }
+        }
+    }
+
     /// Prepares `sql` (SQLite-style `?N` placeholders) once per connection.
     pub(super) fn prepare(&self, sql: &str) -> Result<postgres::Statement> {
+        self.ensure_connected()?;
         if let Some(s) = self.prepared.borrow().get(sql) {
             return Ok(s.clone());
         }
@@ -487,6 +587,7 @@ impl PgConn {
     }
 
     pub(super) fn batch_execute(&self, sql: &str) -> Result<()> {
+        self.ensure_connected()?;
         Ok(self.client.borrow_mut().batch_execute(sql)?)
     }
 

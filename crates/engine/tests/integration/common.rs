@@ -162,14 +162,8 @@ pub fn postgres_store_url() -> String {
 
 /// The URL of the store in schema `schema` of the test database, created if missing.
 pub fn postgres_schema_url(schema: &str) -> String {
-    let base = postgres_server_url();
-    let mut client = postgres::Client::connect(&base, postgres::NoTls)
-        .unwrap_or_else(|e| panic!("cannot reach the test Postgres at SOMNA_TEST_PG_URL: {e}"));
-    client
-        .batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS {schema}"))
-        .expect("create the test schema");
-    let sep = if base.contains('?') { '&' } else { '?' };
-    format!("{base}{sep}options=-c%20search_path%3D{schema}%2Cpublic")
+    somna_engine::store::schema_store_url(&postgres_server_url(), schema, false)
+        .unwrap_or_else(|e| panic!("cannot make the test schema at SOMNA_TEST_PG_URL: {e}"))
 }
 
 pub fn open_hash(cfg: &Config) -> Somna {
@@ -263,8 +257,13 @@ pub fn snapshot(engine: &Somna) -> Snapshot {
 pub fn embedded_live_memories(engine: &Somna) -> usize {
     engine
         .with_store(|s| {
-            s.conn().query_row(
-                "SELECT COUNT(*) FROM memories WHERE embedding IS NOT NULL AND deleted_at IS NULL",
+            let conn = s.conn();
+            conn.query_row(
+                conn.pick(
+                    "SELECT COUNT(*) FROM memories WHERE embedding IS NOT NULL AND deleted_at IS NULL",
+                    "SELECT COUNT(*) FROM memories m JOIN memory_vectors v ON v.id = m.id
+                     WHERE m.deleted_at IS NULL",
+                ),
                 [],
                 |r| r.get::<i64>(0),
             )

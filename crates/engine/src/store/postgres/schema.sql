@@ -3,8 +3,9 @@
 -- serves both (store/sql.rs). Differences, each for a reason:
 -- * Integers are BIGINT, reals DOUBLE PRECISION, blobs BYTEA; flags stay 0/1 integers
 --   (the statements compare them with 0 and 1).
--- * `memories.embedding` is pgvector's `vector(384)` (all-MiniLM-L6-v2), read back as the
---   little-endian f32 bytes SQLite stores; `clusters.centroid` likewise.
+-- * A memory's embedding is pgvector's `vector(384)` (all-MiniLM-L6-v2), read back as the
+--   little-endian f32 bytes SQLite stores; `clusters.centroid` likewise. It lives in a
+--   table of its own, `memory_vectors`, not in `memories.embedding` (see there).
 -- * The lexical index is a generated `tsvector` column with a GIN index in place of FTS5
 --   (the text weighted A, when/where/why/how B, as FTS5's column weights 1.0 and 0.5).
 -- * Ids come from sequences. An insert that names no id (or NULL, as SQLite allows) takes
@@ -47,7 +48,6 @@ CREATE TABLE memories (
     l_score       DOUBLE PRECISION NOT NULL,
     metadata      TEXT   NOT NULL DEFAULT '{}',
     details       TEXT   NOT NULL DEFAULT '{"type":"none"}',
-    embedding     vector(384),
     embed_seq     BIGINT,
     deleted_at    BIGINT,
     tokens        BIGINT,
@@ -77,9 +77,18 @@ CREATE INDEX memories_created ON memories (created_at);
 CREATE INDEX memories_superseded ON memories (superseded_by) WHERE superseded_by IS NOT NULL;
 CREATE INDEX memories_occurred ON memories (occurred_at) WHERE occurred_at IS NOT NULL;
 CREATE INDEX memories_fts ON memories USING gin (fts);
--- The vector stage of every search (store/nearest.rs): pgvector's HNSW, cosine distance,
--- pgvector's defaults (m 16, ef_construction 64). Also in postgres.rs's ADDED.
-CREATE INDEX memories_embedding ON memories USING hnsw (embedding vector_cosine_ops);
+
+-- Each memory's embedding, in a table of its own: beside a memory's other columns the
+-- 1.5 KB vector made every row too wide for a page to hold more than five, so the lexical
+-- stage, which reads the rows holding a word, read a page per row (and a vector is never
+-- short enough for Postgres to move out of the row by itself). The vector stage of every
+-- search (store/nearest.rs) walks pgvector's HNSW index of it: cosine distance, pgvector's
+-- defaults (m 16, ef_construction 64). Also in postgres.rs's ADDED.
+CREATE TABLE memory_vectors (
+    id        BIGINT PRIMARY KEY REFERENCES memories (id) ON DELETE CASCADE,
+    embedding vector(384) NOT NULL
+);
+CREATE INDEX memory_vectors_hnsw ON memory_vectors USING hnsw (embedding vector_cosine_ops);
 
 CREATE TABLE links (
     src        BIGINT NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
