@@ -3,7 +3,8 @@
 # tauri-driver (WebKitWebDriver), and runs tests/e2e with Node's test runner against a
 # fresh store. Screenshots go to $SOMNA_E2E_SHOTS when set. The X display and the driver
 # port are random unless SOMNA_E2E_DISPLAY (e.g. :33) and SOMNA_E2E_PORT say otherwise.
-# Arguments: test files to run instead of all of tests/e2e.
+# tests/e2e/postgres.test.mjs opens a fresh schema of the Postgres at $SOMNA_TEST_PG_URL (started
+# here, and stopped at the end, when unset). Arguments: test files to run instead of all of tests/e2e.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/env.sh
@@ -14,8 +15,19 @@ somna_build_ui
 somna_build_all
 somna_install_tauri_driver
 
+# A real Postgres for tests/e2e/postgres.test.mjs: the one scripts/test.sh started, else
+# started here (and stopped at the end); the app opens a fresh schema of it.
+started_pg=
+if [ -z "${SOMNA_TEST_PG_URL:-}" ]; then
+  bash scripts/pg.sh start >/dev/null
+  started_pg=1
+fi
+SOMNA_E2E_PG_STORE="$(bash scripts/pg.sh schema "t_$$_$(date +%s)")"
+export SOMNA_E2E_PG_STORE
+
 work="$(mktemp -d)"
 cleanup() {
+  [ -n "$started_pg" ] && bash scripts/pg.sh stop || true
   [ -n "${driver_pid:-}" ] && kill "$driver_pid" 2>/dev/null || true
   [ -n "${xvfb_pid:-}" ] && kill "$xvfb_pid" 2>/dev/null || true
   pkill -f "$CARGO_TARGET_DIR/debug/somna-app" 2>/dev/null || true

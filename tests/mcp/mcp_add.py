@@ -3,11 +3,15 @@ as an agent would, and prints the ids of the episodes created as JSON.
 
     mcp_add.py stdio <somna binary> <db path> <conversation> <text>...
     mcp_add.py http <url of /mcp> <bearer token> <conversation> <text>...
+
+On stderr it says when the tool call returned (after the store committed the messages), in
+milliseconds since the epoch: `add_memory returned at <ms>`.
 """
 
 import asyncio
 import json
 import sys
+import time
 
 import httpx2
 from mcp import Client, StdioServerParameters
@@ -21,6 +25,7 @@ async def add(client, conversation, texts):
     )
     if r.is_error:
         raise SystemExit(f"add_memory failed: {r.content}")
+    print(f"add_memory returned at {int(time.time() * 1000)}", file=sys.stderr, flush=True)
     return r.structured_content["episodes"]
 
 
