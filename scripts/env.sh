@@ -15,7 +15,9 @@ SOMNA_APT_PACKAGES=(build-essential pkg-config python3 python3-pip python3-venv 
   # The desktop app (Tauri 2 on WebKitGTK).
   libwebkit2gtk-4.1-dev libgtk-3-dev libssl-dev librsvg2-dev libayatana-appindicator3-dev libxdo-dev
   # Headless runs and end-to-end tests.
-  xvfb xauth webkit2gtk-driver libgl1-mesa-dri dbus-x11)
+  xvfb xauth webkit2gtk-driver libgl1-mesa-dri dbus-x11
+  # The Postgres TLS test makes its certificates with it (crates/cli/tests/pg_tls.rs).
+  openssl)
 
 somna_install_system_packages() {
   local missing=()

@@ -25,6 +25,7 @@ mod memories;
 mod messages;
 mod meta;
 mod nearest;
+mod pg_tls;
 
 /// The `meta` key a clustering keeps its groups under: part of the clusters, so a change of
 /// it is announced as `Change::Clusters` and never as a change of settings.

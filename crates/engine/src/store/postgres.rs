@@ -14,6 +14,7 @@
 //! Readers learn of writes by `LISTEN`/`NOTIFY`: every write transaction notifies the
 //! store's channel, delivered as it commits, and a [`Listener`] waits on it.
 
+use super::pg_tls::TlsUrl;
 use super::sql::Value;
 use crate::{Error, Result};
 use postgres::types::{IsNull, ToSql, Type};
@@ -21,6 +22,7 @@ use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Duration;
+use tokio_postgres_rustls::MakeRustlsConnect;
 
 /// The schema version this build writes: the SQLite store's version with the same tables.
 pub const PG_SCHEMA_VERSION: i64 = super::sqlite::SCHEMA_VERSION;
@@ -68,6 +70,8 @@ pub struct PgConn {
     store_id: RefCell<String>,
     /// How the connection was made, to make another for the sleep lock.
     config: postgres::Config,
+    /// The TLS the URL asked for (`pg_tls.rs`), for every connection made.
+    tls: MakeRustlsConnect,
 }
 
 /// The advisory lock keys of one store, from its id: several stores (schemas) in one
@@ -128,13 +132,20 @@ fn channel(store_id: &str) -> String {
     format!("\"somna_{store_id}\"")
 }
 
-/// Connects to the store at `url` and brings its schema up to date.
-pub(super) fn connect(url: &str) -> Result<PgConn> {
-    let mut config: postgres::Config = url.parse().map_err(|e| Error::StoreUnavailable {
+/// `url` as the postgres crate's configuration and the TLS it asks for (`pg_tls.rs`).
+fn parse_url(url: &str) -> Result<(postgres::Config, TlsUrl)> {
+    let tls = TlsUrl::parse(url)?;
+    let config = tls.url.parse().map_err(|e| Error::StoreUnavailable {
         store: "(a postgres:// URL)".into(),
         reason: format!("the URL does not parse ({e})"),
         fix: "Write it as postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE".into(),
     })?;
+    Ok((config, tls))
+}
+
+/// Connects to the store at `url` and brings its schema up to date.
+pub(super) fn connect(url: &str) -> Result<PgConn> {
+    let (mut config, tls) = parse_url(url)?;
     let shown = shown(&config);
     if config.get_password().is_none() {
         if let Some(p) = password_from_env(&config) {
@@ -147,10 +158,12 @@ pub(super) fn connect(url: &str) -> Result<PgConn> {
         reason,
         fix: fix.into(),
     };
+    let tls = tls.connector(&shown)?;
     let client = config
-        .connect(postgres::NoTls)
+        .connect(tls.clone())
         .map_err(|e| connect_error(&e, &unavailable))?;
     let conn = PgConn {
+        tls,
         client: RefCell::new(client),
         prepared: RefCell::default(),
         in_transaction: Cell::new(false),
@@ -180,11 +193,7 @@ pub fn schema_store_url(server_url: &str, schema: &str, fresh: bool) -> Result<S
             "a store's schema is named by lower-case letters, digits and _ (got {schema:?})"
         )));
     }
-    let mut config: postgres::Config = server_url.parse().map_err(|e| Error::StoreUnavailable {
-        store: "(a postgres:// URL)".into(),
-        reason: format!("the URL does not parse ({e})"),
-        fix: "Write it as postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE".into(),
-    })?;
+    let (mut config, tls) = parse_url(server_url)?;
     if config.get_password().is_none() {
         if let Some(p) = password_from_env(&config) {
             config.password(p);
@@ -197,7 +206,7 @@ pub fn schema_store_url(server_url: &str, schema: &str, fresh: bool) -> Result<S
         fix: fix.into(),
     };
     let mut client = config
-        .connect(postgres::NoTls)
+        .connect(tls.connector(&shown)?)
         .map_err(|e| connect_error(&e, &unavailable))?;
     if fresh {
         client.batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))?;
@@ -214,6 +223,15 @@ fn connect_error(e: &postgres::Error, unavailable: &dyn Fn(String, &str) -> Erro
     use postgres::error::SqlState;
     if let Some(db) = e.as_db_error() {
         let code = db.code();
+        if db.message().contains("no encryption") {
+            return unavailable(
+                format!(
+                    "the server accepts this user only over TLS ({})",
+                    db.message()
+                ),
+                "Add sslmode=require (or verify-full with sslrootcert) to the URL",
+            );
+        }
         if *code == SqlState::INVALID_PASSWORD
             || *code == SqlState::INVALID_AUTHORIZATION_SPECIFICATION
         {
@@ -239,6 +257,9 @@ fn connect_error(e: &postgres::Error, unavailable: &dyn Fn(String, &str) -> Erro
             format!("the server answered: {}", db.message()),
             "See the server's log",
         );
+    }
+    if let Some((reason, fix)) = super::pg_tls::explain(e) {
+        return unavailable(reason, fix);
     }
     let text = e.to_string();
     if text.contains("password missing") {
@@ -493,7 +514,7 @@ impl PgConn {
     /// Takes the store's sleep lock on a new connection, or [`Error::CycleRunning`] when
     /// another connection holds it.
     pub fn cycle_lock(&self) -> Result<CycleLock> {
-        let mut client = self.config.connect(postgres::NoTls)?;
+        let mut client = self.config.connect(self.tls.clone())?;
         let key = lock_key(&self.store_id.borrow(), 2);
         let stmt = client.prepare("SELECT pg_try_advisory_lock($1)")?;
         let held: bool = client.query_one(&stmt, &[&key])?.get(0);
@@ -505,7 +526,7 @@ impl PgConn {
 
     /// A [`Listener`] on a new connection, listening to the store's channel.
     pub fn listener(&self) -> Result<Listener> {
-        let mut client = self.config.connect(postgres::NoTls)?;
+        let mut client = self.config.connect(self.tls.clone())?;
         client.batch_execute(&format!("LISTEN {}", channel(&self.store_id.borrow())))?;
         Ok(Listener {
             client,
@@ -539,7 +560,7 @@ impl PgConn {
         let started = std::time::Instant::now();
         let mut pause = Duration::from_millis(100);
         loop {
-            match self.config.connect(postgres::NoTls) {
+            match self.config.connect(self.tls.clone()) {
                 Ok(client) => {
                     *self.client.borrow_mut() = client;
                     self.prepared.borrow_mut().clear();
