@@ -105,30 +105,30 @@ impl TlsUrl {
         let builder = ClientConfig::builder_with_provider(provider.clone())
             .with_safe_default_protocol_versions()
             .map_err(|e| Error::Internal(format!("TLS set-up: {e}")))?;
-        let config = match self.check {
-            Check::Nothing => builder
-                .dangerous()
-                .with_custom_certificate_verifier(Arc::new(Unchecked(provider)))
-                .with_no_client_auth(),
-            check => {
+        let chain = match self.check {
+            Check::Nothing => None,
+            Check::Chain | Check::Full => {
                 let roots = Arc::new(self.roots().map_err(|reason| {
                     unavailable(
                         reason,
                         "Give sslrootcert=<the server's CA certificate, PEM> in the URL",
                     )
                 })?);
-                let verifier = WebPkiServerVerifier::builder_with_provider(roots, provider)
-                    .build()
-                    .map_err(|e| Error::Internal(format!("TLS set-up: {e}")))?;
-                if check == Check::Full {
-                    builder.with_webpki_verifier(verifier).with_no_client_auth()
-                } else {
-                    builder
-                        .dangerous()
-                        .with_custom_certificate_verifier(Arc::new(AnyName(verifier)))
-                        .with_no_client_auth()
-                }
+                Some(
+                    WebPkiServerVerifier::builder_with_provider(roots, provider.clone())
+                        .build()
+                        .map_err(|e| Error::Internal(format!("TLS set-up: {e}")))?,
+                )
             }
+        };
+        let config = match chain {
+            Some(verifier) if self.check == Check::Full => {
+                builder.with_webpki_verifier(verifier).with_no_client_auth()
+            }
+            chain => builder
+                .dangerous()
+                .with_custom_certificate_verifier(Arc::new(Partial { chain, provider }))
+                .with_no_client_auth(),
         };
         Ok(MakeRustlsConnect::new(config))
     }
@@ -190,61 +190,16 @@ pub(super) fn explain(e: &postgres::Error) -> Option<(String, &'static str)> {
     }
 }
 
-/// Accepts any certificate (sslmode `prefer` and `require`), still checking that the server
-/// holds its key.
+/// Checks what `sslmode` asks below `verify-full`: with `chain` (`verify-ca`), the
+/// certificate chain but not the host name; without (`prefer`, `require`), nothing. Either
+/// way the server must prove it holds the certificate's key.
 #[derive(Debug)]
-struct Unchecked(Arc<CryptoProvider>);
-
-impl ServerCertVerifier for Unchecked {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp_response: &[u8],
-        _now: UnixTime,
-    ) -> std::result::Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
-    }
+struct Partial {
+    chain: Option<Arc<WebPkiServerVerifier>>,
+    provider: Arc<CryptoProvider>,
 }
 
-/// Checks the chain but not the host name (sslmode `verify-ca`).
-#[derive(Debug)]
-struct AnyName(Arc<WebPkiServerVerifier>);
-
-impl ServerCertVerifier for AnyName {
+impl ServerCertVerifier for Partial {
     fn verify_server_cert(
         &self,
         end_entity: &CertificateDer<'_>,
@@ -253,10 +208,10 @@ impl ServerCertVerifier for AnyName {
         ocsp_response: &[u8],
         now: UnixTime,
     ) -> std::result::Result<ServerCertVerified, rustls::Error> {
-        match self
-            .0
-            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
-        {
+        let Some(chain) = &self.chain else {
+            return Ok(ServerCertVerified::assertion());
+        };
+        match chain.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now) {
             Err(rustls::Error::InvalidCertificate(
                 CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
             )) => Ok(ServerCertVerified::assertion()),
@@ -270,7 +225,8 @@ impl ServerCertVerifier for AnyName {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls12_signature(message, cert, dss)
+        let algorithms = &self.provider.signature_verification_algorithms;
+        rustls::crypto::verify_tls12_signature(message, cert, dss, algorithms)
     }
 
     fn verify_tls13_signature(
@@ -279,11 +235,14 @@ impl ServerCertVerifier for AnyName {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls13_signature(message, cert, dss)
+        let algorithms = &self.provider.signature_verification_algorithms;
+        rustls::crypto::verify_tls13_signature(message, cert, dss, algorithms)
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.supported_verify_schemes()
+        self.provider
+            .signature_verification_algorithms
+            .supported_schemes()
     }
 }
 

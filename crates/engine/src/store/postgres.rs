@@ -143,38 +143,59 @@ fn parse_url(url: &str) -> Result<(postgres::Config, TlsUrl)> {
     Ok((config, tls))
 }
 
-/// Connects to the store at `url` and brings its schema up to date.
-pub(super) fn connect(url: &str) -> Result<PgConn> {
-    let (mut config, tls) = parse_url(url)?;
-    let shown = shown(&config);
-    if config.get_password().is_none() {
-        if let Some(p) = password_from_env(&config) {
-            config.password(p);
+/// A server to connect to: its configuration (the password from the URL, `PGPASSWORD` or
+/// `~/.pgpass`), the TLS the URL asks for, and how it is shown (no password).
+struct Server {
+    config: postgres::Config,
+    tls: MakeRustlsConnect,
+    shown: String,
+}
+
+impl Server {
+    fn from_url(url: &str) -> Result<Self> {
+        let (mut config, tls) = parse_url(url)?;
+        let shown = shown(&config);
+        if config.get_password().is_none() {
+            if let Some(p) = password_from_env(&config) {
+                config.password(p);
+            }
+        }
+        config.application_name("somna");
+        let tls = tls.connector(&shown)?;
+        Ok(Self { config, tls, shown })
+    }
+
+    fn unavailable(&self, reason: String, fix: &str) -> Error {
+        Error::StoreUnavailable {
+            store: self.shown.clone(),
+            reason,
+            fix: fix.into(),
         }
     }
-    config.application_name("somna");
-    let unavailable = |reason: String, fix: &str| Error::StoreUnavailable {
-        store: shown.clone(),
-        reason,
-        fix: fix.into(),
-    };
-    let tls = tls.connector(&shown)?;
-    let client = config
-        .connect(tls.clone())
-        .map_err(|e| connect_error(&e, &unavailable))?;
+
+    fn connect(&self) -> Result<postgres::Client> {
+        self.config
+            .connect(self.tls.clone())
+            .map_err(|e| connect_error(&e, &|r, f| self.unavailable(r, f)))
+    }
+}
+
+/// Connects to the store at `url` and brings its schema up to date.
+pub(super) fn connect(url: &str) -> Result<PgConn> {
+    let server = Server::from_url(url)?;
     let conn = PgConn {
-        tls,
-        client: RefCell::new(client),
+        client: RefCell::new(server.connect()?),
+        tls: server.tls.clone(),
         prepared: RefCell::default(),
         in_transaction: Cell::new(false),
         own_writes: Cell::new(0),
         mean_lexemes: Cell::new(None),
-        shown: shown.clone(),
+        shown: server.shown.clone(),
         store_id: RefCell::default(),
-        config: config.clone(),
+        config: server.config.clone(),
     };
     migrate(&conn).map_err(|e| match e {
-        Error::Postgres(pe) => connect_error(&pe, &unavailable),
+        Error::Postgres(pe) => connect_error(&pe, &|r, f| server.unavailable(r, f)),
         other => other,
     })?;
     Ok(conn)
@@ -193,21 +214,7 @@ pub fn schema_store_url(server_url: &str, schema: &str, fresh: bool) -> Result<S
             "a store's schema is named by lower-case letters, digits and _ (got {schema:?})"
         )));
     }
-    let (mut config, tls) = parse_url(server_url)?;
-    if config.get_password().is_none() {
-        if let Some(p) = password_from_env(&config) {
-            config.password(p);
-        }
-    }
-    let shown = shown(&config);
-    let unavailable = |reason: String, fix: &str| Error::StoreUnavailable {
-        store: shown.clone(),
-        reason,
-        fix: fix.into(),
-    };
-    let mut client = config
-        .connect(tls.connector(&shown)?)
-        .map_err(|e| connect_error(&e, &unavailable))?;
+    let mut client = Server::from_url(server_url)?.connect()?;
     if fresh {
         client.batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))?;
     }
