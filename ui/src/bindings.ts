@@ -122,7 +122,16 @@ as_of: number | null, };
 
 export type MemoryUpdate = { text?: string, who?: string, when?: string, where?: string, why?: string, how?: string, importance?: number, state?: State, tags?: Array<string>, metadata?: JsonValue, };
 
-export type Stats = { db_path: string, memories: number, by_kind: Array<[string, number]>, by_state: Array<[string, number]>, deleted: number, conversations: Array<[string, number]>, links: number, indexed: number, index_tombstones: number, embedding_model: string, dim: number, };
+export type Stats = { db_path: string, memories: number, by_kind: Array<[string, number]>, by_state: Array<[string, number]>, deleted: number, conversations: Array<[string, number]>, links: number, 
+/**
+ * Vectors this process holds.
+ */
+indexed: number, index_tombstones: number, 
+/**
+ * What answers the larger k-NN searches: the engine's own HNSW graph (`hnsw`, SQLite
+ * stores) or the store's pgvector index that every process shares (`pgvector`).
+ */
+vector_index: SearchPath, embedding_model: string, dim: number, };
 
 export type Route = "direct" | "pattern" | "causal" | "hybrid";
 

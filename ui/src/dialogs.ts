@@ -2,7 +2,7 @@
 
 import { api, waitJob } from "./api";
 import { h, clear, toast } from "./dom";
-import type { ImportFormat, JobId, ServerStatus } from "./types";
+import type { ImportFormat, JobId, ServerStatus, Stats } from "./types";
 
 export function modal(title: string, ...content: (Node | null)[]): { el: HTMLElement; close: () => void } {
   const card = h("div", { class: "card dialog", role: "dialog", "aria-label": title }, h("h2", null, title), ...content);
@@ -89,6 +89,13 @@ export function openExportDialog(): void {
   });
 }
 
+/** The vector index as Settings shows it: the engine's own graph, or pgvector's in the store. */
+function indexText(s: Stats): string {
+  return s.vector_index === "pgvector"
+    ? `pgvector, in the store (shared by every process); ${s.indexed} vectors held here`
+    : `HNSW in this app, ${s.indexed} vectors, ${s.index_tombstones} tombstones`;
+}
+
 export function openSettingsDialog(): void {
   const info = h("dl", { class: "grid" });
   const path = h("input", { type: "text", "aria-label": "store path", "data-testid": "store-path" });
@@ -170,7 +177,7 @@ export function openSettingsDialog(): void {
     path.value = s.db_path;
     info.append(h("dt", null, "store"), h("dd", null, s.db_path), h("dt", null, "model"), h("dd", null, s.model_dir),
       h("dt", null, "embedding"), h("dd", null, s.stats ? `${s.stats.embedding_model} (${s.stats.dim} dims)` : "—"),
-      h("dt", null, "index"), h("dd", null, s.stats ? `${s.stats.indexed} vectors, ${s.stats.index_tombstones} tombstones` : "—"));
+      h("dt", null, "index"), h("dd", null, s.stats ? indexText(s.stats) : "—"));
   });
   open.addEventListener("click", async () => {
     open.disabled = true;

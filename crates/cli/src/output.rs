@@ -16,6 +16,7 @@ macro_rules! out {
 
 use indicatif::{ProgressBar, ProgressStyle};
 use somna_engine::eval::locomo::{Report, Scores};
+use somna_engine::index::SearchPath;
 use somna_engine::retrieve::{Hit, SearchResponse};
 use somna_engine::{Memory, MemoryDetail, Progress, ProgressEvent, Stats};
 use std::sync::Mutex;
@@ -267,13 +268,21 @@ pub fn print_stats(s: &Stats) {
         out!("  {k:<10} {n}");
     }
     out!("links        {}", s.links);
-    out!(
-        "index        {} vectors, {} tombstones ({} × {})",
-        s.indexed,
-        s.index_tombstones,
-        s.embedding_model,
-        s.dim
-    );
+    match s.vector_index {
+        SearchPath::Pgvector => out!(
+            "index        pgvector in the store; {} vectors held here ({} × {})",
+            s.indexed,
+            s.embedding_model,
+            s.dim
+        ),
+        _ => out!(
+            "index        {} vectors, {} tombstones ({} × {})",
+            s.indexed,
+            s.index_tombstones,
+            s.embedding_model,
+            s.dim
+        ),
+    }
     out!("conversations:");
     for (c, n) in &s.conversations {
         out!("  {c:<24} {n} messages");

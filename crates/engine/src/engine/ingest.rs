@@ -25,7 +25,9 @@ fn import_err(file: &Path, location: impl Into<String>, problem: impl Into<Strin
 const EMBEDDING_MODEL: &str = "embedding_model";
 
 /// An import of at least this many messages or memories refreshes the database's
-/// statistics when it is done ([`crate::store::Store::refresh_statistics`]).
+/// statistics when it is done ([`crate::store::Store::refresh_statistics`]); an export
+/// this large restored into a store without vectors builds pgvector's index once at the
+/// end ([`crate::store::Tx::defer_vector_index`]).
 const BULK_LOAD: usize = 1000;
 
 /// Turns a constraint failure while restoring `what` into a refusal that says why: its key
@@ -346,6 +348,7 @@ impl Somna {
         }
         let mut store = self.store();
         store.transaction(|tx| {
+            let deferred = doc.memories.len() >= BULK_LOAD && tx.defer_vector_index()?;
             for (i, m) in doc.memories.iter().enumerate() {
                 if tx.get_memory(m.memory.id)?.is_some() {
                     return Err(Error::InvalidInput(format!(
@@ -366,6 +369,10 @@ impl Somna {
                 if i % 1000 == 0 {
                     job.report("import", i as u64, doc.memories.len() as u64);
                 }
+            }
+            if deferred {
+                job.report("index", 0, 1);
+                tx.restore_vector_index()?;
             }
             for l in &doc.links {
                 tx.upsert_link(l.src, l.dst, l.kind, l.score, l.created_at)?;

@@ -240,6 +240,11 @@ impl Somna {
             links,
             indexed: index.len(),
             index_tombstones: index.tombstones(),
+            vector_index: if index.in_database() {
+                crate::index::SearchPath::Pgvector
+            } else {
+                crate::index::SearchPath::Hnsw
+            },
             embedding_model: self.embedder.model_id().to_string(),
             dim: self.embedder.dim(),
         })

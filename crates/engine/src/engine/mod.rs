@@ -121,8 +121,12 @@ pub struct Stats {
     pub deleted: u64,
     pub conversations: Vec<(String, i64)>,
     pub links: u64,
+    /// Vectors this process holds.
     pub indexed: usize,
     pub index_tombstones: usize,
+    /// What answers the larger k-NN searches: the engine's own HNSW graph (`hnsw`, SQLite
+    /// stores) or the store's pgvector index that every process shares (`pgvector`).
+    pub vector_index: crate::index::SearchPath,
     pub embedding_model: String,
     pub dim: usize,
 }

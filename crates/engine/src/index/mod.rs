@@ -11,6 +11,11 @@
 //!   Saves go through a temporary directory and a lock (see `persist`).
 //! * Searches over a small candidate set (a scoped or filtered search, a small store) are
 //!   exact; larger ones use HNSW with the candidate filter applied during the graph walk.
+//! * A store that holds its vectors in an index of its own (Postgres with pgvector, shared by
+//!   every process that opens it) gets no graph here: larger searches are asked of the
+//!   database, over a connection the index keeps for them, and nothing is saved beside the
+//!   store. The rows are still held, for exact scoped searches and for what reads every
+//!   vector (clustering, projection, sleep cycles).
 
 mod dump_check;
 mod persist;
@@ -22,6 +27,7 @@ use crate::{Error, Result};
 use hnsw_rs::prelude::{DistDot, Hnsw};
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::Mutex;
 
 /// hnsw_rs' DistDot asserts 1 − a·b ≥ 0; shrinking unit vectors a hair keeps rounding from
 /// pushing a self-product above 1 without changing any ranking.
@@ -64,11 +70,21 @@ pub enum SearchPath {
     Pgvector,
 }
 
+/// What answers a search over more candidates than an exact scan should take.
+enum Neighbours {
+    /// The engine's own HNSW graph over the rows.
+    Graph(Hnsw<'static, f32, DistDot>),
+    /// The store's database (pgvector's index), over a connection of the index's own, so
+    /// that a search neither waits for the engine's store lock nor runs inside one of its
+    /// transactions.
+    Database(Mutex<Store>),
+}
+
 pub struct VectorIndex {
     dim: usize,
     params: IndexParams,
-    graph: Hnsw<'static, f32, DistDot>,
-    /// Memory id of every graph slot, in insertion order.
+    neighbours: Neighbours,
+    /// Memory id of every graph slot, in insertion order (empty without a graph).
     slot_ids: Vec<i64>,
     /// The live slot of each indexed memory.
     current: HashMap<i64, usize>,
@@ -89,7 +105,7 @@ impl VectorIndex {
         Self {
             dim,
             params,
-            graph: new_graph(params, capacity),
+            neighbours: Neighbours::Graph(new_graph(params, capacity)),
             slot_ids: Vec::new(),
             current: HashMap::new(),
             rows: Vec::new(),
@@ -110,6 +126,12 @@ impl VectorIndex {
         params: IndexParams,
         job: &Job,
     ) -> Result<(Self, Option<String>)> {
+        if let Some(database) = store.sibling()? {
+            return Ok((
+                Self::over_database(store, database, dim, params, job)?,
+                None,
+            ));
+        }
         let dir = persist::index_dir(store.path());
         let loaded = match &dir {
             Some(d) => persist::load(d, store, dim, params),
@@ -144,6 +166,28 @@ impl VectorIndex {
         Ok((index, rebuilt))
     }
 
+    /// The rows of every embedding in `store`, whose database answers the larger searches
+    /// over `database` (another connection to it). A graph an earlier version kept beside
+    /// the store for it is removed.
+    fn over_database(
+        store: &Store,
+        database: Store,
+        dim: usize,
+        params: IndexParams,
+        job: &Job,
+    ) -> Result<Self> {
+        if let Some(dir) = persist::index_dir(store.path()).filter(|d| d.is_dir()) {
+            // Only a cache: a failure to remove it costs disk space, nothing else.
+            let _ = std::fs::remove_dir_all(dir);
+        }
+        let mut index = Self {
+            neighbours: Neighbours::Database(Mutex::new(database)),
+            ..Self::new(dim, params, 1)
+        };
+        index.catch_up(store, job)?;
+        Ok(index)
+    }
+
     /// Builds the index from every embedding in the store.
     pub fn build(store: &Store, dim: usize, params: IndexParams, job: &Job) -> Result<Self> {
         let all = store.read().embeddings_since(0)?;
@@ -167,6 +211,15 @@ impl VectorIndex {
         let total = items.len() as u64;
         for (done, chunk) in items.chunks(CHUNK).enumerate() {
             job.cancel.check()?;
+            if self.in_database() {
+                for (id, v, seq) in chunk {
+                    self.check_dim(v)?;
+                    self.set_row(*id, v);
+                    self.seq = self.seq.max(*seq);
+                }
+                job.report("index", ((done * CHUNK) + chunk.len()) as u64, total);
+                continue;
+            }
             let first_slot = self.slot_ids.len();
             let mut scaled: Vec<Vec<f32>> = Vec::with_capacity(chunk.len());
             for (id, v, seq) in chunk {
@@ -181,11 +234,12 @@ impl VectorIndex {
                 .enumerate()
                 .map(|(i, v)| (v.as_slice(), first_slot + i))
                 .collect();
+            let graph = self.graph().expect("not in the database");
             if refs.len() > 64 {
-                self.graph.parallel_insert_slice(&refs);
+                graph.parallel_insert_slice(&refs);
             } else {
                 for r in refs {
-                    self.graph.insert_slice(r);
+                    graph.insert_slice(r);
                 }
             }
             for (i, (id, _, _)) in chunk.iter().enumerate() {
@@ -244,11 +298,11 @@ impl VectorIndex {
     }
 
     pub fn len(&self) -> usize {
-        self.current.len()
+        self.row_ids.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.current.is_empty()
+        self.row_ids.is_empty()
     }
 
     /// Graph slots no longer current (superseded or deleted).
@@ -258,7 +312,19 @@ impl VectorIndex {
 
     /// Ids of the indexed memories, in no particular order.
     pub fn ids(&self) -> impl Iterator<Item = i64> + '_ {
-        self.current.keys().copied()
+        self.row_ids.iter().copied()
+    }
+
+    /// Whether the store's database answers the larger searches (there is no graph here).
+    pub fn in_database(&self) -> bool {
+        matches!(self.neighbours, Neighbours::Database(_))
+    }
+
+    fn graph(&self) -> Option<&Hnsw<'static, f32, DistDot>> {
+        match &self.neighbours {
+            Neighbours::Graph(g) => Some(g),
+            Neighbours::Database(_) => None,
+        }
     }
 
     pub fn seq(&self) -> i64 {
@@ -280,8 +346,9 @@ impl VectorIndex {
         self.vector(id).map(|v| dot(query, v))
     }
 
-    /// The `k` nearest memories to `query` among `allowed` (all indexed memories if `None`),
-    /// best first, as (id, cosine similarity). Exact when the candidate set is small.
+    /// The `k` nearest memories to `query` among `candidates` (all indexed memories if
+    /// `None`) that pass `allowed`, best first, as (id, cosine similarity). Exact when the
+    /// candidate set is small.
     pub fn search(
         &self,
         query: &[f32],
@@ -289,10 +356,17 @@ impl VectorIndex {
         allowed: Option<&dyn Fn(i64) -> bool>,
         candidates: Option<&[i64]>,
     ) -> (Vec<(i64, f32)>, SearchPath) {
-        if k == 0 || self.is_empty() {
+        // (Another process may have given the database what this one has not caught up with.)
+        if k == 0 || (self.is_empty() && !self.in_database()) {
             return (Vec::new(), SearchPath::Exact);
         }
-        let pass = |id: i64| allowed.is_none_or(|f| f(id));
+        // A long candidate list is looked up in a set while the graph is walked.
+        let only: Option<std::collections::HashSet<i64>> = candidates
+            .filter(|c| c.len() > EXACT_LIMIT)
+            .map(|c| c.iter().copied().collect());
+        let pass = |id: i64| {
+            only.as_ref().is_none_or(|o| o.contains(&id)) && allowed.is_none_or(|f| f(id))
+        };
         if let Some(ids) = candidates.filter(|c| c.len() <= EXACT_LIMIT) {
             let scored = ids
                 .iter()
@@ -300,6 +374,13 @@ impl VectorIndex {
                 .filter_map(|&id| self.similarity(query, id).map(|s| (id, s)));
             return (top_k(scored, k), SearchPath::Exact);
         }
+        let graph = match &self.neighbours {
+            Neighbours::Graph(graph) => graph,
+            // Whatever the store's size: the database knows every process's memories.
+            Neighbours::Database(database) => {
+                return self.search_database(database, query, k, &pass, candidates)
+            }
+        };
         if self.len() <= EXACT_LIMIT {
             return (self.exact(query, k, &pass), SearchPath::Exact);
         }
@@ -310,11 +391,12 @@ impl VectorIndex {
         };
         let ef = self.params.ef_search.max(2 * k);
         // Without stale slots (updated vectors) or a caller's filter, every slot is a hit.
-        let unfiltered = allowed.is_none() && self.slot_ids.len() == self.current.len();
+        let unfiltered =
+            allowed.is_none() && only.is_none() && self.slot_ids.len() == self.current.len();
         let found = if unfiltered {
-            self.graph.search(&scaled, k, ef)
+            graph.search(&scaled, k, ef)
         } else {
-            self.graph.search_filter(&scaled, k, ef, Some(&filter))
+            graph.search_filter(&scaled, k, ef, Some(&filter))
         };
         let hits: Vec<(i64, f32)> = found
             .into_iter()
@@ -326,11 +408,55 @@ impl VectorIndex {
         (top_k(hits, k), SearchPath::Hnsw)
     }
 
+    /// A search the database answers: `candidates` (more than an exact scan takes) or all
+    /// its current memories, nearest first, with `pass` applied to what comes back; as
+    /// long as it rejects some of that, a longer list is asked for. Should the database
+    /// fail (a lost connection), the rows held here are scanned exactly instead: slower,
+    /// the same answer for every memory this process has caught up with.
+    fn search_database(
+        &self,
+        database: &Mutex<Store>,
+        query: &[f32],
+        k: usize,
+        pass: &dyn Fn(i64) -> bool,
+        candidates: Option<&[i64]>,
+    ) -> (Vec<(i64, f32)>, SearchPath) {
+        use crate::store::VectorScope;
+        let scope = candidates.map_or(VectorScope::All, VectorScope::Only);
+        let store = database.lock().unwrap_or_else(|p| p.into_inner());
+        let mut asked = k + k / 2 + 2;
+        loop {
+            let ef = self.params.ef_search.max(2 * asked);
+            // In a transaction: the search settings are set for it alone.
+            match store.snapshot(|tx| tx.nearest_in_database(query, asked, ef, scope, EXACT_LIMIT))
+            {
+                Ok((hits, exact)) => {
+                    let complete = hits.len() < asked;
+                    let kept: Vec<(i64, f32)> =
+                        hits.into_iter().filter(|&(id, _)| pass(id)).collect();
+                    if kept.len() >= k || complete || asked >= self.len().max(k) {
+                        let path = if exact {
+                            SearchPath::Exact
+                        } else {
+                            SearchPath::Pgvector
+                        };
+                        return (kept.into_iter().take(k).collect(), path);
+                    }
+                    asked *= 4;
+                }
+                Err(_) => return (self.exact(query, k, pass), SearchPath::Exact),
+            }
+        }
+    }
+
     /// Graph search only (no exact shortcut, no filter) with an explicit ef: what the ANN
-    /// benchmark measures.
+    /// benchmark measures. Empty for an index whose database answers searches.
     pub fn search_graph(&self, query: &[f32], k: usize, ef: usize) -> Vec<(i64, f32)> {
+        let Some(graph) = self.graph() else {
+            return Vec::new();
+        };
         let scaled: Vec<f32> = query.iter().map(|x| x * SHRINK).collect();
-        self.graph
+        graph
             .search(&scaled, k, ef)
             .into_iter()
             .map(|n| {

@@ -135,9 +135,15 @@ pub fn save(index: &VectorIndex, dir: &Path) -> Result<bool> {
 /// Writes a complete index directory at `tmp` (which must not exist), synced to disk.
 fn write_dir(index: &VectorIndex, tmp: &Path) -> Result<()> {
     std::fs::create_dir(tmp).map_err(|e| Error::io(tmp, e))?;
+    let graph = index.graph().ok_or_else(|| {
+        corrupt(
+            tmp,
+            "no graph to save: the store's database answers searches",
+        )
+    })?;
     // hnsw_rs panics when it cannot create its files.
     let basename = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        index.graph.file_dump(tmp, BASENAME)
+        graph.file_dump(tmp, BASENAME)
     }))
     .map_err(|_| corrupt(tmp, "the graph files could not be created"))?
     .map_err(|e| corrupt(tmp, format!("dump failed: {e}")))?;
@@ -380,7 +386,7 @@ pub fn load(dir: &Path, store: &Store, dim: usize, params: IndexParams) -> Resul
             ef_search: params.ef_search,
             ..manifest.params
         },
-        graph,
+        neighbours: super::Neighbours::Graph(graph),
         slot_ids,
         current: HashMap::new(),
         rows: Vec::new(),
@@ -579,6 +585,7 @@ fn load_graph(dir: &Path, slots: usize) -> Result<Hnsw<'static, f32, DistDot>> {
 /// A few current vectors must find their own slot: catches a graph that parses but does
 /// not belong to these vectors.
 fn probe(index: &VectorIndex) -> std::result::Result<(), String> {
+    let graph = index.graph().ok_or("no graph")?;
     let step = (index.row_ids.len() / 8).max(1);
     for &id in index.row_ids.iter().step_by(step).take(8) {
         let v: Vec<f32> = index
@@ -588,7 +595,7 @@ fn probe(index: &VectorIndex) -> std::result::Result<(), String> {
             .map(|x| x * super::SHRINK)
             .collect();
         let want = index.current[&id];
-        let found = index.graph.search(&v, 10, 64);
+        let found = graph.search(&v, 10, 64);
         if !found.iter().any(|n| n.d_id == want) {
             return Err(format!("self-search probe failed for memory {id}"));
         }

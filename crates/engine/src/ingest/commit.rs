@@ -31,7 +31,8 @@ struct Scope {
     /// Every one, listed for exact k-NN.
     ids: Vec<i64>,
     set: HashSet<i64>,
-    facts: HashSet<i64>,
+    /// Its facts, listed for exact k-NN.
+    facts: Vec<i64>,
     /// Its episodes; read only when the batch has cause clauses to match.
     episodes: HashSet<i64>,
 }
@@ -44,13 +45,10 @@ impl Scope {
             ..Default::default()
         };
         let ids = read.filter_ids(&filter)?;
-        let facts = read
-            .filter_ids(&MemoryFilter {
-                kinds: vec![Kind::Fact],
-                ..filter.clone()
-            })?
-            .into_iter()
-            .collect();
+        let facts = read.filter_ids(&MemoryFilter {
+            kinds: vec![Kind::Fact],
+            ..filter.clone()
+        })?;
         let episodes = if with_episodes {
             read.filter_ids(&MemoryFilter {
                 kinds: vec![Kind::Episode],
@@ -187,7 +185,7 @@ impl<'a> Writer<'a, '_> {
         let facts = &self.scope.facts;
         let existing = self
             .idx
-            .search(v, 1, Some(&|id| facts.contains(&id)), None)
+            .search(v, 1, None, Some(facts))
             .0
             .first()
             .map_or((0, 0.0), |h| (h.0, h.1));
@@ -207,10 +205,7 @@ impl<'a> Writer<'a, '_> {
             return Ok(FactFate::Known(nearest.0));
         }
         // Reconcile with the 10 most similar stored facts (seed 004).
-        let near = self
-            .idx
-            .search(v, 10, Some(&|id| facts.contains(&id)), None)
-            .0;
+        let near = self.idx.search(v, 10, None, Some(facts)).0;
         let mut sims: HashMap<i64, f32> = near.iter().copied().collect();
         // And with this batch's facts of the speaker: a value said twice in one import
         // (moved in May, moved again in September) is reconciled like one said across two.

@@ -113,6 +113,18 @@ impl Store {
         Ok(Self::with(Backend::Postgres(Box::new(conn)), local))
     }
 
+    /// For a Postgres store, another connection to it (the schema already up to date), for
+    /// work that runs beside this connection's transactions; `None` for SQLite.
+    pub fn sibling(&self) -> Result<Option<Store>> {
+        match &self.backend {
+            Backend::Sqlite(_) => Ok(None),
+            Backend::Postgres(conn) => Ok(Some(Self::with(
+                Backend::Postgres(Box::new(conn.sibling()?)),
+                self.path.clone(),
+            ))),
+        }
+    }
+
     /// Whether this store lives in Postgres.
     pub fn is_postgres(&self) -> bool {
         matches!(self.backend, Backend::Postgres(_))

@@ -96,4 +96,33 @@ impl Tx<'_> {
         })?;
         Ok((rows.collect::<Result<_>>()?, exact))
     }
+    /// Before a bulk load into a store without vectors: on Postgres, drops pgvector's
+    /// index so that the load does not insert into it row by row ([`Tx::restore_vector_index`]
+    /// builds it once at the end, in the same transaction, so no other connection ever sees
+    /// the store without it). Whether it was dropped: never on SQLite, nor when the store
+    /// holds vectors already.
+    pub fn defer_vector_index(&self) -> Result<bool> {
+        let conn = self.conn();
+        if conn.dialect() != Dialect::Postgres {
+            return Ok(false);
+        }
+        let empty: bool = conn.query_row(
+            "SELECT NOT EXISTS (SELECT 1 FROM memory_vectors)",
+            [],
+            |r| r.get(0),
+        )?;
+        if empty {
+            conn.execute_batch("DROP INDEX IF EXISTS memory_vectors_hnsw")?;
+        }
+        Ok(empty)
+    }
+
+    /// Builds the index [`Tx::defer_vector_index`] dropped, over everything loaded since,
+    /// with room to build it in memory.
+    pub fn restore_vector_index(&self) -> Result<()> {
+        self.conn().execute_batch(&format!(
+            "SET LOCAL maintenance_work_mem = '1GB'; {}",
+            super::postgres::VECTOR_INDEX
+        ))
+    }
 }

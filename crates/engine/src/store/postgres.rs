@@ -363,13 +363,22 @@ fn pgpass_lookup(text: &str, want: &[&str; 4]) -> Option<String> {
     None
 }
 
-/// Creates the schema in an empty database, or checks the version of an existing one.
-/// Several processes may do this at once: the first to take [`SCHEMA_LOCK`] creates it.
+/// pgvector's index over the embeddings, if missing (`Tx::restore_vector_index` builds it
+/// again after a bulk load).
+macro_rules! vector_index {
+    () => {
+        "CREATE INDEX IF NOT EXISTS memory_vectors_hnsw
+    ON memory_vectors USING hnsw (embedding vector_cosine_ops)"
+    };
+}
+pub(super) const VECTOR_INDEX: &str = vector_index!();
+
 /// What the schema gained after stores were first made from it, as idempotent statements
 /// run at every open (a store made before then gets it once, made since finds it there):
 /// the embeddings moved from `memories.embedding` to `memory_vectors` (the old column's
 /// space is reclaimed as rows are rewritten, or at once by `VACUUM FULL memories`).
-const ADDED: &str = "SET LOCAL maintenance_work_mem = '256MB';
+const ADDED: &str = concat!(
+    "SET LOCAL maintenance_work_mem = '256MB';
 CREATE TABLE IF NOT EXISTS memory_vectors (
     id        BIGINT PRIMARY KEY REFERENCES memories (id) ON DELETE CASCADE,
     embedding vector(384) NOT NULL
@@ -382,11 +391,15 @@ DO $$ BEGIN
         ALTER TABLE memories DROP COLUMN embedding;
     END IF;
 END $$;
-CREATE INDEX IF NOT EXISTS memory_vectors_hnsw
-    ON memory_vectors USING hnsw (embedding vector_cosine_ops);
+",
+    vector_index!(),
+    ";
 CREATE INDEX IF NOT EXISTS memories_turns_coalesced
-    ON memories ((COALESCE(conversation, '')), (COALESCE(session, '')), kind, id);";
+    ON memories ((COALESCE(conversation, '')), (COALESCE(session, '')), kind, id);"
+);
 
+/// Creates the schema in an empty database, or checks the version of an existing one.
+/// Several processes may do this at once: the first to take [`SCHEMA_LOCK`] creates it.
 fn migrate(conn: &PgConn) -> Result<()> {
     write_with(conn, SCHEMA_LOCK, |c| {
         let exists: bool = c
@@ -532,6 +545,21 @@ impl PgConn {
     }
 
     /// A [`Listener`] on a new connection, listening to the store's channel.
+    /// Another connection to this store, made as this one was (its schema is up to date).
+    pub fn sibling(&self) -> Result<PgConn> {
+        Ok(PgConn {
+            client: RefCell::new(self.config.connect(self.tls.clone())?),
+            tls: self.tls.clone(),
+            prepared: RefCell::default(),
+            in_transaction: Cell::new(false),
+            own_writes: Cell::new(0),
+            mean_lexemes: Cell::new(None),
+            shown: self.shown.clone(),
+            store_id: RefCell::new(self.store_id.borrow().clone()),
+            config: self.config.clone(),
+        })
+    }
+
     pub fn listener(&self) -> Result<Listener> {
         let mut client = self.config.connect(self.tls.clone())?;
         client.batch_execute(&format!("LISTEN {}", channel(&self.store_id.borrow())))?;

@@ -137,6 +137,10 @@ impl Case {
             None,
             "the index saved after the rebuild was not loaded"
         );
+        assert_eq!(
+            engine.stats().unwrap().vector_index,
+            somna_engine::index::SearchPath::Hnsw
+        );
         assert_eq!(results(&engine), self.reference);
     }
 }

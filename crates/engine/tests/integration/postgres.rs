@@ -4,6 +4,7 @@
 //! these tests fail, they never skip. Each test gets a schema of its own in that database.
 
 use crate::common::*;
+use somna_engine::embed::Embedder;
 use somna_engine::index::SearchPath;
 use somna_engine::ingest::ExportDoc;
 use somna_engine::retrieve::Origin as Found;
@@ -138,6 +139,55 @@ fn a_sqlite_store_copied_into_postgres_exports_the_same_and_a_sleep_cycle_undoes
 }
 
 #[test]
+fn a_large_export_restored_into_an_empty_postgres_store_keeps_a_valid_pgvector_index() {
+    let src = Fixture::sqlite_hash();
+    src.engine
+        .add(CONVERSATION, &sample_conversation(), &no_facts())
+        .unwrap();
+    let mut doc = doc_of(&src.engine);
+    // A thousand more memories, each with words and a vector of its own: enough for the
+    // restore to build pgvector's index once at the end instead of row by row.
+    let embedder = somna_engine::embed::HashEmbedder::new(384);
+    let template = doc.memories[0].clone();
+    let first_new = doc.memories.iter().map(|m| m.memory.id).max().unwrap() + 1;
+    let text = |i: i64| format!("harbour note {i}: crate {} went to pier {}", i * 7, i % 13);
+    for i in 0..1000 {
+        let mut m = template.clone();
+        m.memory.id = first_new + i;
+        m.memory.text = text(i);
+        m.embedding = Some(embedder.embed(&[m.memory.text.as_str()]).unwrap().remove(0));
+        doc.memories.push(m);
+    }
+    doc.last_memory_id = Some(first_new + 999);
+
+    let pg = Fixture::postgres_hash();
+    pg.engine.import_export(&doc, &Job::default()).unwrap();
+    // (Not assert_eq: a difference would print 1,012 vectors.)
+    assert!(doc_of(&pg.engine) == doc, "the copy is lossless");
+    let url = pg.cfg.db_path.to_str().unwrap();
+    let mut client = postgres::Client::connect(url, postgres::NoTls).unwrap();
+    let valid: Vec<bool> = client
+        .query(
+            "SELECT i.indisvalid FROM pg_index i
+             JOIN pg_class c ON c.oid = i.indexrelid
+             JOIN pg_namespace n ON n.oid = c.relnamespace
+             WHERE c.relname = 'memory_vectors_hnsw' AND n.nspname = current_schema()",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(valid, [true], "pgvector's index is there, and valid");
+    let response = pg
+        .engine
+        .search_readonly(&SearchQuery::new(text(500)))
+        .unwrap();
+    assert_eq!(response.vector_path, SearchPath::Pgvector);
+    assert_eq!(response.hits[0].memory.id, first_new + 500);
+}
+
+#[test]
 fn a_second_process_on_the_same_postgres_store_sees_the_first_ones_writes() {
     let a = Fixture::postgres_hash();
     let b = open_hash(&a.cfg);
@@ -203,6 +253,41 @@ fn the_vector_stage_reads_pgvectors_index_so_another_processs_memory_is_found_be
     a.engine.delete(id, false, "test").unwrap();
     let response = b.search_readonly(&SearchQuery::new(text)).unwrap();
     assert!(response.hits.iter().all(|h| h.memory.id != id));
+}
+
+#[test]
+fn the_engines_own_neighbour_searches_ask_pgvector_so_another_processs_memory_is_a_neighbour_at_once(
+) {
+    let a = Fixture::postgres_hash();
+    a.engine
+        .add(CONVERSATION, &sample_conversation(), &no_facts())
+        .unwrap();
+    let text = "the lighthouse keeper repainted the lamp room vermilion";
+    let first = a
+        .engine
+        .add("c1", &[msg("Ann", text)], &no_facts())
+        .unwrap()
+        .episodes[0];
+    let b = open_hash(&a.cfg);
+    // No graph of its own: the store's index answers, whatever the store's size.
+    let stats = b.stats().unwrap();
+    assert_eq!(stats.vector_index, SearchPath::Pgvector);
+    assert_eq!(stats.index_tombstones, 0);
+    // The same words again, written by `a` after `b` opened: `b` holds no vector of it and
+    // has not caught up, yet it is the nearest memory `b` finds to the first.
+    let second = a
+        .engine
+        .add("c2", &[msg("Ann", text)], &no_facts())
+        .unwrap()
+        .episodes[0];
+    let near: Vec<i64> = b
+        .similar_to(first, 5)
+        .unwrap()
+        .iter()
+        .map(|s| s.id)
+        .collect();
+    assert_eq!(near.first(), Some(&second), "{near:?}");
+    assert!(!near.contains(&first), "a memory is not its own neighbour");
 }
 
 #[test]
