@@ -124,9 +124,14 @@ export type MemoryUpdate = { text?: string, who?: string, when?: string, where?:
 
 export type Stats = { db_path: string, memories: number, by_kind: Array<[string, number]>, by_state: Array<[string, number]>, deleted: number, conversations: Array<[string, number]>, links: number, 
 /**
- * Vectors this process holds.
+ * Memories in the vector index (not deleted, embedded).
  */
 indexed: number, index_tombstones: number, 
+/**
+ * Vectors this process holds: all of `indexed` with the engine's own graph; with
+ * pgvector's, none until something needs every vector (clustering, projection, sleep).
+ */
+vectors_held: number, 
 /**
  * What answers the larger k-NN searches: the engine's own HNSW graph (`hnsw`, SQLite
  * stores) or the store's pgvector index that every process shares (`pgvector`).

@@ -92,7 +92,7 @@ export function openExportDialog(): void {
 /** The vector index as Settings shows it: the engine's own graph, or pgvector's in the store. */
 function indexText(s: Stats): string {
   return s.vector_index === "pgvector"
-    ? `pgvector, in the store (shared by every process); ${s.indexed} vectors held here`
+    ? `pgvector, in the store (shared by every process): ${s.indexed} vectors, ${s.vectors_held} held by this app`
     : `HNSW in this app, ${s.indexed} vectors, ${s.index_tombstones} tombstones`;
 }
 

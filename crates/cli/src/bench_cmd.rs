@@ -7,7 +7,7 @@ use anyhow::{bail, Context};
 use clap::Args;
 use serde::Serialize;
 use somna_engine::bench::{self, AnnResult, EmbedResult};
-use somna_engine::embed::{BertEmbedder, EncoderKind, ModelDir};
+use somna_engine::embed::{BertEmbedder, Embedder, EncoderKind, ModelDir};
 use somna_engine::index::IndexParams;
 use somna_engine::ingest::ConversationBatch;
 use somna_engine::{AddOptions, Config, Job, Message, Route, SearchQuery, Somna};
@@ -93,6 +93,13 @@ pub struct BenchArgs {
     /// run. The search store is a copy of the SQLite one.
     #[arg(long)]
     postgres: Option<String>,
+    /// Search on Postgres alone at these store sizes (with `--postgres`): the store is
+    /// built straight into the server (schema `somna_bench_scale_<size>_<seed>`, kept for
+    /// the next run) as the what-if benchmark builds its own (vectors from the hashing
+    /// embedder), pgvector's index built once at the end. SQLite is left out: its graph
+    /// takes hours to build at a million memories.
+    #[arg(long, value_delimiter = ',')]
+    postgres_scale: Vec<usize>,
     /// Writers and searchers of the concurrent section, and how long it runs.
     #[arg(long, default_value_t = 8)]
     concurrent_writers: usize,
@@ -240,6 +247,9 @@ pub fn run(args: BenchArgs, model_dir: &Path, json: bool) -> anyhow::Result<()> 
     if has("search") {
         for &size in &args.search_sizes {
             report.search.extend(search_step(&env, size)?);
+        }
+        for &size in &args.postgres_scale {
+            report.search.extend(postgres_scale_step(&env, size)?);
         }
     }
     if has("sleep") {
@@ -398,6 +408,57 @@ fn ingest_step(env: &Env<'_>, db: &Path, backend: &str) -> anyhow::Result<Ingest
     Ok(result)
 }
 
+/// Search latency on a Postgres store of `size` memories built in the server (see
+/// `--postgres-scale`), for the direct route and the router's choice.
+fn postgres_scale_step(env: &Env<'_>, size: usize) -> anyhow::Result<Vec<SearchResult>> {
+    let pg = env
+        .postgres
+        .context("--postgres-scale measures a Postgres store: give --postgres too")?;
+    let schema = format!("somna_bench_scale_{size}_{}", env.args.seed);
+    let open = |url: &Path| {
+        Somna::open_with(
+            &Config::new(url, env.model_dir),
+            env.embedder(),
+            &Job::default(),
+        )
+    };
+    let mut url = pg.store(&schema, false)?;
+    let built = open(&url)?.stats()?.memories;
+    if built != size as u64 {
+        eprintln!(
+            "building a {size}-memory store in Postgres schema {schema} (kept for the next run)"
+        );
+        url = pg.store(&schema, true)?;
+        let bar = Arc::new(Bar::new("store", env.json));
+        let job = Job {
+            progress: bar.clone(),
+            cancel: Default::default(),
+        };
+        let started = Instant::now();
+        crate::bench_whatif::build(&url, env.embedder().model_id(), size, env.args.seed, &job)?;
+        bar.finish();
+        eprintln!("built in {:.1} s", started.elapsed().as_secs_f64());
+    }
+    let started = Instant::now();
+    let engine = open(&url)?;
+    eprintln!(
+        "an engine opened the {size}-memory Postgres store in {:.2} s",
+        started.elapsed().as_secs_f64()
+    );
+    let memories = engine.stats()?.memories;
+    let queries = bench::synthetic_queries(env.args.queries, env.args.seed + 3);
+    let mut out = Vec::new();
+    for &k in &env.args.search_k {
+        for route in [Some(Route::Direct), None] {
+            let mut result = search_route(&engine, &queries, route, k, false, memories)?;
+            result.backend = "postgres".into();
+            report_search(&result);
+            out.push(result);
+        }
+    }
+    Ok(out)
+}
+
 /// Search latency on a store of `size` memories (built once and cached), for the direct
 /// route and the router's choice.
 fn search_step(env: &Env<'_>, size: usize) -> anyhow::Result<Vec<SearchResult>> {
@@ -452,9 +513,24 @@ fn search_step(env: &Env<'_>, size: usize) -> anyhow::Result<Vec<SearchResult>> 
                 progress: bar.clone(),
                 cancel: Default::default(),
             };
+            let started = Instant::now();
             crate::bench_postgres::copy_store(&engine, &on_pg, &job)?;
             bar.finish();
+            let secs = started.elapsed().as_secs_f64();
+            eprintln!(
+                "copied in {secs:.1} s ({:.0} memories/s, pgvector's index built once at the end)",
+                memories as f64 / secs
+            );
         }
+        // What each new process pays to open the store: no graph of its own, the vectors
+        // read for what needs them all.
+        drop(on_pg);
+        let started = Instant::now();
+        let on_pg = open(&url)?;
+        eprintln!(
+            "an engine opened the {size}-memory Postgres store in {:.2} s",
+            started.elapsed().as_secs_f64()
+        );
         for &k in &args.search_k {
             for route in [Some(Route::Direct), None] {
                 let mut result = search_route(&on_pg, &queries, route, k, false, memories)?;

@@ -65,7 +65,7 @@ pub fn run(
         Arc::new(BertEmbedder::load(&ModelDir(model_dir.to_path_buf()))?);
     if !path.exists() {
         eprintln!("whatif: building a store of {memories} memories");
-        build(&path, embedder.model_id(), memories, seed)?;
+        build(&path, embedder.model_id(), memories, seed, &Job::default())?;
     }
     let config = Config::new(&path, model_dir);
     let mut engine = Somna::open_with(&config, embedder.clone(), &Job::default())?;
@@ -148,14 +148,25 @@ pub fn run(
 }
 
 /// Nine episodes (one in five a short reply) and one summary holding them, per ten
-/// memories, occurred over the last two years, in 1,000 conversations.
-fn build(path: &Path, model_id: &str, memories: usize, seed: u64) -> anyhow::Result<()> {
+/// memories, occurred over the last two years, in 1,000 conversations, in the empty store
+/// at `path` (a SQLite file or a Postgres URL; on Postgres, pgvector's index is built once
+/// at the end).
+pub fn build(
+    path: &Path,
+    model_id: &str,
+    memories: usize,
+    seed: u64,
+    job: &Job,
+) -> anyhow::Result<()> {
     let sentences = bench::synthetic_sentences(memories, seed);
     let hash = HashEmbedder::new(384);
     let now = now_ms();
     let mut store = Store::open(path)?;
     store.set_meta("embedding_model", model_id)?;
+    let deferred = store.transaction(|tx| tx.defer_vector_index())?;
     for (chunk_no, chunk) in sentences.chunks(10_000).enumerate() {
+        job.cancel.check()?;
+        job.report("store", (chunk_no * 10_000) as u64, memories as u64);
         let vectors = hash.embed(&chunk.iter().map(String::as_str).collect::<Vec<_>>())?;
         store.transaction(|tx| {
             let mut episodes = Vec::new();
@@ -199,6 +210,11 @@ fn build(path: &Path, model_id: &str, memories: usize, seed: u64) -> anyhow::Res
             Ok(())
         })?;
     }
+    if deferred {
+        job.report("index", 0, 1);
+        store.transaction(|tx| tx.restore_vector_index())?;
+    }
+    store.refresh_statistics()?;
     Ok(())
 }
 

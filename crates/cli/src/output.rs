@@ -270,8 +270,9 @@ pub fn print_stats(s: &Stats) {
     out!("links        {}", s.links);
     match s.vector_index {
         SearchPath::Pgvector => out!(
-            "index        pgvector in the store; {} vectors held here ({} × {})",
+            "index        pgvector in the store, {} vectors ({} held here; {} × {})",
             s.indexed,
+            s.vectors_held,
             s.embedding_model,
             s.dim
         ),

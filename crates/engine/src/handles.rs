@@ -20,8 +20,9 @@ impl<'a> Handles<'a> {
         self.store.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    pub fn index_read(&self) -> RwLockReadGuard<'a, VectorIndex> {
-        self.index.read().unwrap_or_else(|p| p.into_inner())
+    /// The index, its rows holding every vector (what the subsystems lent these read).
+    pub fn index_read(&self) -> Result<RwLockReadGuard<'a, VectorIndex>> {
+        crate::index::read_with_vectors(self.index)
     }
 
     pub fn embedder(&self) -> &'a dyn Embedder {
@@ -33,7 +34,7 @@ impl<'a> Handles<'a> {
     pub fn visible_vectors(&self) -> Result<(Vec<i64>, Vec<f32>)> {
         let mut ids = self.store().read().filter_ids(&MemoryFilter::default())?;
         ids.sort_unstable();
-        let index = self.index_read();
+        let index = self.index_read()?;
         let d = self.embedder.dim();
         let mut kept = Vec::with_capacity(ids.len());
         let mut x = Vec::with_capacity(ids.len() * d);

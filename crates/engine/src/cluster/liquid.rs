@@ -309,7 +309,7 @@ impl Clustering<'_> {
         let assigned: HashSet<i64> = inputs.assignments.iter().map(|a| a.0).collect();
         // The memories of the loop: visible, embedded and clustered.
         let (ids, x, index_at) = {
-            let index = self.index_read();
+            let index = self.index_read()?;
             let mut ids: Vec<i64> = index
                 .ids()
                 .filter(|id| timed.contains(id) && assigned.contains(id))
@@ -465,7 +465,7 @@ impl Clustering<'_> {
         let mut out = Vec::with_capacity(queries.len());
         for chunk in queries.chunks(2048) {
             job.cancel.check()?;
-            let index = self.index_read();
+            let index = self.index_read()?;
             let pass = |id: i64| row_of.contains_key(&id);
             let part: Vec<Vec<(u32, f32)>> = chunk
                 .par_iter()
@@ -503,7 +503,7 @@ impl Clustering<'_> {
         if missing.is_empty() {
             return Ok(());
         }
-        let index = self.index_read();
+        let index = self.index_read()?;
         for (x, y, count) in missing {
             let (a, b) = (cache.ids[x as usize], cache.ids[y as usize]);
             let semantic = match (index.vector(a), index.vector(b)) {
@@ -529,7 +529,7 @@ impl Clustering<'_> {
         job: &Job,
     ) -> Result<()> {
         let (seq, len) = {
-            let index = self.index_read();
+            let index = self.index_read()?;
             (index.seq(), index.len())
         };
         if seq == cache.index_seq && len == cache.index_len {
@@ -545,7 +545,7 @@ impl Clustering<'_> {
                 .collect();
             (read.cluster_assignments()?, read.memory_times()?, visible)
         };
-        let index = self.index_read();
+        let index = self.index_read()?;
         // Removed memories leave their clusters.
         for r in 0..cache.ids.len() {
             let id = cache.ids[r];
@@ -656,7 +656,7 @@ impl Clustering<'_> {
         let e_cluster = cache.cluster_energies();
         let moves = cache.plan_flow(&e_cluster, params);
         let flow = {
-            let index = self.index_read();
+            let index = self.index_read()?;
             cache.apply_moves(&moves, |id| index.vector(id))
         };
         let mut touched = flow.touched;

@@ -93,7 +93,7 @@ impl<'a> Clustering<'a> {
         self.handles.store()
     }
 
-    fn index_read(&self) -> RwLockReadGuard<'a, VectorIndex> {
+    fn index_read(&self) -> Result<RwLockReadGuard<'a, VectorIndex>> {
         self.handles.index_read()
     }
 
@@ -195,7 +195,7 @@ impl Clustering<'_> {
         }
         let memories = {
             let ids = self.store().read().filter_ids(&MemoryFilter::default())?;
-            let index = self.index_read();
+            let index = self.index_read()?;
             ids.iter().filter(|&&id| index.vector(id).is_some()).count()
         };
         if memories < AUTO_CLUSTER_MIN {

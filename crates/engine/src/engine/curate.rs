@@ -334,7 +334,7 @@ impl Somna {
     pub fn find_duplicates(&self, q: &DuplicateQuery) -> Result<Vec<DuplicateGroup>> {
         q.validate()?;
         let memories = self.store().read().all_memories()?;
-        let index = self.index_read();
+        let index = self.vectors_read()?;
         Ok(duplicates::groups(&memories, q, |m| {
             match index.vector(m.id) {
                 Some(v) => index.search(v, duplicates::NEIGHBOURS + 1, None, None).0,

@@ -238,8 +238,13 @@ impl Somna {
             deleted: with_deleted - all,
             conversations: read.conversations()?,
             links,
-            indexed: index.len(),
+            indexed: if index.in_database() {
+                read.count_embedded()?
+            } else {
+                index.len()
+            },
             index_tombstones: index.tombstones(),
+            vectors_held: index.len(),
             vector_index: if index.in_database() {
                 crate::index::SearchPath::Pgvector
             } else {

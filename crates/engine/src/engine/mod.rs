@@ -121,9 +121,12 @@ pub struct Stats {
     pub deleted: u64,
     pub conversations: Vec<(String, i64)>,
     pub links: u64,
-    /// Vectors this process holds.
+    /// Memories in the vector index (not deleted, embedded).
     pub indexed: usize,
     pub index_tombstones: usize,
+    /// Vectors this process holds: all of `indexed` with the engine's own graph; with
+    /// pgvector's, none until something needs every vector (clustering, projection, sleep).
+    pub vectors_held: usize,
     /// What answers the larger k-NN searches: the engine's own HNSW graph (`hnsw`, SQLite
     /// stores) or the store's pgvector index that every process shares (`pgvector`).
     pub vector_index: crate::index::SearchPath,
@@ -258,6 +261,12 @@ impl Somna {
 
     pub(crate) fn index_read(&self) -> RwLockReadGuard<'_, VectorIndex> {
         self.index.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The index, its rows holding every vector: for what reads vectors, not only
+    /// searches (see [`crate::index::read_with_vectors`]).
+    pub(crate) fn vectors_read(&self) -> Result<RwLockReadGuard<'_, VectorIndex>> {
+        crate::index::read_with_vectors(&self.index)
     }
 
     pub(crate) fn index_write(&self) -> RwLockWriteGuard<'_, VectorIndex> {

@@ -22,7 +22,14 @@ impl Somna {
         let k = k.min(100);
         let hits = {
             let index = self.index_read();
-            let Some(v) = index.vector(id).map(<[f32]>::to_vec) else {
+            // (From the database when this process has not read every vector.)
+            let held = index.vector(id).map(<[f32]>::to_vec);
+            let v = match held {
+                Some(v) => Some(v),
+                None if index.in_database() => self.with_store(|s| s.read().embedding_of(id))?,
+                None => None,
+            };
+            let Some(v) = v else {
                 return self.with_store(|s| {
                     if s.read().get_memories(&[id])?.is_empty() {
                         Err(crate::Error::NotFound { id })

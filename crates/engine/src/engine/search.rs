@@ -40,7 +40,13 @@ impl Somna {
             q.filter.check_as_of()?;
         }
         let store = self.store();
-        let index = self.index_read();
+        // As of a time, every memory's vector is read (`retrieve::as_of`); a search of now
+        // reads only its candidates'.
+        let index = if q.as_of.is_some() {
+            self.vectors_read()?
+        } else {
+            self.index_read()
+        };
         let actors = self.actors.read().unwrap_or_else(|p| p.into_inner());
         let has_causal_links = self
             .has_causal_links

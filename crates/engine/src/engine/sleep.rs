@@ -359,7 +359,7 @@ impl Somna {
     ) -> Result<Vec<SummaryPlan>> {
         job.report(PHASES[1], 0, batches.len() as u64);
         let vectors: HashMap<i64, Vec<f32>> = {
-            let index = self.index_read();
+            let index = self.vectors_read()?;
             batches
                 .iter()
                 .flatten()

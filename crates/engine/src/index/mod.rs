@@ -14,8 +14,9 @@
 //! * A store that holds its vectors in an index of its own (Postgres with pgvector, shared by
 //!   every process that opens it) gets no graph here: larger searches are asked of the
 //!   database, over a connection the index keeps for them, and nothing is saved beside the
-//!   store. The rows are still held, for exact scoped searches and for what reads every
-//!   vector (clustering, projection, sleep cycles).
+//!   store. The rows are read from it only when something needs every vector (clustering,
+//!   projection, sleep cycles, curation, time travel: [`read_with_vectors`]); until then a
+//!   process (a CLI call, an MCP server) opens the store without reading a vector.
 
 mod dump_check;
 mod persist;
@@ -27,7 +28,7 @@ use crate::{Error, Result};
 use hnsw_rs::prelude::{DistDot, Hnsw};
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::{Mutex, RwLock, RwLockReadGuard};
 
 /// hnsw_rs' DistDot asserts 1 − a·b ≥ 0; shrinking unit vectors a hair keeps rounding from
 /// pushing a self-product above 1 without changing any ranking.
@@ -35,6 +36,9 @@ const SHRINK: f32 = 0.999_99;
 
 /// Below this many candidates a search is exact (a brute-force scan is faster and exact).
 pub const EXACT_LIMIT: usize = 10_000;
+
+/// The longest list a search asks the database for while its filter rejects what comes.
+const MAX_ASKED: usize = 100_000;
 
 /// HNSW construction and search parameters.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -94,6 +98,9 @@ pub struct VectorIndex {
     row_of: HashMap<i64, usize>,
     /// Highest embed_seq of the store reflected here.
     seq: i64,
+    /// Whether the rows hold every vector of the store (always, with a graph; once
+    /// [`VectorIndex::load_rows`] ran, with the database).
+    rows_loaded: bool,
     dir: Option<PathBuf>,
     /// Set when something changed since the last save.
     dirty: bool,
@@ -112,6 +119,7 @@ impl VectorIndex {
             row_ids: Vec::new(),
             row_of: HashMap::new(),
             seq: 0,
+            rows_loaded: true,
             dir: None,
             dirty: false,
         }
@@ -127,10 +135,7 @@ impl VectorIndex {
         job: &Job,
     ) -> Result<(Self, Option<String>)> {
         if let Some(database) = store.sibling()? {
-            return Ok((
-                Self::over_database(store, database, dim, params, job)?,
-                None,
-            ));
+            return Ok((Self::over_database(store, database, dim, params), None));
         }
         let dir = persist::index_dir(store.path());
         let loaded = match &dir {
@@ -166,26 +171,37 @@ impl VectorIndex {
         Ok((index, rebuilt))
     }
 
-    /// The rows of every embedding in `store`, whose database answers the larger searches
-    /// over `database` (another connection to it). A graph an earlier version kept beside
-    /// the store for it is removed.
-    fn over_database(
-        store: &Store,
-        database: Store,
-        dim: usize,
-        params: IndexParams,
-        job: &Job,
-    ) -> Result<Self> {
+    /// An index of `store`, whose database answers searches over `database` (another
+    /// connection to it); no vector is read yet. A graph an earlier version kept beside the
+    /// store for it is removed.
+    fn over_database(store: &Store, database: Store, dim: usize, params: IndexParams) -> Self {
         if let Some(dir) = persist::index_dir(store.path()).filter(|d| d.is_dir()) {
             // Only a cache: a failure to remove it costs disk space, nothing else.
             let _ = std::fs::remove_dir_all(dir);
         }
-        let mut index = Self {
+        Self {
             neighbours: Neighbours::Database(Mutex::new(database)),
+            rows_loaded: false,
             ..Self::new(dim, params, 1)
+        }
+    }
+
+    /// Reads every vector of the store into the rows, if they are not there yet.
+    pub fn load_rows(&mut self, job: &Job) -> Result<()> {
+        if self.rows_loaded {
+            return Ok(());
+        }
+        let all = match &self.neighbours {
+            Neighbours::Database(database) => database
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .read()
+                .embeddings_since(0)?,
+            Neighbours::Graph(_) => Vec::new(),
         };
-        index.catch_up(store, job)?;
-        Ok(index)
+        self.insert_batch(all, job)?;
+        self.rows_loaded = true;
+        Ok(())
     }
 
     /// Builds the index from every embedding in the store.
@@ -198,6 +214,10 @@ impl VectorIndex {
 
     /// Inserts whatever the store's change log has beyond this index's position.
     pub fn catch_up(&mut self, store: &Store, job: &Job) -> Result<usize> {
+        if !self.rows_loaded {
+            // Read in full when first needed.
+            return Ok(0);
+        }
         let newer = store.read().embeddings_since(self.seq)?;
         let n = newer.len();
         self.insert_batch(newer, job)?;
@@ -367,7 +387,7 @@ impl VectorIndex {
         let pass = |id: i64| {
             only.as_ref().is_none_or(|o| o.contains(&id)) && allowed.is_none_or(|f| f(id))
         };
-        if let Some(ids) = candidates.filter(|c| c.len() <= EXACT_LIMIT) {
+        if let Some(ids) = candidates.filter(|c| c.len() <= EXACT_LIMIT && self.rows_loaded) {
             let scored = ids
                 .iter()
                 .filter(|&&id| pass(id))
@@ -434,7 +454,7 @@ impl VectorIndex {
                     let complete = hits.len() < asked;
                     let kept: Vec<(i64, f32)> =
                         hits.into_iter().filter(|&(id, _)| pass(id)).collect();
-                    if kept.len() >= k || complete || asked >= self.len().max(k) {
+                    if kept.len() >= k || complete || asked >= MAX_ASKED {
                         let path = if exact {
                             SearchPath::Exact
                         } else {
@@ -488,6 +508,23 @@ impl VectorIndex {
         }
         Ok(())
     }
+}
+
+/// The index behind `lock` for reading, its rows holding every vector (read first if they
+/// are not: see [`VectorIndex::load_rows`]).
+pub(crate) fn read_with_vectors(
+    lock: &RwLock<VectorIndex>,
+) -> Result<RwLockReadGuard<'_, VectorIndex>> {
+    {
+        let index = lock.read().unwrap_or_else(|p| p.into_inner());
+        if index.rows_loaded {
+            return Ok(index);
+        }
+    }
+    lock.write()
+        .unwrap_or_else(|p| p.into_inner())
+        .load_rows(&Job::default())?;
+    Ok(lock.read().unwrap_or_else(|p| p.into_inner()))
 }
 
 fn new_graph(params: IndexParams, capacity: usize) -> Hnsw<'static, f32, DistDot> {

@@ -393,6 +393,7 @@ pub fn load(dir: &Path, store: &Store, dim: usize, params: IndexParams) -> Resul
         row_ids: Vec::new(),
         row_of: HashMap::new(),
         seq: manifest.seq,
+        rows_loaded: true,
         dir: Some(dir.to_path_buf()),
         dirty: false,
     };

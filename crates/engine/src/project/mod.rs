@@ -247,7 +247,7 @@ pub(crate) fn layout(
     for chunk in fresh.chunks(256) {
         job.cancel.check()?;
         // The index read lock is taken per chunk so writers are never held up for long.
-        let index = h.index_read();
+        let index = h.index_read()?;
         let mut vectors = Vec::with_capacity(chunk.len() * d);
         let mut chunk_ids = Vec::with_capacity(chunk.len());
         for &id in chunk {

@@ -181,6 +181,10 @@ impl Sources for AsOfSources<'_> {
         }
     }
 
+    fn prefetch_vectors(&self, ids: &[i64]) -> Result<()> {
+        self.now.prefetch_vectors(ids)
+    }
+
     fn lexical(&self, query: &str, filter: &MemoryFilter, limit: usize) -> Result<Vec<(i64, f64)>> {
         // Today's index over every memory (then-visible ones may be deleted or forgotten
         // now), kept to those visible then whose text has not changed since.

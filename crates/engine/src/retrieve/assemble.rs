@@ -47,6 +47,7 @@ pub(crate) fn assemble(
         .collect();
     let near_misses = hits.split_off(hits.len().min(q.k));
     let connected = connected(sources, embedder, &hits, q)?;
+    sources.prefetch_vectors(&hits.iter().map(|h| h.memory.id).collect::<Vec<_>>())?;
     let vectors: Vec<Vec<f32>> = hits
         .iter()
         .map(|h| {

@@ -110,7 +110,9 @@ pub(crate) fn gather(
         .iter()
         .map(|&(id, s)| (id, Cand::new(Origin::Vector, s as f64)))
         .collect();
-    for (id, bm25) in matched.lexical? {
+    let lexical = matched.lexical?;
+    sources.prefetch_vectors(&lexical.iter().map(|l| l.0).collect::<Vec<_>>())?;
+    for (id, bm25) in lexical {
         let c = cands
             .entry(id)
             .or_insert_with(|| Cand::new(Origin::Lexical, semantic(sources, &qvec, id)));
@@ -120,14 +122,18 @@ pub(crate) fn gather(
         c.lexical_raw = bm25;
     }
     for cv in &clause_vecs {
-        for (id, _) in sources.nearest(cv, plan.pool / 2, &allowed)?.0 {
+        let near = sources.nearest(cv, plan.pool / 2, &allowed)?.0;
+        sources.prefetch_vectors(&near.iter().map(|n| n.0).collect::<Vec<_>>())?;
+        for (id, _) in near {
             cands
                 .entry(id)
                 .or_insert_with(|| Cand::new(Origin::Vector, semantic(sources, &qvec, id)));
         }
     }
     for days in dated_days(plan) {
-        for id in sources.occurred_in(days, &q.filter, plan.pool / 2)? {
+        let dated = sources.occurred_in(days, &q.filter, plan.pool / 2)?;
+        sources.prefetch_vectors(&dated)?;
+        for id in dated {
             if allowed.allows(id) {
                 cands
                     .entry(id)
@@ -144,7 +150,9 @@ pub(crate) fn gather(
     };
     if walk > 0 {
         let seeds: Vec<i64> = vector_hits.iter().take(CAUSAL_SEEDS).map(|h| h.0).collect();
-        for (id, depth) in sources.causal(&seeds, walk)? {
+        let walked = sources.causal(&seeds, walk)?;
+        sources.prefetch_vectors(&walked.iter().map(|w| w.0).collect::<Vec<_>>())?;
+        for (id, depth) in walked {
             if allowed.allows(id) {
                 let c = cands
                     .entry(id)
@@ -277,7 +285,9 @@ fn grow(
     by_base.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     if plan.tuning.expand > 0.0 {
         for &(id, _) in by_base.iter().take(CONNECTED_FROM) {
-            for (n, link) in sources.similar(id)? {
+            let linked = sources.similar(id)?;
+            sources.prefetch_vectors(&linked.iter().map(|l| l.0).collect::<Vec<_>>())?;
+            for (n, link) in linked {
                 if !allowed.allows(n) {
                     continue;
                 }
@@ -325,6 +335,8 @@ fn add_adjacent(
         })
         .collect();
     let mut adjacent = sources.adjacent(&episodes)?;
+    let turns: Vec<i64> = adjacent.values().flatten().flatten().copied().collect();
+    sources.prefetch_vectors(&turns)?;
     for id in episodes {
         let Some(adj) = adjacent.remove(&id) else {
             continue;

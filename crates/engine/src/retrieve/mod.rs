@@ -367,10 +367,7 @@ pub fn search(ctx: &SearchCtx<'_>, q: &SearchQuery) -> Result<SearchResponse> {
     )?;
     // Every read of one search sees one snapshot of the store (and takes its lock once).
     ctx.store.snapshot(|read| {
-        let sources = StoreSources {
-            read,
-            index: ctx.index,
-        };
+        let sources = StoreSources::new(read, ctx.index);
         match q.as_of {
             None => run(&sources, ctx, &plan, q, t0),
             Some(at) => {
@@ -408,10 +405,7 @@ pub fn search_with_overlay(
     )?;
     ctx.store.snapshot(|read| {
         let sources = overlay::OverlaySources {
-            inner: StoreSources {
-                read,
-                index: ctx.index,
-            },
+            inner: StoreSources::new(read, ctx.index),
             overlay,
             shared: reads.0,
             own: reads.1,

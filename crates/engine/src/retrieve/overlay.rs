@@ -160,6 +160,10 @@ impl<S: Sources> Sources for OverlaySources<'_, S> {
         self.inner.vector(id)
     }
 
+    fn prefetch_vectors(&self, ids: &[i64]) -> Result<()> {
+        self.inner.prefetch_vectors(ids)
+    }
+
     fn lexical(&self, query: &str, filter: &MemoryFilter, limit: usize) -> Result<Vec<(i64, f64)>> {
         let wider = limit + self.overlay.hidden.len().min(limit);
         let k = (query.to_string(), key(filter), wider);

@@ -7,6 +7,7 @@ use crate::lang::time::DayRange;
 use crate::memory::{LinkKind, Memory, State};
 use crate::store::{MemoryFilter, Superseded, Tx, VectorScope};
 use crate::Result;
+use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -55,6 +56,12 @@ pub trait Sources {
     fn similarity(&self, vector: &[f32], id: i64) -> Option<f32>;
     /// Memory `id`'s vector, if it has one.
     fn vector(&self, id: i64) -> Option<Vec<f32>>;
+    /// Reads in one go the vectors of `ids` that [`Sources::similarity`] and
+    /// [`Sources::vector`] are about to be asked for, where they would otherwise be read one
+    /// by one (a Postgres store whose process has not read every vector).
+    fn prefetch_vectors(&self, _ids: &[i64]) -> Result<()> {
+        Ok(())
+    }
     /// BM25 matches of `query` among memories passing `filter`, best first, (id, score > 0).
     fn lexical(&self, query: &str, filter: &MemoryFilter, limit: usize) -> Result<Vec<(i64, f64)>>;
     /// (id, depth) of memories within `depth` causal/derived hops of `seeds`.
@@ -85,6 +92,18 @@ pub fn day_span_ms(days: DayRange) -> (i64, i64) {
 pub struct StoreSources<'a> {
     pub read: &'a Tx<'a>,
     pub index: &'a VectorIndex,
+    /// Vectors read from the database for this search (see [`Sources::prefetch_vectors`]).
+    fetched: RefCell<HashMap<i64, Vec<f32>>>,
+}
+
+impl<'a> StoreSources<'a> {
+    pub fn new(read: &'a Tx<'a>, index: &'a VectorIndex) -> Self {
+        Self {
+            read,
+            index,
+            fetched: RefCell::default(),
+        }
+    }
 }
 
 impl Sources for StoreSources<'_> {
@@ -152,22 +171,50 @@ impl Sources for StoreSources<'_> {
     }
 
     fn similarity(&self, vector: &[f32], id: i64) -> Option<f32> {
-        self.index.similarity(vector, id).or_else(|| {
-            self.read
-                .vectors_in_database()
-                .then(|| self.vector(id))
-                .flatten()
-                .map(|v| crate::embed::dot(vector, &v))
-        })
+        if let Some(s) = self.index.similarity(vector, id) {
+            return Some(s);
+        }
+        if let Some(v) = self.fetched.borrow().get(&id) {
+            return Some(crate::embed::dot(vector, v));
+        }
+        self.read
+            .vectors_in_database()
+            .then(|| self.vector(id))
+            .flatten()
+            .map(|v| crate::embed::dot(vector, &v))
     }
 
     fn vector(&self, id: i64) -> Option<Vec<f32>> {
-        match self.index.vector(id) {
-            Some(v) => Some(v.to_vec()),
-            // Another process's memory this one's copy has not caught up with yet.
-            None if self.read.vectors_in_database() => self.read.embedding_of(id).ok().flatten(),
-            None => None,
+        if let Some(v) = self.index.vector(id) {
+            return Some(v.to_vec());
         }
+        if let Some(v) = self.fetched.borrow().get(&id) {
+            return Some(v.clone());
+        }
+        // A process that has not read every vector, or another process's memory this one
+        // has not caught up with yet.
+        if !self.read.vectors_in_database() {
+            return None;
+        }
+        let v = self.read.embedding_of(id).ok().flatten()?;
+        self.fetched.borrow_mut().insert(id, v.clone());
+        Some(v)
+    }
+
+    fn prefetch_vectors(&self, ids: &[i64]) -> Result<()> {
+        if !self.read.vectors_in_database() {
+            return Ok(());
+        }
+        let missing: Vec<i64> = {
+            let fetched = self.fetched.borrow();
+            ids.iter()
+                .copied()
+                .filter(|&id| self.index.vector(id).is_none() && !fetched.contains_key(&id))
+                .collect()
+        };
+        let found = self.read.embeddings_of(&missing)?;
+        self.fetched.borrow_mut().extend(found);
+        Ok(())
     }
 
     fn lexical(&self, query: &str, filter: &MemoryFilter, limit: usize) -> Result<Vec<(i64, f64)>> {

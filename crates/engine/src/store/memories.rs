@@ -861,6 +861,49 @@ impl Tx<'_> {
         Ok(blob.and_then(|b| blob_to_vec(&b)))
     }
 
+    /// Memories (not deleted) that have an embedding.
+    pub fn count_embedded(&self) -> Result<usize> {
+        let conn = self.conn();
+        let n: i64 = conn.query_row(
+            conn.pick(
+                "SELECT COUNT(*) FROM memories WHERE embedding IS NOT NULL AND deleted_at IS NULL",
+                "SELECT COUNT(*) FROM memory_vectors v JOIN memories m ON m.id = v.id
+                 WHERE m.deleted_at IS NULL",
+            ),
+            [],
+            |r| r.get(0),
+        )?;
+        Ok(n as usize)
+    }
+
+    /// The embeddings of those of `ids` that have one, in one query.
+    pub fn embeddings_of(&self, ids: &[i64]) -> Result<Vec<(i64, Vec<f32>)>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let conn = self.conn();
+        let sql = format!(
+            "{} WHERE id IN ({})",
+            conn.pick(
+                "SELECT id, embedding FROM memories",
+                "SELECT id, embedding FROM memory_vectors"
+            ),
+            conn.json_ids("?1")
+        );
+        let mut stmt = conn.prepare(&sql)?;
+        let ids = serde_json::to_string(ids)?;
+        let rows = stmt.query_map([ids], |r| {
+            Ok((r.get::<i64>(0)?, r.get::<Option<Vec<u8>>>(1)?))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            if let (id, Some(v)) = row? {
+                out.extend(blob_to_vec(&v).map(|v| (id, v)));
+            }
+        }
+        Ok(out)
+    }
+
     /// Ids of memories that have text but no embedding yet (an interrupted import).
     pub fn unembedded_ids(&self) -> Result<Vec<i64>> {
         let conn = self.conn();

@@ -35,7 +35,10 @@ fn a_store_on_postgres_adds_finds_lists_and_deletes_as_on_sqlite() {
         "the password is never shown"
     );
     assert_eq!(stats.memories, sqlite.engine.stats().unwrap().memories);
+    // The store's own index answers; this process has read no vector yet.
+    assert_eq!(stats.vector_index, SearchPath::Pgvector);
     assert_eq!(stats.indexed, stats.memories as usize);
+    assert_eq!(stats.vectors_held, 0);
 
     // The exact text of a turn finds it first (vector and lexical stages both on Postgres).
     let text = &conversation[turn::VIOLIN].text;
@@ -269,10 +272,11 @@ fn the_engines_own_neighbour_searches_ask_pgvector_so_another_processs_memory_is
         .unwrap()
         .episodes[0];
     let b = open_hash(&a.cfg);
-    // No graph of its own: the store's index answers, whatever the store's size.
+    // No graph of its own: the store's index answers, whatever the store's size; and no
+    // vector read at open.
     let stats = b.stats().unwrap();
     assert_eq!(stats.vector_index, SearchPath::Pgvector);
-    assert_eq!(stats.index_tombstones, 0);
+    assert_eq!((stats.vectors_held, stats.index_tombstones), (0, 0));
     // The same words again, written by `a` after `b` opened: `b` holds no vector of it and
     // has not caught up, yet it is the nearest memory `b` finds to the first.
     let second = a
@@ -288,6 +292,15 @@ fn the_engines_own_neighbour_searches_ask_pgvector_so_another_processs_memory_is
         .collect();
     assert_eq!(near.first(), Some(&second), "{near:?}");
     assert!(!near.contains(&first), "a memory is not its own neighbour");
+    // A search reads only its candidates' vectors...
+    let response = b.search_readonly(&SearchQuery::new(text)).unwrap();
+    assert!(response.hits.iter().any(|h| h.memory.id == second));
+    assert_eq!(b.stats().unwrap().vectors_held, 0);
+    // ...what reads every vector (here the search for near-duplicates) reads them all.
+    b.find_duplicates(&somna_engine::curate::duplicates::DuplicateQuery::default())
+        .unwrap();
+    let stats = b.stats().unwrap();
+    assert_eq!(stats.vectors_held, stats.memories as usize);
 }
 
 #[test]

@@ -2,7 +2,7 @@
 //! `sync_external_changes`, and a persisted index saved by a process that missed the other's
 //! writes is caught up (not trusted blindly) on the next open.
 
-use crate::common::{config, msg, open_hash, tempdir};
+use crate::common::{backend, config, msg, open_hash, tempdir, Backend};
 use somna_engine::{AddOptions, MemoryUpdate, SearchQuery};
 
 fn search_ids(engine: &somna_engine::Somna, q: &str) -> Vec<i64> {
@@ -40,7 +40,10 @@ fn a_reader_sees_another_engines_adds_updates_and_deletes() {
     let changes = app.sync_external_changes().unwrap();
     let added_ids: Vec<i64> = changes.added.iter().map(|m| m.id).collect();
     assert!(added_ids.contains(&id), "{changes:?}");
-    assert!(changes.indexed >= 1);
+    if backend() == Backend::Sqlite {
+        // (On Postgres the store's own index took it in as it was written.)
+        assert!(changes.indexed >= 1);
+    }
     assert_eq!(app.stats().unwrap().indexed, indexed + changes.indexed);
     assert!(search_ids(&app, "lighthouse tower").contains(&id));
     // Caught up: a second poll reports nothing.
