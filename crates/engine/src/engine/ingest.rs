@@ -347,7 +347,7 @@ impl Somna {
             }
         }
         let mut store = self.store();
-        store.transaction(|tx| {
+        let deferred = store.transaction(|tx| {
             let deferred = doc.memories.len() >= BULK_LOAD && tx.defer_vector_index()?;
             for (i, m) in doc.memories.iter().enumerate() {
                 if tx.get_memory(m.memory.id)?.is_some() {
@@ -456,8 +456,12 @@ impl Somna {
             if let Some(last) = doc.last_memory_id {
                 tx.raise_last_memory_id(last)?;
             }
-            Ok(())
+            Ok(deferred)
         })?;
+        if deferred {
+            job.report("compact", 0, 1);
+            store.compact_after_restore()?;
+        }
         if doc.memories.len() >= BULK_LOAD {
             store.refresh_statistics()?;
         }
