@@ -1,7 +1,7 @@
 // Modal dialogs: import (file picker, format, progress, cancel), export, settings.
 
 import { api, waitJob } from "./api";
-import { h, clear, toast } from "./dom";
+import { h, clear, fmtInt, toast } from "./dom";
 import type { ImportFormat, JobId, ServerStatus, Stats } from "./types";
 
 export function modal(title: string, ...content: (Node | null)[]): { el: HTMLElement; close: () => void } {
@@ -92,8 +92,8 @@ export function openExportDialog(): void {
 /** The vector index as Settings shows it: the engine's own graph, or pgvector's in the store. */
 function indexText(s: Stats): string {
   return s.vector_index === "pgvector"
-    ? `pgvector, in the store (shared by every process): ${s.indexed} vectors, ${s.vectors_held} held by this app`
-    : `HNSW in this app, ${s.indexed} vectors, ${s.index_tombstones} tombstones`;
+    ? `pgvector, in the store (shared by every process): ${fmtInt(s.indexed)} vectors, ${fmtInt(s.vectors_held)} held by this app`
+    : `HNSW in this app, ${fmtInt(s.indexed)} vectors, ${fmtInt(s.index_tombstones)} tombstones`;
 }
 
 export function openSettingsDialog(): void {

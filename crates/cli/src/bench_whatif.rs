@@ -13,8 +13,9 @@
 
 use serde::Serialize;
 use somna_engine::embed::{BertEmbedder, Embedder, HashEmbedder, ModelDir};
-use somna_engine::memory::{Kind, LinkKind, NewMemory, W5H1};
+use somna_engine::memory::{Details, Kind, LinkKind, Memory, Source, State, W5H1};
 use somna_engine::retrieve::Weights;
+use somna_engine::store::Link;
 use somna_engine::store::{now_ms, Store};
 use somna_engine::whatif::WhatIfRequest;
 use somna_engine::{bench, Config, DecayModel, Job, SearchQuery, SettingsPatch, Somna};
@@ -168,46 +169,76 @@ pub fn build(
         job.cancel.check()?;
         job.report("store", (chunk_no * 10_000) as u64, memories as u64);
         let vectors = hash.embed(&chunk.iter().map(String::as_str).collect::<Vec<_>>())?;
-        store.transaction(|tx| {
-            let mut episodes = Vec::new();
-            for (j, (text, v)) in chunk.iter().zip(&vectors).enumerate() {
-                let i = chunk_no * 10_000 + j;
-                let at = now - (i as i64 * 7919 % (730 * DAY / 60_000)) * 60_000;
-                let summary = i % 10 == 9;
-                let short = !summary && i % 5 == 0;
-                let text = if short {
-                    "Thanks, see you then!"
+        let mut memories = Vec::with_capacity(chunk.len());
+        let mut links = Vec::new();
+        let mut episodes = Vec::new();
+        for (j, text) in chunk.iter().enumerate() {
+            let i = chunk_no * 10_000 + j;
+            let id = i as i64 + 1;
+            let at = now - (i as i64 * 7919 % (730 * DAY / 60_000)) * 60_000;
+            let summary = i % 10 == 9;
+            let short = !summary && i % 5 == 0;
+            let text = if short {
+                "Thanks, see you then!"
+            } else {
+                text.as_str()
+            };
+            if summary {
+                links.extend(episodes.drain(..).map(|e| Link {
+                    src: id,
+                    dst: e,
+                    kind: LinkKind::DerivedFrom,
+                    score: 1.0,
+                    created_at: at,
+                }));
+            } else {
+                episodes.push(id);
+            }
+            memories.push(Memory {
+                id,
+                kind: if summary {
+                    Kind::Summary
                 } else {
-                    text.as_str()
-                };
-                let mut m = NewMemory::new(
-                    if summary {
-                        Kind::Summary
-                    } else {
-                        Kind::Episode
-                    },
-                    text,
-                );
-                m.w5h1 = W5H1 {
+                    Kind::Episode
+                },
+                text: text.to_string(),
+                w5h1: W5H1 {
                     who: Some(text.split(' ').next().unwrap_or("Ann").to_string()),
                     ..Default::default()
-                };
-                m.conversation = Some(format!("conv-{}", i / 100));
-                m.session = Some(format!("s-{}", i / 10));
-                m.occurred_at = Some(at);
-                m.importance = 0.1 + (i * 37 % 80) as f64 / 100.0;
-                let id = tx.insert_memory(&m, 1.0, at)?;
-                tx.set_embedding(id, v)?;
-                tx.set_tokens(id, text.split_whitespace().count() + 2)?;
-                if summary {
-                    for e in episodes.drain(..) {
-                        tx.upsert_link(id, e, LinkKind::DerivedFrom, 1.0, at)?;
-                    }
-                } else {
-                    episodes.push(id);
-                }
+                },
+                conversation: Some(format!("conv-{}", i / 100)),
+                session: Some(format!("s-{}", i / 10)),
+                occurred_at: Some(at),
+                created_at: at,
+                updated_at: at,
+                importance: 0.1 + (i * 37 % 80) as f64 / 100.0,
+                novelty: 0.5,
+                access_count: 0,
+                last_accessed: None,
+                state: State::Active,
+                tags: Vec::new(),
+                source: Source::UserInput,
+                l_score: 1.0,
+                metadata: serde_json::json!({}),
+                details: Details::None,
+                deleted_at: None,
+                tokens: Some(text.split_whitespace().count() as i64 + 2),
+                pinned: false,
+                valid_from: None,
+                valid_to: None,
+                superseded_by: None,
+            });
+        }
+        store.transaction(|tx| {
+            for (rows, vectors) in memories.chunks(500).zip(vectors.chunks(500)) {
+                let batch: Vec<_> = rows
+                    .iter()
+                    .zip(vectors)
+                    .map(|(m, v)| (m, Some(v.as_slice())))
+                    .collect();
+                tx.restore_memories(&batch)?;
             }
-            Ok(())
+            tx.upsert_links(&links)
         })?;
     }
     if deferred {

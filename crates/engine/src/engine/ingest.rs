@@ -30,6 +30,10 @@ const EMBEDDING_MODEL: &str = "embedding_model";
 /// end ([`crate::store::Tx::defer_vector_index`]).
 const BULK_LOAD: usize = 1000;
 
+/// Memories restored from an export per statement (on Postgres; see
+/// [`crate::store::Tx::restore_memories`]): about 2 MB of JSON with their vectors.
+const RESTORE_BATCH: usize = 500;
+
 /// Turns a constraint failure while restoring `what` into a refusal that says why: its key
 /// is already taken (the store is not empty), or it refers to a row the export lacks.
 fn taken(what: String) -> impl FnOnce(Error) -> Error {
@@ -349,34 +353,45 @@ impl Somna {
         let mut store = self.store();
         let deferred = store.transaction(|tx| {
             let deferred = doc.memories.len() >= BULK_LOAD && tx.defer_vector_index()?;
-            for (i, m) in doc.memories.iter().enumerate() {
-                if tx.get_memory(m.memory.id)?.is_some() {
+            for (i, batch) in doc.memories.chunks(RESTORE_BATCH).enumerate() {
+                job.report(
+                    "import",
+                    (i * RESTORE_BATCH) as u64,
+                    doc.memories.len() as u64,
+                );
+                let ids: Vec<i64> = batch.iter().map(|m| m.memory.id).collect();
+                if let Some(m) = tx.get_memories(&ids)?.first() {
                     return Err(Error::InvalidInput(format!(
                         "memory {} already exists: import an export into an empty store",
-                        m.memory.id
+                        m.id
                     )));
                 }
-                if let Some(v) = &m.embedding {
-                    if v.len() != dim {
-                        return Err(Error::InvalidInput(format!(
-                            "memory {} has a {}-dimensional embedding; this store uses {dim}",
-                            m.memory.id,
-                            v.len()
-                        )));
+                for m in batch {
+                    if let Some(v) = &m.embedding {
+                        if v.len() != dim {
+                            return Err(Error::InvalidInput(format!(
+                                "memory {} has a {}-dimensional embedding; this store uses {dim}",
+                                m.memory.id,
+                                v.len()
+                            )));
+                        }
                     }
                 }
-                tx.restore_memory(&m.memory, m.embedding.as_deref())?;
-                if i % 1000 == 0 {
-                    job.report("import", i as u64, doc.memories.len() as u64);
-                }
+                let rows: Vec<_> = batch
+                    .iter()
+                    .map(|m| (&m.memory, m.embedding.as_deref()))
+                    .collect();
+                tx.restore_memories(&rows).map_err(taken(format!(
+                    "one of memories {} to {}",
+                    ids[0],
+                    ids[ids.len() - 1]
+                )))?;
             }
             if deferred {
                 job.report("index", 0, 1);
                 tx.restore_vector_index()?;
             }
-            for l in &doc.links {
-                tx.upsert_link(l.src, l.dst, l.kind, l.score, l.created_at)?;
-            }
+            tx.upsert_links(&doc.links)?;
             for m in &doc.messages {
                 tx.restore_message(m)
                     .map_err(taken(format!("message {}", m.id)))?;

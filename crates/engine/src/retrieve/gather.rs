@@ -111,7 +111,7 @@ pub(crate) fn gather(
         .map(|&(id, s)| (id, Cand::new(Origin::Vector, s as f64)))
         .collect();
     let lexical = matched.lexical?;
-    sources.prefetch_vectors(&lexical.iter().map(|l| l.0).collect::<Vec<_>>())?;
+    prefetch(sources, &lexical)?;
     for (id, bm25) in lexical {
         let c = cands
             .entry(id)
@@ -123,7 +123,7 @@ pub(crate) fn gather(
     }
     for cv in &clause_vecs {
         let near = sources.nearest(cv, plan.pool / 2, &allowed)?.0;
-        sources.prefetch_vectors(&near.iter().map(|n| n.0).collect::<Vec<_>>())?;
+        prefetch(sources, &near)?;
         for (id, _) in near {
             cands
                 .entry(id)
@@ -151,7 +151,7 @@ pub(crate) fn gather(
     if walk > 0 {
         let seeds: Vec<i64> = vector_hits.iter().take(CAUSAL_SEEDS).map(|h| h.0).collect();
         let walked = sources.causal(&seeds, walk)?;
-        sources.prefetch_vectors(&walked.iter().map(|w| w.0).collect::<Vec<_>>())?;
+        prefetch(sources, &walked)?;
         for (id, depth) in walked {
             if allowed.allows(id) {
                 let c = cands
@@ -256,6 +256,11 @@ fn embed_and_match(
     })
 }
 
+/// [`Sources::prefetch_vectors`] of the ids of (id, anything) pairs a stage found.
+fn prefetch<T>(sources: &dyn Sources, found: &[(i64, T)]) -> Result<()> {
+    sources.prefetch_vectors(&found.iter().map(|f| f.0).collect::<Vec<_>>())
+}
+
 fn semantic(sources: &dyn Sources, qvec: &[f32], id: i64) -> f64 {
     sources.similarity(qvec, id).unwrap_or(0.0) as f64
 }
@@ -286,7 +291,7 @@ fn grow(
     if plan.tuning.expand > 0.0 {
         for &(id, _) in by_base.iter().take(CONNECTED_FROM) {
             let linked = sources.similar(id)?;
-            sources.prefetch_vectors(&linked.iter().map(|l| l.0).collect::<Vec<_>>())?;
+            prefetch(sources, &linked)?;
             for (n, link) in linked {
                 if !allowed.allows(n) {
                     continue;

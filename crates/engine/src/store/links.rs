@@ -38,6 +38,44 @@ impl Tx<'_> {
         Ok(())
     }
 
+    /// Inserts or re-scores every link of `links`, as [`Tx::upsert_link`] does each; on
+    /// Postgres in statements of a thousand (the last of a key given twice wins).
+    pub fn upsert_links(&self, links: &[Link]) -> Result<()> {
+        if self.conn().dialect() == super::sql::Dialect::Sqlite {
+            for l in links {
+                self.upsert_link(l.src, l.dst, l.kind, l.score, l.created_at)?;
+            }
+            return Ok(());
+        }
+        for batch in links.chunks(1000) {
+            let mut rows = std::collections::BTreeMap::new();
+            for l in batch {
+                rows.insert((l.src, l.dst, l.kind.as_str()), (l.score, l.created_at));
+            }
+            self.note(Change::Links {
+                ids: rows.keys().flat_map(|k| [k.0, k.1]).collect(),
+            })?;
+            let rows: Vec<_> = rows
+                .into_iter()
+                .map(|((src, dst, kind), (score, at))| {
+                    serde_json::json!({
+                        "src": src, "dst": dst, "kind": kind, "score": score, "created_at": at,
+                    })
+                })
+                .collect();
+            self.conn()
+                .prepare_cached(
+                    "INSERT INTO links (src, dst, kind, score, created_at)
+                     SELECT r.src, r.dst, r.kind, r.score, r.created_at
+                     FROM json_to_recordset(CAST(?1 AS json)) AS r (src BIGINT, dst BIGINT,
+                        kind TEXT, score DOUBLE PRECISION, created_at BIGINT)
+                     ON CONFLICT (src, dst, kind) DO UPDATE SET score = excluded.score",
+                )?
+                .execute([serde_json::to_string(&rows)?])?;
+        }
+        Ok(())
+    }
+
     /// Links touching `id` in either direction.
     pub fn links_of(&self, id: i64) -> Result<Vec<Link>> {
         self.query_links(

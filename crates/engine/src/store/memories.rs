@@ -918,6 +918,112 @@ impl Tx<'_> {
 }
 
 impl Tx<'_> {
+    /// Restores exported memories exactly (see [`Tx::restore_memory`]), in order. On
+    /// Postgres the batch is written in one statement and its vectors in one more, each
+    /// row once: a row inserted and then updated twice cost three round trips and left
+    /// two dead versions behind it (a restored `memories` three times its size).
+    pub fn restore_memories(&self, batch: &[(&Memory, Option<&[f32]>)]) -> Result<()> {
+        if self.conn().dialect() == Dialect::Sqlite || batch.len() < 2 {
+            for (m, embedding) in batch {
+                self.restore_memory(m, *embedding)?;
+            }
+            return Ok(());
+        }
+        self.note(Change::MemoriesAdded {
+            ids: batch.iter().map(|(m, _)| m.id).collect(),
+        })?;
+        let mut embedded = 0;
+        let mut rows = Vec::with_capacity(batch.len());
+        let mut vectors = Vec::new();
+        let mut access = Vec::new();
+        for (m, embedding) in batch {
+            let order = embedding.map(|v| {
+                embedded += 1;
+                vectors.push(serde_json::json!({ "id": m.id, "embedding": v }));
+                embedded
+            });
+            if m.access_count != 0 || m.last_accessed.is_some() {
+                access.push(serde_json::json!({
+                    "id": m.id, "count": m.access_count, "last_at": m.last_accessed,
+                }));
+            }
+            rows.push(serde_json::json!({
+                "id": m.id,
+                "kind": m.kind.as_str(),
+                "text": m.text,
+                "who": m.w5h1.who,
+                "what": m.w5h1.what,
+                "when": m.w5h1.when,
+                "where": m.w5h1.where_,
+                "why": m.w5h1.why,
+                "how": m.w5h1.how,
+                "conversation": m.conversation,
+                "session": m.session,
+                "occurred_at": m.occurred_at,
+                "created_at": m.created_at,
+                "updated_at": m.updated_at,
+                "importance": m.importance.clamp(0.0, 1.0),
+                "novelty": m.novelty.clamp(0.0, 1.0),
+                "state": m.state.as_str(),
+                "tags": serde_json::to_string(&m.tags)?,
+                "source": m.source.as_str(),
+                "l_score": m.l_score,
+                "metadata": serde_json::to_string(&m.metadata)?,
+                "details": serde_json::to_string(&m.details)?,
+                "embedded": order,
+                "deleted_at": m.deleted_at,
+                "tokens": m.tokens,
+                "pinned": i64::from(m.pinned),
+                // As `insert_memory_with_id` sets it when the export has none.
+                "valid_from": m.valid_from.or_else(|| {
+                    (m.kind == Kind::Fact).then(|| m.occurred_at.unwrap_or(m.created_at))
+                }),
+                "valid_to": m.valid_to,
+                "superseded_by": m.superseded_by,
+            }));
+        }
+        let conn = self.conn();
+        conn.prepare_cached(
+            "INSERT INTO memories (id, kind, text, who, what, \"when\", \"where\", why, how,
+                conversation, session, occurred_at, created_at, updated_at, importance, novelty,
+                state, tags, source, l_score, metadata, details, embed_seq, deleted_at, tokens,
+                pinned, valid_from, valid_to, superseded_by)
+             SELECT r.id, r.kind, r.text, r.who, r.what, r.\"when\", r.\"where\", r.why, r.how,
+                r.conversation, r.session, r.occurred_at, r.created_at, r.updated_at,
+                r.importance, r.novelty, r.state, r.tags, r.source, r.l_score, r.metadata,
+                r.details, b.seq + r.embedded, r.deleted_at, r.tokens, r.pinned, r.valid_from,
+                r.valid_to, r.superseded_by
+             FROM json_to_recordset(CAST(?1 AS json)) AS r (id BIGINT, kind TEXT, text TEXT,
+                who TEXT, what TEXT, \"when\" TEXT, \"where\" TEXT, why TEXT, how TEXT,
+                conversation TEXT, session TEXT, occurred_at BIGINT, created_at BIGINT,
+                updated_at BIGINT, importance DOUBLE PRECISION, novelty DOUBLE PRECISION,
+                state TEXT, tags TEXT, source TEXT, l_score DOUBLE PRECISION, metadata TEXT,
+                details TEXT, embedded BIGINT, deleted_at BIGINT, tokens BIGINT, pinned BIGINT,
+                valid_from BIGINT, valid_to BIGINT, superseded_by BIGINT),
+                (SELECT COALESCE(MAX(embed_seq), 0) AS seq FROM memories) AS b",
+        )?
+        .execute([serde_json::to_string(&rows)?])?;
+        if !vectors.is_empty() {
+            // A JSON array of numbers is also pgvector's text form of a vector.
+            conn.prepare_cached(
+                "INSERT INTO memory_vectors (id, embedding)
+                 SELECT r.id, CAST(r.embedding AS vector)
+                 FROM json_to_recordset(CAST(?1 AS json)) AS r (id BIGINT, embedding TEXT)",
+            )?
+            .execute([serde_json::to_string(&vectors)?])?;
+        }
+        if !access.is_empty() {
+            conn.prepare_cached(
+                "INSERT INTO memory_access (memory_id, count, last_at)
+                 SELECT r.id, r.count, r.last_at
+                 FROM json_to_recordset(CAST(?1 AS json)) AS r (id BIGINT, count BIGINT,
+                    last_at BIGINT)",
+            )?
+            .execute([serde_json::to_string(&access)?])?;
+        }
+        Ok(())
+    }
+
     /// Restores an exported memory exactly: id, times, counters, state and embedding.
     pub fn restore_memory(&self, m: &Memory, embedding: Option<&[f32]>) -> Result<()> {
         let new = NewMemory {
