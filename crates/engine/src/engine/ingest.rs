@@ -351,7 +351,7 @@ impl Somna {
             }
         }
         let mut store = self.store();
-        let deferred = store.transaction(|tx| {
+        store.transaction(|tx| {
             let deferred = doc.memories.len() >= BULK_LOAD && tx.defer_vector_index()?;
             for (i, batch) in doc.memories.chunks(RESTORE_BATCH).enumerate() {
                 job.report(
@@ -471,12 +471,8 @@ impl Somna {
             if let Some(last) = doc.last_memory_id {
                 tx.raise_last_memory_id(last)?;
             }
-            Ok(deferred)
+            Ok(())
         })?;
-        if deferred {
-            job.report("compact", 0, 1);
-            store.compact_after_restore()?;
-        }
         if doc.memories.len() >= BULK_LOAD {
             store.refresh_statistics()?;
         }

@@ -196,20 +196,6 @@ impl Store {
         }
     }
 
-    /// Rewrites the memories table compactly after a bulk restore into an empty Postgres
-    /// store (`VACUUM FULL`): a restored memory is inserted, then updated (its state and
-    /// counters, its embedding's sequence), which left three row versions of it and the
-    /// table three times its size (105 MB against 36 MB at 100K), so the lexical stage read
-    /// three times the pages. It locks the table for the seconds it takes (2.9 s at 100K
-    /// here), which is why only a restore into an empty store does it. Nothing on SQLite,
-    /// which updates a row in place.
-    pub fn compact_after_restore(&self) -> Result<()> {
-        match &self.backend {
-            Backend::Sqlite(_) => Ok(()),
-            Backend::Postgres(conn) => conn.batch_execute("VACUUM FULL memories"),
-        }
-    }
-
     /// Brings the database's planner statistics up to date after a bulk load: on Postgres
     /// `ANALYZE memories` (the lexical search counts common words from them, see `fts.rs`;
     /// autovacuum would do it within minutes), on SQLite `PRAGMA optimize`.

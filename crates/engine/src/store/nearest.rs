@@ -130,7 +130,9 @@ impl Tx<'_> {
             [],
             |r| Ok((r.get(0)?, r.get(1)?)),
         )?;
-        let mb = ((vectors * 2560) >> 20).clamp(1024, 8192).max(allowed >> 20);
+        let mb = ((vectors * 2560) >> 20)
+            .clamp(1024, 8192)
+            .max(allowed >> 20);
         conn.execute_batch(&format!(
             "SET LOCAL maintenance_work_mem = '{mb}MB'; {}",
             super::postgres::VECTOR_INDEX

@@ -182,7 +182,8 @@ fn a_large_export_restored_into_an_empty_postgres_store_keeps_a_valid_pgvector_i
         .map(|r| r.get(0))
         .collect();
     assert_eq!(valid, [true], "pgvector's index is there, and valid");
-    // Rewritten compactly: compacting it again leaves it the same size.
+    // Each row written once (no dead versions): compacting the table leaves it the same
+    // size. An insert then two updates a memory left it three times its size.
     let size = |c: &mut postgres::Client| -> i64 {
         c.query_one("SELECT pg_relation_size('memories')", &[])
             .unwrap()
