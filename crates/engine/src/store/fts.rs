@@ -181,24 +181,44 @@ impl Tx<'_> {
             found += w.documents;
             finding += 1;
         }
-        let hits = self.bm25_pg(&words, finding, mean, filter, limit)?;
+        // Even the rarest word is in too many memories to score them all: the memories
+        // holding both of the two rarest come first, and are the result if no memory
+        // lacking one of them could reach their lowest score.
+        if words.len() >= 2 && words[0].documents > budget {
+            let both = format!("{} & {}", words[0].token, words[1].token);
+            let hits = self.bm25_pg(&words, &both, mean, filter, limit)?;
+            if let (true, Some(last)) = (hits.len() == limit, hits.last()) {
+                let weaker = usize::from(words[1].idf < words[0].idf);
+                let mut lacking: Vec<&Word> = words.iter().collect();
+                lacking.remove(weaker);
+                if !common_words_matter(&lacking, mean, last.1) {
+                    return Ok(hits);
+                }
+            }
+        }
+        let any = |n: usize| {
+            let tokens: Vec<&str> = words[..n].iter().map(|w| w.token.as_str()).collect();
+            tokens.join(" | ")
+        };
+        let hits = self.bm25_pg(&words, &any(finding), mean, filter, limit)?;
         let floor = if hits.len() == limit {
             hits.last().map_or(0.0, |h| h.1)
         } else {
             0.0
         };
-        if finding == words.len() || !common_words_matter(&words[finding..], mean, floor) {
+        let rest: Vec<&Word> = words[finding..].iter().collect();
+        if finding == words.len() || !common_words_matter(&rest, mean, floor) {
             return Ok(hits);
         }
-        self.bm25_pg(&words, words.len(), mean, filter, limit)
+        self.bm25_pg(&words, &any(words.len()), mean, filter, limit)
     }
 
     /// The BM25 scores (see [`Tx::lexical_search_pg`]) by every word of `words` of the
-    /// memories that hold any of the first `finding`, best first.
+    /// memories that match `finding` (a `tsquery` of some of those words), best first.
     fn bm25_pg(
         &self,
         words: &[Word],
-        finding: usize,
+        finding: &str,
         mean: f64,
         filter: &MemoryFilter,
         limit: usize,
@@ -222,8 +242,7 @@ impl Tx<'_> {
             ]);
         }
         params.push(Value::Real(mean));
-        let finding: Vec<&str> = words[..finding].iter().map(|w| w.token.as_str()).collect();
-        params.push(Value::Text(finding.join(" | ")));
+        params.push(Value::Text(finding.to_string()));
         let (cond, filter_params) = filter.to_sql(Dialect::Postgres);
         params.extend(filter_params);
         params.push(Value::Integer(super::sql::count(limit)));
@@ -338,7 +357,7 @@ fn bm25_weight(lexemes: f64, mean: f64) -> f64 {
 /// candidates) could score above `floor`, the lowest score of the result: if not, the
 /// candidates hold the whole result (MaxScore). A memory holding `n` of those words has at
 /// least `n` lexemes, so its score is at most the `n` largest IDFs at that length's weight.
-fn common_words_matter(rest: &[Word], mean: f64, floor: f64) -> bool {
+fn common_words_matter(rest: &[&Word], mean: f64, floor: f64) -> bool {
     let mut idfs: Vec<f64> = rest.iter().map(|w| w.idf).collect();
     idfs.sort_by(|a, b| b.total_cmp(a));
     let mut sum = 0.0;
@@ -452,23 +471,23 @@ mod tests {
         };
         // One common word of IDF 0.5 adds at most 0.5 × the weight of a one-lexeme memory.
         let most = 0.5 * bm25_weight(1.0, 8.0);
-        assert!(!common_words_matter(&[word(0.5)], 8.0, most + 0.01));
-        assert!(common_words_matter(&[word(0.5)], 8.0, most - 0.01));
+        assert!(!common_words_matter(&[&word(0.5)], 8.0, most + 0.01));
+        assert!(common_words_matter(&[&word(0.5)], 8.0, most - 0.01));
         // Two: a memory holding both has at least two lexemes.
         let both = 1.0 * bm25_weight(2.0, 8.0);
         assert!(both > most);
         assert!(!common_words_matter(
-            &[word(0.5), word(0.5)],
+            &[&word(0.5), &word(0.5)],
             8.0,
             both + 0.01
         ));
         assert!(common_words_matter(
-            &[word(0.5), word(0.5)],
+            &[&word(0.5), &word(0.5)],
             8.0,
             both - 0.01
         ));
         // Nothing found by the rarer words (a floor of 0): they always might.
-        assert!(common_words_matter(&[word(1e-6)], 8.0, 0.0));
+        assert!(common_words_matter(&[&word(1e-6)], 8.0, 0.0));
         // A longer memory weighs a word less.
         assert!(bm25_weight(20.0, 8.0) < bm25_weight(8.0, 8.0));
         assert!((bm25_weight(8.0, 8.0) - 1.0).abs() < 1e-12);

@@ -391,3 +391,75 @@ fn a_sleep_cycle_is_refused_while_another_process_holds_the_stores_cycle_lock() 
         .sleep(&crate::sleep::options(), &Job::default())
         .unwrap();
 }
+
+#[test]
+fn a_lexical_search_for_two_common_words_on_postgres_ranks_as_scoring_every_match_would() {
+    // Every query word is in more memories than the search scores at once (over 1,000),
+    // so the memories holding both words are scored first; that is the result only when
+    // no memory holding just one of them could rank among it.
+    let src = Fixture::sqlite_hash();
+    src.engine
+        .add(CONVERSATION, &sample_conversation(), &no_facts())
+        .unwrap();
+    let mut doc = doc_of(&src.engine);
+    let template = doc.memories[0].clone();
+    let mut next = doc.memories.iter().map(|m| m.memory.id).max().unwrap() + 1;
+    let long = |i: i64| {
+        (0..28)
+            .map(|j| format!("filler{i}x{j}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let mut texts: Vec<String> = Vec::new();
+    for i in 0..1100 {
+        texts.push(format!("alpha gamma crate {i}"));
+        texts.push(format!("beta delta crate {i}"));
+    }
+    for i in 0..900 {
+        texts.push(format!("harbour crate {i}"));
+    }
+    // Short memories holding alpha and beta: nothing holding one of them can beat them.
+    for i in 0..30 {
+        texts.push(format!("alpha beta {i}"));
+    }
+    // Long memories holding gamma and delta: short ones holding one of them rank higher.
+    for i in 0..30 {
+        texts.push(format!("gamma delta {}", long(i)));
+    }
+    texts.push("gamma".into());
+    let lone_gamma = next + texts.len() as i64 - 1;
+    let embedder = somna_engine::embed::HashEmbedder::new(384);
+    for text in texts {
+        let mut m = template.clone();
+        m.memory.id = next;
+        m.memory.w5h1 = Default::default();
+        m.embedding = Some(embedder.embed(&[text.as_str()]).unwrap().remove(0));
+        m.memory.text = text;
+        doc.memories.push(m);
+        next += 1;
+    }
+    doc.last_memory_id = Some(next - 1);
+    let pg = Fixture::postgres_hash();
+    pg.engine.import_export(&doc, &Job::default()).unwrap();
+
+    let store = somna_engine::store::Store::open(&pg.cfg.db_path).unwrap();
+    let texts_of = |query: &str| -> Vec<(i64, String)> {
+        let hits = store
+            .read()
+            .lexical_search(query, &MemoryFilter::default(), 10)
+            .unwrap();
+        assert_eq!(hits.len(), 10, "{query}");
+        let ids: Vec<i64> = hits.iter().map(|h| h.0).collect();
+        let memories = store.read().get_memories(&ids).unwrap();
+        memories.into_iter().map(|m| (m.id, m.text)).collect()
+    };
+    for (_, text) in texts_of("alpha beta") {
+        assert!(text.starts_with("alpha beta "), "{text}");
+    }
+    let found = texts_of("gamma delta");
+    assert_eq!(found[0].0, lone_gamma, "{found:?}");
+    assert!(
+        found.iter().all(|(_, t)| !t.starts_with("gamma delta")),
+        "a long memory holding both words scores below a short one holding one: {found:?}"
+    );
+}
