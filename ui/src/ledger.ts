@@ -97,7 +97,7 @@ function svg<K extends keyof SVGElementTagNameMap>(tag: K, attrs: Record<string,
 
 /** Stacked bars, one per hour, coloured by operation; y axis from 0 to the largest hour. */
 function chart(s: HourSeries, metric: LedgerMetric): SVGSVGElement {
-  const W = 720, H = 170, left = 70, bottom = 22, top = 8, right = 8;
+  const W = 720, H = 170, left = 84, bottom = 22, top = 8, right = 8;
   const plotW = W - left - right, plotH = H - top - bottom;
   const root = svg("svg", { viewBox: `0 0 ${W} ${H}`, class: "chart", role: "img", "aria-label": `${METRIC_LABEL[metric]} by hour` });
   const n = s.hours.length;
