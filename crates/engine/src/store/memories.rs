@@ -923,7 +923,7 @@ impl Tx<'_> {
     /// row once: a row inserted and then updated twice cost three round trips and left
     /// two dead versions behind it (a restored `memories` three times its size).
     pub fn restore_memories(&self, batch: &[(&Memory, Option<&[f32]>)]) -> Result<()> {
-        if self.conn().dialect() == Dialect::Sqlite || batch.len() < 2 {
+        if self.conn().dialect() == Dialect::Sqlite {
             for (m, embedding) in batch {
                 self.restore_memory(m, *embedding)?;
             }

@@ -93,6 +93,31 @@ fn doc_of(engine: &Somna) -> ExportDoc {
     doc
 }
 
+/// The sample conversation's export with one more memory for each of `texts` (a copy of its
+/// first memory with that text and a vector of its own from the hashing
+/// embedder), and the id the first of them gets.
+fn sample_doc_with(texts: impl IntoIterator<Item = String>) -> (ExportDoc, i64) {
+    let src = Fixture::sqlite_hash();
+    src.engine
+        .add(CONVERSATION, &sample_conversation(), &no_facts())
+        .unwrap();
+    let mut doc = doc_of(&src.engine);
+    let embedder = somna_engine::embed::HashEmbedder::new(384);
+    let template = doc.memories[0].clone();
+    let first = doc.memories.iter().map(|m| m.memory.id).max().unwrap() + 1;
+    let mut next = first;
+    for text in texts {
+        let mut m = template.clone();
+        m.memory.id = next;
+        m.embedding = Some(embedder.embed(&[text.as_str()]).unwrap().remove(0));
+        m.memory.text = text;
+        doc.memories.push(m);
+        next += 1;
+    }
+    doc.last_memory_id = Some(next - 1);
+    (doc, first)
+}
+
 #[test]
 fn a_sqlite_store_copied_into_postgres_exports_the_same_and_a_sleep_cycle_undoes_cleanly() {
     let src = Fixture::sqlite_hash();
@@ -143,25 +168,10 @@ fn a_sqlite_store_copied_into_postgres_exports_the_same_and_a_sleep_cycle_undoes
 
 #[test]
 fn a_large_export_restored_into_an_empty_postgres_store_keeps_a_valid_pgvector_index() {
-    let src = Fixture::sqlite_hash();
-    src.engine
-        .add(CONVERSATION, &sample_conversation(), &no_facts())
-        .unwrap();
-    let mut doc = doc_of(&src.engine);
     // A thousand more memories, each with words and a vector of its own: enough for the
     // restore to build pgvector's index once at the end instead of row by row.
-    let embedder = somna_engine::embed::HashEmbedder::new(384);
-    let template = doc.memories[0].clone();
-    let first_new = doc.memories.iter().map(|m| m.memory.id).max().unwrap() + 1;
     let text = |i: i64| format!("harbour note {i}: crate {} went to pier {}", i * 7, i % 13);
-    for i in 0..1000 {
-        let mut m = template.clone();
-        m.memory.id = first_new + i;
-        m.memory.text = text(i);
-        m.embedding = Some(embedder.embed(&[m.memory.text.as_str()]).unwrap().remove(0));
-        doc.memories.push(m);
-    }
-    doc.last_memory_id = Some(first_new + 999);
+    let (doc, first_new) = sample_doc_with((0..1000).map(text));
 
     let pg = Fixture::postgres_hash();
     pg.engine.import_export(&doc, &Job::default()).unwrap();
@@ -397,13 +407,6 @@ fn a_lexical_search_for_two_common_words_on_postgres_ranks_as_scoring_every_matc
     // Every query word is in more memories than the search scores at once (over 1,000),
     // so the memories holding both words are scored first; that is the result only when
     // no memory holding just one of them could rank among it.
-    let src = Fixture::sqlite_hash();
-    src.engine
-        .add(CONVERSATION, &sample_conversation(), &no_facts())
-        .unwrap();
-    let mut doc = doc_of(&src.engine);
-    let template = doc.memories[0].clone();
-    let mut next = doc.memories.iter().map(|m| m.memory.id).max().unwrap() + 1;
     let long = |i: i64| {
         (0..28)
             .map(|j| format!("filler{i}x{j}"))
@@ -427,18 +430,13 @@ fn a_lexical_search_for_two_common_words_on_postgres_ranks_as_scoring_every_matc
         texts.push(format!("gamma delta {}", long(i)));
     }
     texts.push("gamma".into());
-    let lone_gamma = next + texts.len() as i64 - 1;
-    let embedder = somna_engine::embed::HashEmbedder::new(384);
-    for text in texts {
-        let mut m = template.clone();
-        m.memory.id = next;
+    let count = texts.len();
+    let (mut doc, first) = sample_doc_with(texts);
+    let lone_gamma = first + count as i64 - 1;
+    // No 5W1H: a memory's words are its text's alone.
+    for m in doc.memories.iter_mut().filter(|m| m.memory.id >= first) {
         m.memory.w5h1 = Default::default();
-        m.embedding = Some(embedder.embed(&[text.as_str()]).unwrap().remove(0));
-        m.memory.text = text;
-        doc.memories.push(m);
-        next += 1;
     }
-    doc.last_memory_id = Some(next - 1);
     let pg = Fixture::postgres_hash();
     pg.engine.import_export(&doc, &Job::default()).unwrap();
 
