@@ -66,8 +66,15 @@ done
 [ "$count" -gt 0 ] || { cat "$work/app.log" >&2; fail "the installed app loaded no demo memories in 120 s"; }
 sleep 5
 mkdir -p dist
-if command -v import >/dev/null 2>&1; then
+# A screenshot when a grabber is at hand (Pillow, or ImageMagick's import); the check itself
+# does not need one.
+if python3 -c "import PIL.ImageGrab" 2>/dev/null; then
+  python3 -c "from PIL import ImageGrab; ImageGrab.grab(xdisplay='$display').save('dist/installed-app.png')" \
+    && echo "screenshot: dist/installed-app.png"
+elif command -v import >/dev/null 2>&1; then
   DISPLAY="$display" import -window root dist/installed-app.png && echo "screenshot: dist/installed-app.png"
+else
+  echo "no screenshot: neither Pillow nor ImageMagick's import is installed"
 fi
 echo "the installed app runs: $count demo memories stored so far"
 step "somna stats on the app's store (installed CLI)"

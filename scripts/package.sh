@@ -5,9 +5,12 @@
 #   scripts/package.sh            builds dist/somna_<version>_amd64.deb (prints its path last)
 #   scripts/package.sh --release  the same from an optimised build (~25 min more when cold)
 #
-# The default build is the test build's profile (dependencies and the engine at opt-level
-# 3, the shell at 1), so it reuses what `scripts/test.sh` compiled and adds only the app
-# crate with Tauri's `custom-protocol`. Pass --release for a distribution build.
+# The binaries are the ones `scripts/test.sh` builds (`cargo build --workspace`, the test
+# profile: dependencies and the engine at opt-level 3, the shell at 1; the app is always
+# built with Tauri's `custom-protocol`), and `tauri bundle` packages them as they are, so
+# packaging after the tests compiles nothing. (`tauri build` would run cargo for the app
+# package alone, whose feature set differs from the workspace's, and recompile most
+# dependencies: 30 minutes here.) Pass --release for an optimised distribution build.
 #
 # Why a generated config: the app's tauri.conf.json lives at the repository root (plain
 # cargo builds read it through src-tauri/build.rs), but the Tauri CLI only works when the
@@ -41,11 +44,11 @@ fi
 tauri="$cli_home/node_modules/.bin/tauri"
 
 somna_build_ui
-step "building the somna CLI ($profile)"
 if [ "$profile" = release ]; then
-  cargo build --locked --release -p somna-cli
+  step "cargo build --release (somna-app, somna)"
+  cargo build --locked --release --workspace --bins
 else
-  cargo build --locked -p somna-cli
+  somna_build_all
 fi
 cli_bin="$CARGO_TARGET_DIR/$profile/somna"
 [ -x "$cli_bin" ] || { echo "package.sh: $cli_bin was not built" >&2; exit 1; }
@@ -77,9 +80,10 @@ with open("src-tauri/tauri.conf.json", "w") as f:
     f.write("\n")
 PY
 
-step "tauri build ${cli_flags[*]} --bundles deb"
-# The CLI runs cargo itself (same CARGO_TARGET_DIR); --ci: no prompts, no spinner.
-TAURI_APP_PATH=src-tauri "$tauri" build "${cli_flags[@]}" --bundles deb --ci
+step "tauri bundle ${cli_flags[*]} --bundles deb"
+[ -x "$CARGO_TARGET_DIR/$profile/somna-app" ] || { echo "package.sh: somna-app was not built" >&2; exit 1; }
+# Packages the binaries already in $CARGO_TARGET_DIR/$profile; --ci: no prompts, no spinner.
+TAURI_APP_PATH=src-tauri "$tauri" bundle "${cli_flags[@]}" --bundles deb --ci
 
 deb_dir="$CARGO_TARGET_DIR/$profile/bundle/deb"
 deb="$(ls -t "$deb_dir"/*.deb | head -n 1)"

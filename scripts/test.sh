@@ -35,4 +35,7 @@ SOMNA_TEST_BACKEND=postgres cargo test --workspace --locked --test integration
 cargo test --locked -p bhtsne --lib
 step "end-to-end tests of the desktop app"
 bash scripts/e2e.sh
+step "the Debian package: built from the tested binaries, installed, started on the demo"
+bash scripts/package.sh
+bash scripts/package-check.sh
 step "all tests passed"
