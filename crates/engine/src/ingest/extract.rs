@@ -75,6 +75,20 @@ const FACT_OPENINGS: &[(&str, &str)] = &[
     ("i was born in ", "{} was born in "),
     ("i'm from ", "{} is from "),
     ("i am from ", "{} is from "),
+    ("i'm passionate about ", "{} is passionate about "),
+    ("i am passionate about ", "{} is passionate about "),
+    (
+        "i've always been passionate about ",
+        "{} is passionate about ",
+    ),
+    ("i've always had a love for ", "{} loves "),
+    ("i've always loved ", "{} has always loved "),
+    ("i've always liked ", "{} has always liked "),
+    ("i believe in ", "{} believes in "),
+    ("i collect ", "{} collects "),
+    ("i own a ", "{} owns a "),
+    ("i own an ", "{} owns an "),
+    ("i volunteer at ", "{} volunteers at "),
     ("i love ", "{} loves "),
     ("i like ", "{} likes "),
     ("i enjoy ", "{} enjoys "),
@@ -96,6 +110,8 @@ const FACT_OPENINGS: &[(&str, &str)] = &[
     ("i play ", "{} plays "),
     ("i always ", "{} always "),
     ("i usually ", "{} usually "),
+    ("my goal is ", "{}'s goal is "),
+    ("my dream is ", "{}'s dream is "),
     ("my favorite ", "{}'s favorite "),
     ("my favourite ", "{}'s favourite "),
     ("my wife ", "{}'s wife "),
@@ -127,7 +143,21 @@ const TRANSIENT: &[&str] = &[
     "at the moment",
 ];
 
-/// Facts stated in `text` by `speaker`, rewritten in the third person.
+/// Adverbs between "I" and a fact's verb that change nothing about the fact.
+const ADVERBS: &[&str] = &[
+    "really ",
+    "also ",
+    "absolutely ",
+    "totally ",
+    "still ",
+    "truly ",
+    "definitely ",
+    "do ",
+];
+
+/// Facts stated in `text` by `speaker`, rewritten in the third person. A fact is the
+/// statement's first clause: what follows a comma, a dash, "but" or "because" is the
+/// speaker's aside ("I love coconut milk, but I also…" gives "… loves coconut milk").
 pub fn extract_facts(speaker: &str, text: &str) -> Vec<String> {
     let mut out = Vec::new();
     for sentence in split_sentences(text) {
@@ -141,18 +171,157 @@ pub fn extract_facts(speaker: &str, text: &str) -> Vec<String> {
             .or_else(|| lower.find(", my "))
             .filter(|&p| p < 12)
             .map_or(0, |p| p + 2);
+        // "I really love", "I also enjoy", "I do like": read as "I love", "I enjoy", "I like".
         let body = &lower[start..];
+        let adverb = ADVERBS
+            .iter()
+            .find(|a| body.strip_prefix("i ").is_some_and(|b| b.starts_with(*a)))
+            .map_or(0, |a| a.len());
+        let without_adverb;
+        let body = if adverb == 0 {
+            body
+        } else {
+            without_adverb = format!("i {}", &body["i ".len() + adverb..]);
+            &without_adverb
+        };
         for (opening, rewrite) in FACT_OPENINGS {
             if body.starts_with(opening) {
-                let rest = sentence[start + opening.len()..].trim_end_matches(['.', '!']);
-                if names_something(rest) && rest.len() <= 200 {
-                    out.push(format!("{}{}", rewrite.replace("{}", speaker), rest));
+                // Odd Unicode can lowercase to a different length: such a sentence is skipped.
+                let Some(rest) = sentence.get(start + adverb + opening.len()..) else {
+                    break;
+                };
+                let rest = first_clause(rest);
+                let opens_with_love = ["love", "like", "enjoy", "hate"]
+                    .iter()
+                    .any(|verb| rewrite.contains(verb));
+                if rest.len() <= 200
+                    && names_something(rest)
+                    && !(opens_with_love && is_remark_on_something_shown(rest))
+                {
+                    if let Some(rest) = in_third_person(rest, opening) {
+                        out.push(format!("{}{}", rewrite.replace("{}", speaker), rest));
+                    }
                 }
                 break;
             }
         }
     }
     out
+}
+
+/// The first clause of the rest of a statement: up to a comma, a semicolon, a spaced dash,
+/// "but", "because", "'cause", "since", or "and I" ("a shooting guard for the team and our
+/// season opener is next week"), without a trailing "too" or closing punctuation. Hyphenated
+/// words ("dairy-free", "sci-fi") stay whole.
+fn first_clause(rest: &str) -> &str {
+    const BREAKS: &[&str] = &[
+        ",",
+        ";",
+        ": ",
+        " - ",
+        " – ",
+        " — ",
+        "—",
+        " but ",
+        " because ",
+        " 'cause ",
+        " cause ",
+        " since ",
+        " and i ",
+        " and i'",
+        " and our ",
+        " and we ",
+        " so i ",
+        " when i ",
+    ];
+    let lower = rest.to_lowercase();
+    let end = BREAKS
+        .iter()
+        .filter_map(|b| lower.find(b))
+        .min()
+        .unwrap_or(rest.len());
+    let mut clause = rest[..end].trim_end_matches(['.', '!', ' ']);
+    for tail in [" too", " as well", " also"] {
+        if clause.to_lowercase().ends_with(tail) {
+            clause = &clause[..clause.len() - tail.len()];
+        }
+    }
+    clause.trim()
+}
+
+/// The clause in the third person: "my" becomes "their", "me" "them", "myself" "themself"
+/// ("loves running their own studio"); a verb after "always" or "usually" takes its third
+/// person ("usually works"). `None` when the clause has a subject of its own in the first
+/// person ("a painting in my room to remind me of everything I do"), which reads wrongly
+/// rewritten.
+fn in_third_person(clause: &str, opening: &str) -> Option<String> {
+    let words = crate::lang::words(clause);
+    if words.iter().any(|w| {
+        matches!(
+            w.lower.as_str(),
+            "i" | "i'm" | "i've" | "i'd" | "i'll" | "we" | "we're" | "we've" | "our" | "us"
+        )
+    }) {
+        return None;
+    }
+    let mut out = String::with_capacity(clause.len() + 8);
+    let mut at = 0;
+    for (n, w) in words.iter().enumerate() {
+        let replacement = match w.lower.as_str() {
+            "my" => Some("their".to_string()),
+            "me" => Some("them".to_string()),
+            "myself" => Some("themself".to_string()),
+            "mine" => Some("theirs".to_string()),
+            _ if n == 0 && (opening.ends_with("always ") || opening.ends_with("usually ")) => {
+                Some(third_person_verb(&clause[w.start..w.end]))
+            }
+            _ => None,
+        };
+        if let Some(r) = replacement {
+            out.push_str(&clause[at..w.start]);
+            out.push_str(&r);
+            at = w.end;
+        }
+    }
+    out.push_str(&clause[at..]);
+    Some(out)
+}
+
+/// "work" → "works", "go" → "goes", "have" → "has", "watch" → "watches", "try" → "tries".
+fn third_person_verb(verb: &str) -> String {
+    let lower = verb.to_lowercase();
+    match lower.as_str() {
+        "have" => return "has".into(),
+        "do" | "go" => return format!("{verb}es"),
+        _ => {}
+    }
+    if lower.ends_with('s') && !lower.ends_with("ss") {
+        return verb.into();
+    }
+    if ["sh", "ch", "ss", "x", "z", "o"]
+        .iter()
+        .any(|e| lower.ends_with(e))
+    {
+        return format!("{verb}es");
+    }
+    let consonant_y = lower.ends_with('y')
+        && lower.len() > 1
+        && !matches!(
+            lower.as_bytes()[lower.len() - 2],
+            b'a' | b'e' | b'i' | b'o' | b'u'
+        );
+    if consonant_y {
+        return format!("{}ies", &verb[..verb.len() - 1]);
+    }
+    format!("{verb}s")
+}
+
+/// Whether what a person loves or likes is "the" something longer than two words ("the
+/// self-acceptance and love theme", "the connection to nature", "the structure of the
+/// language"): a remark on what was just said or shown. "The ocean" or "the outdoors" stays.
+fn is_remark_on_something_shown(clause: &str) -> bool {
+    let words = crate::lang::words(clause);
+    words.first().is_some_and(|w| w.lower == "the") && words.len() > 3
 }
 
 /// Words that point at something said or shown elsewhere ("I love it", "I love how you
@@ -274,13 +443,7 @@ const PASSING: &[&str] = &[
 /// without the conversation around it. Only the first clause is read: what follows a comma,
 /// a dash or "but" is the speaker's aside.
 fn names_something(rest: &str) -> bool {
-    let clause = rest
-        .split([',', ';', '-', '–', '—'])
-        .next()
-        .unwrap_or("")
-        .split(" but ")
-        .next()
-        .unwrap_or("");
+    let clause = first_clause(rest);
     let words: Vec<String> = crate::lang::words(clause)
         .into_iter()
         .map(|w| w.lower)
@@ -320,6 +483,22 @@ fn names_something(rest: &str) -> bool {
             core == *p || core.starts_with(&format!("{p} "))
         })
         || (first == "the" || first == "all") && head_nouns_are_remarks
+        // "getting immersed in the feelings and plots": ends on a remark on something shown.
+        || words.iter().rposition(|w| w == "the").is_some_and(|at| {
+            words[at + 1..].iter().all(|w| {
+                REMARKS.contains(&w.as_str()) || EMPTY_WORDS.contains(&w.as_str())
+            })
+        })
+        // "so much and others don't": a comparison with nothing named.
+        || lower.contains("so much")
+        || lower.contains("so many")
+        // "(my favorite) was when we were down 10": the verb's complement points.
+        || ["is ", "was ", "are ", "were "].iter().any(|c| {
+            lower
+                .strip_prefix(c)
+                .and_then(|core| core.split(' ').next())
+                .is_some_and(|w| ANAPHORIC_OPENINGS.contains(&w))
+        })
         || words.iter().all(|w| EMPTY_WORDS.contains(&w.as_str())))
 }
 
@@ -460,10 +639,88 @@ mod tests {
                 "Mel is a big fan of pottery",
                 "Mel loves to paint",
                 "Mel loves the ocean",
-                "Mel loves coconut milk, but I also enjoy it with chocolate",
+                "Mel loves coconut milk",
                 "Mel loves stories that tackle important issues"
             ]
         );
+    }
+
+    #[test]
+    fn a_fact_is_its_first_clause_in_the_third_person() {
+        let cases = [
+            (
+                "I love running my own studio.",
+                "Mel loves running their own studio",
+            ),
+            (
+                "I usually work during regular hours, but sometimes I bring work home.",
+                "Mel usually works during regular hours",
+            ),
+            (
+                "I usually play CS:GO with my friends.",
+                "Mel usually plays CS:GO with their friends",
+            ),
+            ("I always watch the game.", "Mel always watches the game"),
+            (
+                "I'm a shooting guard for the team and our season opener is next week.",
+                "Mel is a shooting guard for the team",
+            ),
+            ("I love traveling too.", "Mel loves traveling"),
+            (
+                "I do love watching classics.",
+                "Mel loves watching classics",
+            ),
+            (
+                "I really enjoy dramas and emotionally-driven films.",
+                "Mel enjoys dramas and emotionally-driven films",
+            ),
+            (
+                "I'm passionate about veterans and their rights.",
+                "Mel is passionate about veterans and their rights",
+            ),
+            (
+                "I love discovering new cities - check out this pic!",
+                "Mel loves discovering new cities",
+            ),
+            (
+                "My goal is to give kids a loving home.",
+                "Mel's goal is to give kids a loving home",
+            ),
+        ];
+        for (said, fact) in cases {
+            assert_eq!(extract_facts("Mel", said), vec![fact], "{said}");
+        }
+    }
+
+    #[test]
+    fn remarks_and_clauses_with_a_subject_of_their_own_are_not_facts() {
+        for said in [
+            "I love the self-acceptance and love theme.",
+            "I love the connection to nature.",
+            "I love getting immersed in the feelings and plots.",
+            "My favorite was when we were down 10 in the 4th.",
+            "My kids have so much and others don't.",
+            "My favorite dairy-free treat is this amazing tart.",
+            "I have a painting in my room to remind me of everything I do.",
+            "I really like your coconut recommendation.",
+        ] {
+            assert!(extract_facts("Mel", said).is_empty(), "{said}");
+        }
+    }
+
+    #[test]
+    fn verbs_take_their_third_person() {
+        for (verb, third) in [
+            ("work", "works"),
+            ("go", "goes"),
+            ("have", "has"),
+            ("watch", "watches"),
+            ("try", "tries"),
+            ("play", "plays"),
+            ("miss", "misses"),
+        ] {
+            assert_eq!(third_person_verb(verb), third);
+        }
     }
 
     #[test]
