@@ -241,7 +241,7 @@ fn embed_and_match(
         let lexical = if plan.route == Route::Direct {
             Ok(Vec::new())
         } else {
-            sources.lexical(&plan.query, &q.filter, plan.pool)
+            sources.lexical(&plan.lexical_query, &q.filter, plan.pool)
         };
         let lexical_ms = ms(t);
         let (vectors, embed_ms) = embedding

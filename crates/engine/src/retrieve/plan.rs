@@ -37,6 +37,9 @@ pub(crate) struct Plan {
     pub to_embed: Vec<String>,
     /// The exact strings the pattern route looks for (quoted phrases, code-like tokens).
     pub patterns: Vec<String>,
+    /// The text the lexical stage searches: the query, without the actors' names when
+    /// [`Tuning::lexical_without_actors`] is on and other words remain.
+    pub lexical_query: String,
 }
 
 /// Validates `q` and plans its search; `now` is used unless the query fixes the time.
@@ -73,8 +76,15 @@ pub(crate) fn plan(
     if tuning.clause > 0.0 {
         to_embed.extend(analysis.clauses.iter().cloned());
     }
+    let actors = query_actors(&query, q.actor.as_deref(), known_actors);
+    let lexical_query = if tuning.lexical_without_actors > 0.0 {
+        without_names(&query, &actors)
+    } else {
+        query.clone()
+    };
     Ok(Plan {
-        actors: query_actors(&query, q.actor.as_deref(), known_actors),
+        actors,
+        lexical_query,
         place: find_location(&query),
         route,
         route_reason,
@@ -107,6 +117,29 @@ const POOL_FULL: usize = 300;
 /// Candidates beyond k gathered once k is over 60.
 const POOL_MARGIN: usize = 150;
 
+/// `query` without the words that are one of `names` (or their possessive, "Bob's"); the
+/// query itself when nothing else would remain.
+fn without_names(query: &str, names: &[String]) -> String {
+    let is_name = |w: &str| {
+        let w = w.trim_end_matches("'s").trim_end_matches("’s");
+        names.iter().any(|n| n.eq_ignore_ascii_case(w))
+    };
+    let mut out = String::with_capacity(query.len());
+    let mut at = 0;
+    for w in crate::lang::words(query) {
+        if is_name(&query[w.start..w.end]) {
+            out.push_str(&query[at..w.start]);
+            at = w.end;
+        }
+    }
+    out.push_str(&query[at..]);
+    if crate::lang::words(&out).is_empty() {
+        query.to_string()
+    } else {
+        out
+    }
+}
+
 /// Actors the query is about: the caller's, else known speaker names found in the query.
 fn query_actors(query: &str, actor: Option<&str>, known: &[String]) -> Vec<String> {
     if let Some(a) = actor {
@@ -136,6 +169,17 @@ mod tests {
             "Melanie".to_string(),
             "Jon Snow".to_string(),
         ]
+    }
+
+    #[test]
+    fn the_lexical_query_can_leave_out_the_names_of_its_actors() {
+        let names = ["Bob".to_string()];
+        assert_eq!(
+            without_names("What is the child of Bob learning? And Bob's wife?", &names),
+            "What is the child of  learning? And  wife?"
+        );
+        assert_eq!(without_names("Bob", &names), "Bob");
+        assert_eq!(without_names("Bobby plays", &names), "Bobby plays");
     }
 
     #[test]
