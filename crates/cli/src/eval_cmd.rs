@@ -214,7 +214,7 @@ pub fn golden(api: &Api, args: GoldenArgs, json: bool) -> anyhow::Result<()> {
                         g.id,
                         g.k,
                         g.expected,
-                        g.query.escape_debug()
+                        crate::output::printable(&g.query)
                     );
                 }
             }
@@ -252,7 +252,7 @@ pub fn golden(api: &Api, args: GoldenArgs, json: bool) -> anyhow::Result<()> {
                         o.recall,
                         o.ndcg,
                         prev,
-                        o.query.escape_debug(),
+                        crate::output::printable(&o.query),
                         if o.regressed { "  REGRESSED" } else { "" }
                     );
                 }

@@ -96,14 +96,28 @@ pub fn fmt_instant(ms: i64) -> String {
         .unwrap_or_else(|| "?".into())
 }
 
-/// At most `n` characters of an (untrusted) text, control characters escaped.
+/// An (untrusted) text safe to print on a terminal: control characters (escape sequences,
+/// carriage returns, newlines) and the invisible characters that reorder or hide text
+/// (bidi controls, zero-width marks) are written as escapes such as `\n` or `\u{202e}`;
+/// everything else, quotes and apostrophes included, prints as it is ("John's", not
+/// `John\'s` as `str::escape_debug` writes it).
+pub fn printable(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        let hidden = matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}'
+            | '\u{2066}'..='\u{2069}' | '\u{feff}');
+        if c.is_control() || hidden {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// At most `n` characters of an (untrusted) text, made [`printable`].
 pub fn clip(text: &str, n: usize) -> String {
-    let mut s: String = text
-        .chars()
-        .take(n)
-        .collect::<String>()
-        .escape_debug()
-        .to_string();
+    let mut s = printable(&text.chars().take(n).collect::<String>());
     if text.chars().count() > n {
         s.push('…');
     }
@@ -112,13 +126,7 @@ pub fn clip(text: &str, n: usize) -> String {
 
 /// One line per memory: id, kind, state, who, text (control characters escaped).
 pub fn memory_line(m: &Memory) -> String {
-    let text: String = m
-        .text
-        .chars()
-        .take(100)
-        .collect::<String>()
-        .escape_debug()
-        .to_string();
+    let text = printable(&m.text.chars().take(100).collect::<String>());
     format!(
         "#{:<6} {:<7} {:<9} {:<12} {}{}",
         m.id,
@@ -202,7 +210,7 @@ pub fn print_search(r: &SearchResponse) {
 pub fn print_detail(d: &MemoryDetail) {
     let m = &d.memory;
     out!("{}", memory_line(m));
-    out!("  text:        {}", m.text.escape_debug());
+    out!("  text:        {}", printable(&m.text));
     for (k, v) in [
         ("who", &m.w5h1.who),
         ("when", &m.w5h1.when),
@@ -211,7 +219,7 @@ pub fn print_detail(d: &MemoryDetail) {
         ("how", &m.w5h1.how),
     ] {
         if let Some(v) = v {
-            out!("  {k:<12} {}", v.escape_debug());
+            out!("  {k:<12} {}", printable(v));
         }
     }
     out!(
@@ -381,5 +389,21 @@ impl Progress for StageBars {
         });
         bar.set_length(e.total.max(1));
         bar.set_position(e.done.min(e.total.max(1)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn printable_text_keeps_quotes_and_escapes_what_a_terminal_would_obey() {
+        assert_eq!(
+            printable("John's \"Aragorn\" — ок 🌟"),
+            "John's \"Aragorn\" — ок 🌟"
+        );
+        assert_eq!(printable("a\nb\r\x1b[31mred"), "a\\nb\\r\\u{1b}[31mred");
+        assert_eq!(printable("abc\u{202e}fed"), "abc\\u{202e}fed");
+        assert_eq!(clip("John's dog", 6), "John's…");
     }
 }
