@@ -1,8 +1,11 @@
 //! Damaged and non-AppImage files: a clear error, a failed exit, and no tree left anywhere.
 
 use crate::fixture::{run, text, Fixture, RUNTIME};
+use backhand::compression::Compressor;
+use backhand::{FilesystemCompressor, FilesystemWriter, NodeHeader};
 use somna_appimage::elf;
 use somna_appimage::{trailer, Trailer};
+use std::io::Cursor;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -19,6 +22,15 @@ fn assert_refused(fixture: &Fixture, appimage: &Path, message: &str) {
         let work: Vec<_> = std::fs::read_dir(fixture.work_dir()).unwrap().collect();
         assert!(work.is_empty(), "{args:?} left {work:?}");
     }
+}
+
+/// Asserts `appimage` fails to start with `message` and leaves only the cache's empty root.
+fn assert_refused_halfway(fixture: &Fixture, appimage: &Path, message: &str) {
+    assert_failed_with(&fixture.run(appimage, &[]), message);
+    assert_eq!(fixture.cache_contents(), [PathBuf::from("somna-appimage")]);
+    assert_failed_with(&fixture.run(appimage, &["--appimage-extract"]), message);
+    let work: Vec<_> = std::fs::read_dir(fixture.work_dir()).unwrap().collect();
+    assert!(work.is_empty(), "extracting left {work:?}");
 }
 
 fn assert_failed_with(output: &Output, message: &str) {
@@ -75,6 +87,27 @@ fn an_image_that_is_not_squashfs_is_corrupt_even_with_a_matching_digest() {
         );
     });
     assert_refused(&fixture, &forged, "is corrupt: SquashFS:");
+}
+
+#[test]
+fn an_unpack_that_fails_halfway_leaves_no_tree() {
+    let fixture = Fixture::new();
+    // Sound SquashFS and a matching digest, but the pipe after the files cannot be unpacked.
+    let mut writer = FilesystemWriter::default();
+    writer.set_compressor(FilesystemCompressor::new(Compressor::Zstd, None).unwrap());
+    let header = NodeHeader::new(0o755, 0, 0, 0);
+    writer
+        .push_file(Cursor::new(b"#!/bin/sh\necho ran\n"), "AppRun", header)
+        .unwrap();
+    writer.push_dir("usr", header).unwrap();
+    writer
+        .push_file(Cursor::new(vec![7u8; 300_000]), "usr/data", header)
+        .unwrap();
+    writer.push_fifo("usr/zz-pipe", header).unwrap();
+    let mut squashfs = Cursor::new(Vec::new());
+    writer.write(&mut squashfs).unwrap();
+    let appimage = fixture.appimage_of("Pipe.AppImage", squashfs.get_ref());
+    assert_refused_halfway(&fixture, &appimage, "usr/zz-pipe, which is a named pipe");
 }
 
 #[test]

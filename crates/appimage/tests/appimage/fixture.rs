@@ -1,7 +1,7 @@
 //! A small AppDir in a temporary directory, the AppImage the real builder makes of it, and
 //! helpers to run that AppImage with its own cache and working directory.
 
-use somna_appimage::{trailer, Trailer};
+use somna_appimage::{elf, trailer, Trailer};
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::fs;
@@ -94,6 +94,26 @@ impl Fixture {
     /// Every path under the cache home, relative to it.
     pub fn cache_contents(&self) -> Vec<PathBuf> {
         tree(&self.cache_home()).into_keys().collect()
+    }
+
+    /// An AppImage at `name` made by hand: the runtime, `squashfs` and a trailer that matches
+    /// it, as the builder would write them.
+    pub fn appimage_of(&self, name: &str, squashfs: &[u8]) -> PathBuf {
+        let mut bytes = fs::read(RUNTIME).unwrap();
+        elf::mark_type2(&mut bytes);
+        let sha256 = trailer::sha256_of(squashfs).unwrap();
+        bytes.extend_from_slice(squashfs);
+        bytes.extend_from_slice(
+            &Trailer {
+                payload_len: squashfs.len() as u64,
+                sha256,
+            }
+            .to_bytes(),
+        );
+        let path = self.tmp.path().join(name);
+        fs::write(&path, bytes).unwrap();
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
+        path
     }
 
     /// A copy of the fixture's AppImage at `name`, changed by `edit`.
