@@ -68,13 +68,36 @@ echo "squashfs-root matches the unpacked AppDir; its AppRun runs"
 rm -rf "$work/extract"
 
 step "the AppImage's app on a fresh store with the demo"
+# An AppImage with WebKitGTK bundled (scripts/appimage.sh without --system-webkit) starts in a
+# private mount namespace where the host's WebKitGTK is hidden: its libraries read as empty
+# files and its helper directory as an empty one, so only the bundled copy can run.
+launch=()
+if [ -e "$unpacked/usr/lib/libwebkit2gtk-4.1.so.0" ]; then
+  if unshare --mount --propagation private true 2>/dev/null; then
+    mkdir "$work/empty"
+    launch=(unshare --mount --propagation private bash -c '
+      for lib in /usr/lib/*/libwebkit2gtk-4.1.so.0 /usr/lib/*/libjavascriptcoregtk-4.1.so.0; do
+        [ -e "$lib" ] && mount --bind /dev/null "$(readlink -f "$lib")"
+      done
+      for dir in /usr/lib/*/webkit2gtk-4.1; do
+        [ -d "$dir" ] && mount --bind "$1" "$dir"
+      done
+      shift
+      exec "$@"' _ "$work/empty")
+    echo "WebKitGTK is bundled: the host's is hidden from the app"
+  else
+    echo "WebKitGTK is bundled, but the host's cannot be hidden (unshare --mount needs root): not checked"
+  fi
+else
+  echo "WebKitGTK is not bundled: the app uses the host's"
+fi
 display=":$((500 + RANDOM % 400))"
 Xvfb "$display" -screen 0 1440x900x24 -nolisten tcp >"$work/xvfb.log" 2>&1 &
 xvfb_pid=$!
 sleep 1
 export SOMNA_HOME="$work/home" SOMNA_DB="$work/home/somna.db"
 export SOMNA_MODEL_DIR="${SOMNA_MODEL_DIR:-$(SOMNA_HOME= somna_model_dir)}"
-DISPLAY="$display" "$appimage" --demo-if-empty >"$work/app.log" 2>&1 &
+DISPLAY="$display" "${launch[@]}" "$appimage" --demo-if-empty >"$work/app.log" 2>&1 &
 app_pid=$!
 # The demo streams in batch by batch: wait until the store holds memories (at most 120 s).
 count=0
@@ -90,6 +113,17 @@ PY
   sleep 1
 done
 [ "$count" -gt 0 ] || { cat "$work/app.log" >&2; fail "the AppImage's app loaded no demo memories in 120 s"; }
+# The webview runs in WebKitWebProcess, a child of the app: which one ran?
+web_process=""
+for pid in $(pgrep -P "$app_pid"); do
+  exe="$(readlink -f "/proc/$pid/exe" 2>/dev/null || true)"
+  [[ "$exe" == */WebKitWebProcess ]] && web_process="$exe"
+done
+[ -n "$web_process" ] || fail "the app has no WebKitWebProcess: its webview did not start"
+echo "the webview runs in $web_process"
+if [ "${#launch[@]}" -gt 0 ] && [[ "$web_process" != "$unpacked"/* ]]; then
+  fail "the webview does not run the bundled WebKitGTK"
+fi
 sleep 5
 mkdir -p dist
 shot=dist/appimage-app.png

@@ -43,6 +43,7 @@ pub fn unpack_into_place(image: &FilesystemReader, partial: &Path, dest: &Path) 
 pub fn unpack(image: &FilesystemReader, dest: &Path) -> Result<()> {
     create_dir(dest)?;
     let mut dir_modes = vec![(dest.to_owned(), image.root.root().header.permissions)];
+    // The first node is the root, `dest` itself; parents come before their children.
     for node in image.files().skip(1) {
         let relative = safe_relative(&node.fullpath)?;
         let path = dest.join(relative);

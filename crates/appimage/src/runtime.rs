@@ -66,7 +66,10 @@ pub fn run(appimage: &Path, argv: Vec<OsString>) -> Result<()> {
     let args: Vec<OsString> = argv.collect();
     match Action::from_first_arg(args.first().map(OsString::as_os_str))? {
         Action::Run => return Err(start(&AppImage::open(appimage)?, &argv0, &args)),
-        Action::Extract => extract_here(&AppImage::open(appimage)?, Path::new(EXTRACT_DIR))?,
+        Action::Extract => {
+            extract_here(&AppImage::open(appimage)?, Path::new(EXTRACT_DIR))?;
+            println!("extracted into {EXTRACT_DIR}");
+        }
         Action::Offset => println!("{}", AppImage::open(appimage)?.offset()),
         Action::Help => print!("{HELP}"),
         Action::Version => println!("somna-appimage-runtime {}", env!("CARGO_PKG_VERSION")),
