@@ -18,8 +18,9 @@
 # writes src-tauri/tauri.conf.json (ignored by git) from the root one, with its paths made
 # relative to src-tauri and the bundle's extra files added, and runs the CLI on it.
 #
-# AppImage is not built: Tauri's AppImage bundler downloads linuxdeploy and its plugins at
-# build time, and no package registry this project can reach ships them (README "Install").
+# The AppImage is not built here: Tauri's AppImage bundler downloads linuxdeploy and its
+# plugins at build time, and no package registry this project can reach ships them.
+# scripts/appimage.sh builds it with Somna's own runtime and builder (crates/appimage).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/env.sh
