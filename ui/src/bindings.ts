@@ -253,7 +253,13 @@ spread_aggregate: number,
 /**
  * 1: embed the question without its question words ("When did", "What is").
  */
-strip_question: number, };
+strip_question: number, 
+/**
+ * 1: the lexical query leaves out the names of the people it is about ("… the child of
+ * Bob …" searches the other words), whom the actor signal already scores; otherwise a
+ * short memory that only names them ("Bob works as a pastry chef") wins on BM25.
+ */
+lexical_without_actors: number, };
 
 export type SearchQuery = { query: string, k: number, mode: ScoreMode, 
 /**

@@ -64,18 +64,44 @@ export function paintGraph(ctx: CanvasRenderingContext2D, w: number, hh: number,
       ctx.stroke();
     }
   });
-  // Labels for the seeds and the hovered node: right of the node, moved left as far as
-  // needed to stay on the canvas.
+  // Labels for the hovered node first, then the seeds: right of the node, moved left as far
+  // as needed to stay on the canvas; a label that would cover one already drawn is left out
+  // (hovering shows it).
   ctx.font = "12px system-ui, sans-serif";
-  g.data.nodes.forEach((node, i) => {
-    if (node.depth !== 0 && i !== g.hover) return;
+  const order = g.data.nodes.map((_, i) => i).filter((i) => i === g.hover || g.data.nodes[i].depth === 0);
+  order.sort((a, b) => Number(b === g.hover) - Number(a === g.hover));
+  const drawn: LabelBox[] = [];
+  for (const i of order) {
+    const node = g.data.nodes[i];
     const x = ox + pos[i * 2] * k, y = oy + pos[i * 2 + 1] * k;
-    const text = `${node.who ? node.who + ": " : ""}${node.label}`.slice(0, 70);
+    const text = labelText(node, i === g.hover ? 90 : 40);
     const tw = ctx.measureText(text).width;
-    const left = Math.max(2, Math.min(x + 10, w - tw - 10));
+    const box = { left: Math.max(2, Math.min(x + 10, w - tw - 10)), top: y - 9, w: tw + 8, h: 18 };
+    if (i !== g.hover && drawn.some((d) => overlaps(d, box))) continue;
+    drawn.push(box);
     ctx.fillStyle = "rgba(11,13,18,0.85)";
-    ctx.fillRect(left, y - 9, tw + 8, 18);
+    ctx.fillRect(box.left, box.top, box.w, box.h);
     ctx.fillStyle = "#e5e7eb";
-    ctx.fillText(text, left + 4, y + 4);
-  });
+    ctx.fillText(text, box.left + 4, y + 4);
+  }
+}
+
+export interface LabelBox {
+  left: number;
+  top: number;
+  w: number;
+  h: number;
+}
+
+export function overlaps(a: LabelBox, b: LabelBox): boolean {
+  return a.left < b.left + b.w && b.left < a.left + a.w && a.top < b.top + b.h && b.top < a.top + a.h;
+}
+
+/// A node's label: who, then its text, cut at a word to at most `max` characters with "…".
+export function labelText(node: Pick<GraphNode, "who" | "label">, max: number): string {
+  const full = `${node.who ? node.who + ": " : ""}${node.label}`;
+  if (full.length <= max) return full;
+  const cut = full.slice(0, max - 1);
+  const space = cut.lastIndexOf(" ");
+  return (space > max / 2 ? cut.slice(0, space) : cut) + "…";
 }

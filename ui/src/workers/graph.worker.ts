@@ -2,7 +2,7 @@
 // sends node positions as an event after every batch of ticks until the simulation cools;
 // a newer call stops the one before it.
 
-import { forceCenter, forceCollide, forceLink, forceManyBody, forceSimulation, type SimulationNodeDatum } from "d3-force";
+import { forceCenter, forceCollide, forceLink, forceManyBody, forceSimulation, forceX, forceY, type SimulationNodeDatum } from "d3-force";
 import type { GraphProtocol, GraphTick } from "./protocol";
 import { serve, type CallContext, type Port } from "./proxy";
 
@@ -33,7 +33,12 @@ serve<GraphProtocol>(self as unknown as Port, {
     }
     const sim = forceSimulation<Node>(nodes)
       .force("link", forceLink<Node, Edge>(links).distance((l) => 40 + 80 * (1 - l.score)).strength((l) => 0.2 + 0.8 * l.score))
-      .force("charge", forceManyBody().strength(-90))
+      // Repulsion reaches a few link lengths only, and a weak pull to the centre keeps the
+      // parts of a neighbourhood that no link joins (a search's hits often are) near each
+      // other instead of flung apart until fitting them shrinks every part to a dot.
+      .force("charge", forceManyBody().strength(-90).distanceMax(400))
+      .force("x", forceX(0).strength(0.05))
+      .force("y", forceY(0).strength(0.05))
       .force("center", forceCenter(0, 0))
       .force("collide", forceCollide<Node>().radius((d) => d.r + 2))
       .stop();
