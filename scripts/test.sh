@@ -38,4 +38,7 @@ bash scripts/e2e.sh
 step "the Debian package: built from the tested binaries, installed, started on the demo"
 bash scripts/package.sh
 bash scripts/package-check.sh
+step "the AppImage: packed from the same binaries with Somna's own runtime, started as a user would"
+bash scripts/appimage.sh
+bash scripts/appimage-check.sh
 step "all tests passed"

@@ -38,13 +38,6 @@ impl Fixture {
         Self::with(bert())
     }
 
-    /// [`Fixture::real`] in a SQLite file whatever the backend under test.
-    pub fn sqlite_real() -> Self {
-        let dir = tempdir();
-        let cfg = sqlite_config(&dir);
-        Self::open(dir, cfg, bert())
-    }
-
     /// A store with the fast, non-semantic hashing embedder (384 dimensions).
     pub fn hash() -> Self {
         Self::with(Arc::new(HashEmbedder::new(384)))
