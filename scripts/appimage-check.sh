@@ -8,8 +8,9 @@
 #   scripts/appimage-check.sh [dist/Somna-<version>-x86_64.AppImage]
 #
 # The AppImage unpacks into a cache in a temporary directory (XDG_CACHE_HOME), so the check
-# neither uses nor leaves an unpacked copy in ~/.cache. The app needs the system's WebKitGTK
-# 4.1 and GTK 3 (scripts/appimage.sh says why).
+# neither uses nor leaves an unpacked copy in ~/.cache. A bundled AppImage (the default) is
+# started with the host's WebKitGTK hidden; one built with --system-webkit needs the system's
+# WebKitGTK 4.1 and GTK 3 (scripts/appimage.sh says what is bundled).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/env.sh
