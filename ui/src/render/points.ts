@@ -92,6 +92,8 @@ export class PointsRenderer {
   private props: PointProps = { positions: new Float32Array(0), values: new Float32Array(0), flags: new Float32Array(0), table: new Float32Array(TABLE_SIZE * 3), ramp: false, dim: 1 };
   private width = 1;
   private height = 1;
+  /// Pixels the scene is drawn left of the canvas centre (see setCentreShift).
+  private shift = 0;
   private screen = new Float32Array(0);
   private screenValid = false;
   private readonly vp = new THREE.Matrix4();
@@ -167,6 +169,25 @@ export class PointsRenderer {
     this.height = height;
     this.gl.setSize(width, height, false);
     this.camera.aspect = width / height;
+    this.applyShift();
+  }
+
+  /// Draws the scene's centre `px` pixels left of the canvas's centre (a legend covers the
+  /// canvas's right edge) with an off-centre view of the same camera, so picking and the
+  /// lasso, which read the view-projection matrix, agree with what is drawn.
+  setCentreShift(px: number): void {
+    const shift = Math.max(0, Math.round(px));
+    if (shift === this.shift) return;
+    this.shift = shift;
+    this.applyShift();
+  }
+
+  private applyShift(): void {
+    if (this.shift > 0 && this.width > 0 && this.height > 0) {
+      this.camera.setViewOffset(this.width, this.height, this.shift, 0, this.width, this.height);
+    } else {
+      this.camera.clearViewOffset();
+    }
     this.camera.updateProjectionMatrix();
     this.screenValid = false;
   }

@@ -127,6 +127,7 @@ export class Space {
     this.overlay.height = hgt;
     if (!this.r) return;
     this.r.resize(w, hgt);
+    this.centreBesideLegend();
     // Resizing cleared the canvas, and resize observers run after this update's animation
     // frames: draw now, or the view shows empty for a frame (as when the X-ray tab takes it).
     this.frame();
@@ -241,6 +242,17 @@ export class Space {
   private drawLegend(): void {
     if (!this.cloud) return;
     this.legend.show(this.colorBy, { counts: this.cloud.counts, hues: this.cloud.hues, labels: state.clusterLabels, groups: state.clusterGroups });
+    this.centreBesideLegend();
+  }
+
+  /// The legend covers the canvas's right edge: the cloud is centred in the part it leaves
+  /// free (none in the X-ray, which hides the legend).
+  private centreBesideLegend(): void {
+    if (!this.r) return;
+    const legend = this.legend.el.offsetWidth, w = this.canvas.parentElement?.clientWidth ?? 0;
+    const shift = legend > 0 && w > 2 * legend ? (legend + 10) / 2 : 0;
+    this.r.setCentreShift(shift);
+    this.requestFrame();
   }
 
   private updateSelection(): void {
