@@ -7,6 +7,11 @@
 //! into place, so two starts racing each other both end up with one complete tree, and an
 //! unpack killed halfway leaves only a partial directory, removed by the next start once its
 //! process is gone.
+//!
+//! After a fresh unpack, the directories of earlier builds of the same AppImage (same name,
+//! another id) are removed unless a running process still uses them (its executable or its
+//! working directory is inside), so updating an AppImage does not leave ~700 MB behind each
+//! time.
 
 use crate::error::{Error, Result};
 use crate::extract::{self, Placed};
@@ -65,6 +70,7 @@ impl Cache {
         let partial = self.root.join(partial_name(&name, std::process::id()));
         let placed =
             extract::unpack_into_place(&filesystem, &partial, &dir).map_err(Error::in_cache)?;
+        self.remove_superseded(&app_name_of(image), &dir);
         Ok(Entry {
             dir,
             fresh: placed == Placed::Moved,
@@ -89,6 +95,53 @@ impl Cache {
     }
 }
 
+impl Cache {
+    /// Removes `<app>-<id>` directories other than `keep` (earlier builds of the same
+    /// AppImage) that no running process uses.
+    pub fn remove_superseded(&self, app: &str, keep: &Path) {
+        let Ok(entries) = fs::read_dir(&self.root) else {
+            return;
+        };
+        let in_use = dirs_in_use();
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let is_earlier_build = entry
+                .file_name()
+                .to_str()
+                .and_then(|f| f.strip_prefix(app))
+                .and_then(|rest| rest.strip_prefix('-'))
+                .is_some_and(|id| id.len() == 16 && id.bytes().all(|b| b.is_ascii_hexdigit()));
+            let used = in_use.iter().any(|p| p.starts_with(&path));
+            if is_earlier_build && path != keep && path.is_dir() && !used {
+                extract::discard(&path);
+            }
+        }
+    }
+}
+
+/// The executables and working directories of the processes this user can see.
+fn dirs_in_use() -> Vec<PathBuf> {
+    let Ok(procs) = fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for p in procs.flatten() {
+        if !p
+            .file_name()
+            .to_str()
+            .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
+        {
+            continue;
+        }
+        for link in ["exe", "cwd"] {
+            if let Ok(target) = fs::read_link(p.path().join(link)) {
+                out.push(target);
+            }
+        }
+    }
+    out
+}
+
 fn process_is_running(pid: &str) -> bool {
     pid.parse::<u32>()
         .is_ok_and(|pid| Path::new(&format!("/proc/{pid}")).exists())
@@ -107,12 +160,16 @@ fn cache_home(xdg_cache_home: Option<OsString>, home: Option<OsString>) -> Optio
 
 /// `<file name without .AppImage>-<id>`, with only portable characters in the name.
 fn entry_name(image: &AppImage) -> String {
+    format!("{}-{}", app_name_of(image), image.trailer().short_id())
+}
+
+fn app_name_of(image: &AppImage) -> String {
     let file_name = image
         .path()
         .file_name()
         .unwrap_or_default()
         .to_string_lossy();
-    format!("{}-{}", app_name(&file_name), image.trailer().short_id())
+    app_name(&file_name)
 }
 
 fn app_name(file_name: &str) -> String {
@@ -163,6 +220,42 @@ mod tests {
         assert_eq!(app_name("my app (copy)"), "my_app__copy_");
         assert_eq!(app_name(".AppImage"), "app");
         assert_eq!(app_name("..hidden.AppImage"), "hidden");
+    }
+
+    #[test]
+    fn superseded_builds_are_removed_unless_a_process_uses_them() {
+        let root =
+            std::env::temp_dir().join(format!("somna-appimage-superseded-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&root);
+        let dir = |name: &str| {
+            let d = root.join(name);
+            fs::create_dir_all(d.join("usr")).unwrap();
+            d
+        };
+        let (current, old, used) = (
+            dir("Somna-1-00000000000000aa"),
+            dir("Somna-1-00000000000000bb"),
+            dir("Somna-1-00000000000000cc"),
+        );
+        let (other_app, not_an_id) = (dir("Other-00000000000000bb"), dir("Somna-1-notanid"));
+        let mut sleeper = std::process::Command::new("sleep")
+            .arg("30")
+            .current_dir(used.join("usr"))
+            .spawn()
+            .unwrap();
+        Cache::at(root.clone()).remove_superseded("Somna-1", &current);
+        sleeper.kill().unwrap();
+        sleeper.wait().unwrap();
+        assert!(
+            current.is_dir() && used.is_dir(),
+            "the current build and one in use stay"
+        );
+        assert!(!old.exists(), "an earlier build no process uses is removed");
+        assert!(
+            other_app.is_dir() && not_an_id.is_dir(),
+            "other apps' and other names' stay"
+        );
+        fs::remove_dir_all(&root).unwrap();
     }
 
     #[test]
