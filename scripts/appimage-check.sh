@@ -100,20 +100,7 @@ export SOMNA_HOME="$work/home" SOMNA_DB="$work/home/somna.db"
 export SOMNA_MODEL_DIR="${SOMNA_MODEL_DIR:-$(SOMNA_HOME= somna_model_dir)}"
 DISPLAY="$display" "${launch[@]}" "$appimage" --demo-if-empty >"$work/app.log" 2>&1 &
 app_pid=$!
-# The demo streams in batch by batch: wait until the store holds memories (at most 120 s).
-count=0
-for _ in $(seq 120); do
-  kill -0 "$app_pid" 2>/dev/null || { cat "$work/app.log" >&2; fail "the AppImage's app exited"; }
-  count="$(python3 - "$SOMNA_DB" <<'PY' 2>/dev/null || echo 0
-import sqlite3, sys
-db = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True, timeout=5)
-print(db.execute("SELECT count(*) FROM memories").fetchone()[0])
-PY
-)"
-  [ "$count" -gt 0 ] && break
-  sleep 1
-done
-[ "$count" -gt 0 ] || { cat "$work/app.log" >&2; fail "the AppImage's app loaded no demo memories in 120 s"; }
+somna_wait_for_demo "$app_pid" "$work/app.log" "the AppImage's app"
 # The webview runs in WebKitWebProcess, a child of the app: which one ran?
 web_process=""
 for pid in $(pgrep -P "$app_pid"); do
@@ -126,16 +113,7 @@ if [ "${#launch[@]}" -gt 0 ] && [[ "$web_process" != "$unpacked"/* ]]; then
   fail "the webview does not run the bundled WebKitGTK"
 fi
 sleep 5
-mkdir -p dist
-shot=dist/appimage-app.png
-if command -v import >/dev/null 2>&1; then
-  DISPLAY="$display" import -window root "$shot" && echo "screenshot: $shot"
-elif python3 -c 'from PIL import ImageGrab' 2>/dev/null; then
-  python3 -c 'import sys; from PIL import ImageGrab; ImageGrab.grab(xdisplay=sys.argv[1]).save(sys.argv[2])' \
-    "$display" "$shot" && echo "screenshot: $shot"
-else
-  echo "no screenshot: neither ImageMagick's import nor Pillow is installed"
-fi
+somna_screenshot "$display" dist/appimage-app.png
 echo "the AppImage's app runs: $count demo memories stored so far"
 step "somna stats on the app's store (the AppImage's CLI)"
 "$appimage" --cli --db "$SOMNA_DB" stats | head -n 3

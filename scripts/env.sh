@@ -70,3 +70,40 @@ somna_install_tauri_driver() {
     cargo install tauri-driver --version ^2 --locked
   fi
 }
+
+# Waits until the app (pid $1, its log $2, named $3 in messages) has stored demo memories in
+# $SOMNA_DB, at most 120 s; the demo streams in batch by batch. Sets `count`; exits with the
+# app's log when the app exits or stores nothing.
+somna_wait_for_demo() {
+  local app_pid="$1" log="$2" what="$3"
+  count=0
+  for _ in $(seq 120); do
+    kill -0 "$app_pid" 2>/dev/null || { cat "$log" >&2; echo "$what exited" >&2; exit 1; }
+    count="$(python3 - "$SOMNA_DB" <<'PY' 2>/dev/null || echo 0
+import sqlite3, sys
+db = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True, timeout=5)
+print(db.execute("SELECT count(*) FROM memories").fetchone()[0])
+PY
+)"
+    [ "$count" -gt 0 ] && return 0
+    sleep 1
+  done
+  cat "$log" >&2
+  echo "$what loaded no demo memories in 120 s" >&2
+  exit 1
+}
+
+# A screenshot of X display $1 into $2 when a grabber is at hand (ImageMagick's import, or
+# Pillow); the checks themselves do not need one.
+somna_screenshot() {
+  local display="$1" shot="$2"
+  mkdir -p "$(dirname "$shot")"
+  if command -v import >/dev/null 2>&1; then
+    DISPLAY="$display" import -window root "$shot" && echo "screenshot: $shot"
+  elif python3 -c 'from PIL import ImageGrab' 2>/dev/null; then
+    python3 -c 'import sys; from PIL import ImageGrab; ImageGrab.grab(xdisplay=sys.argv[1]).save(sys.argv[2])' \
+      "$display" "$shot" && echo "screenshot: $shot"
+  else
+    echo "no screenshot: neither ImageMagick's import nor Pillow is installed"
+  fi
+}

@@ -50,32 +50,9 @@ export SOMNA_HOME="$work/home" SOMNA_DB="$work/home/somna.db"
 export SOMNA_MODEL_DIR="${SOMNA_MODEL_DIR:-$(SOMNA_HOME= somna_model_dir)}"
 DISPLAY="$display" /usr/bin/somna-app --demo-if-empty >"$work/app.log" 2>&1 &
 app_pid=$!
-# The demo streams in batch by batch: wait until the store holds memories (at most 120 s).
-count=0
-for _ in $(seq 120); do
-  kill -0 "$app_pid" 2>/dev/null || { cat "$work/app.log" >&2; fail "the installed app exited"; }
-  count="$(python3 - "$SOMNA_DB" <<'PY' 2>/dev/null || echo 0
-import sqlite3, sys
-db = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True, timeout=5)
-print(db.execute("SELECT count(*) FROM memories").fetchone()[0])
-PY
-)"
-  [ "$count" -gt 0 ] && break
-  sleep 1
-done
-[ "$count" -gt 0 ] || { cat "$work/app.log" >&2; fail "the installed app loaded no demo memories in 120 s"; }
+somna_wait_for_demo "$app_pid" "$work/app.log" "the installed app"
 sleep 5
-mkdir -p dist
-# A screenshot when a grabber is at hand (Pillow, or ImageMagick's import); the check itself
-# does not need one.
-if python3 -c "import PIL.ImageGrab" 2>/dev/null; then
-  python3 -c "from PIL import ImageGrab; ImageGrab.grab(xdisplay='$display').save('dist/installed-app.png')" \
-    && echo "screenshot: dist/installed-app.png"
-elif command -v import >/dev/null 2>&1; then
-  DISPLAY="$display" import -window root dist/installed-app.png && echo "screenshot: dist/installed-app.png"
-else
-  echo "no screenshot: neither Pillow nor ImageMagick's import is installed"
-fi
+somna_screenshot "$display" dist/installed-app.png
 echo "the installed app runs: $count demo memories stored so far"
 step "somna stats on the app's store (installed CLI)"
 /usr/bin/somna --db "$SOMNA_DB" stats | head -n 3
