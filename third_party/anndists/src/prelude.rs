@@ -1,0 +1,3 @@
+// gathers modules to include
+
+pub use crate::dist::distances::Distance;
