@@ -34,6 +34,24 @@ def int_list(text: str) -> list[int]:
     return [int(x) for x in text.split(",") if x]
 
 
+
+def resident_kib(reset_peak: bool) -> tuple[int, int] | None:
+    """(resident, high-water mark) in KiB, the mark first set back to the resident size if
+    asked; None where /proc is missing."""
+    try:
+        if reset_peak:
+            with open("/proc/self/clear_refs", "w") as f:
+                f.write("5")
+        fields = {}
+        with open("/proc/self/status") as f:
+            for line in f:
+                name, _, value = line.partition(":")
+                fields[name] = value.split()
+        return int(fields["VmRSS"][0]), int(fields["VmHWM"][0])
+    except (OSError, KeyError, ValueError, IndexError):
+        return None
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", required=True, type=Path, help="raw little-endian f32, n x dim")
@@ -53,12 +71,21 @@ def main() -> None:
         raise SystemExit(f"{len(queries)} queries but {len(truth)} truth rows")
     n = len(data)
 
+    rss0 = resident_kib(reset_peak=True)
     index = hnswlib.Index(space="ip", dim=args.dim)
     index.init_index(max_elements=n, M=args.m, ef_construction=args.ef_construction)
     wall0, cpu0 = time.perf_counter(), time.process_time()
     index.add_items(data, np.arange(n), num_threads=args.threads)
     build_seconds = time.perf_counter() - wall0
     build_cpu_seconds = time.process_time() - cpu0
+    rss1 = resident_kib(reset_peak=False)
+    memory = None
+    if rss0 and rss1:
+        memory = {
+            "raw_mib": round(data.nbytes / 2**20, 1),
+            "index_mib": round((rss1[0] - rss0[0]) / 1024, 1),
+            "peak_mib": round((rss1[1] - rss0[0]) / 1024, 1),
+        }
 
     index.set_num_threads(1)
     index.set_ef(max(args.ef))
@@ -96,6 +123,7 @@ def main() -> None:
                 "ef_construction": args.ef_construction,
                 "build_seconds": round(build_seconds, 3),
                 "build_cpu_seconds": round(build_cpu_seconds, 3),
+                "memory": memory,
                 "results": results,
             }
         )

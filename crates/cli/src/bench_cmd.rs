@@ -867,6 +867,23 @@ fn print_report(r: &Report) {
                 )
             })
         );
+        if let Some(m) = &a.memory {
+            let peer_memory = peer.as_ref().and_then(|p| {
+                let m = &p["memory"];
+                Some((m["index_mib"].as_f64()?, m["peak_mib"].as_f64()?))
+            });
+            out!(
+                "  memory (MiB above the process before the build): vectors {:.0}; somna index {:.0}, peak {:.0} ({:.2}× the vectors){}",
+                m.raw_mib,
+                m.index_mib,
+                m.peak_mib,
+                m.index_mib / m.raw_mib.max(1e-9),
+                peer_memory.map_or(String::new(), |(index, peak)| format!(
+                    "; hnswlib index {index:.0}, peak {peak:.0} ({:.2}×)",
+                    index / m.raw_mib.max(1e-9)
+                ))
+            );
+        }
         out!("  ef   somna R@10  p50 ms  p99 ms | hnswlib R@10  p50 ms  p99 ms");
         for e in &a.results {
             let p = peer.as_ref().and_then(|p| {

@@ -227,7 +227,38 @@ pub struct AnnResult {
     pub n: usize,
     pub params: IndexParams,
     pub build_seconds: f64,
+    /// What the index holds once built, and at most during the build, in MiB above the
+    /// process's resident memory before it (Linux only).
+    pub memory: Option<AnnMemory>,
     pub results: Vec<EfResult>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct AnnMemory {
+    /// The vectors alone: n × dim × 4 bytes.
+    pub raw_mib: f64,
+    /// Resident memory added by building the index, measured after the build.
+    pub index_mib: f64,
+    /// The resident high-water mark during the build, above the memory before it.
+    pub peak_mib: f64,
+}
+
+/// Resident memory and its high-water mark, in KiB (`/proc/self/status`).
+fn resident_kib() -> Option<(u64, u64)> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
+    };
+    Some((field("VmRSS:")?, field("VmHWM:")?))
+}
+
+/// Sets the high-water mark back to the current resident memory (Linux's
+/// `/proc/self/clear_refs` with 5); false where that is not possible.
+fn reset_peak() -> bool {
+    std::fs::write("/proc/self/clear_refs", "5").is_ok()
 }
 
 /// Builds Somna's index over `data` and measures recall@10 against `truth` and single-query
@@ -242,6 +273,9 @@ pub fn bench_ann(
     job: &Job,
 ) -> Result<AnnResult> {
     let n = data.len() / dim;
+    // From before the owned copy of the vectors the index is handed: an import hands it
+    // one too, and memory it frees may stay resident.
+    let before = resident_kib().filter(|_| reset_peak());
     let mut index = VectorIndex::new(dim, params, n);
     let items: Vec<(i64, Vec<f32>, i64)> = data
         .chunks(dim)
@@ -251,6 +285,14 @@ pub fn bench_ann(
     let t = Instant::now();
     index.insert_batch(items, job)?;
     let build_seconds = t.elapsed().as_secs_f64();
+    let memory = before.zip(resident_kib()).map(|((rss0, _), (rss, peak))| {
+        let mib = |kib: u64| kib as f64 / 1024.0;
+        AnnMemory {
+            raw_mib: (data.len() * 4) as f64 / (1024.0 * 1024.0),
+            index_mib: mib(rss.saturating_sub(rss0)),
+            peak_mib: mib(peak.saturating_sub(rss0)),
+        }
+    });
     let mut results = Vec::new();
     for &ef in efs {
         let mut lat = Vec::with_capacity(truth.len());
@@ -272,6 +314,7 @@ pub fn bench_ann(
         n,
         params,
         build_seconds,
+        memory,
         results,
     })
 }
