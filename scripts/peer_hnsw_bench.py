@@ -34,7 +34,6 @@ def int_list(text: str) -> list[int]:
     return [int(x) for x in text.split(",") if x]
 
 
-
 def resident_kib(reset_peak: bool) -> tuple[int, int] | None:
     """(resident, high-water mark) in KiB, the mark first set back to the resident size if
     asked; None where /proc is missing."""
