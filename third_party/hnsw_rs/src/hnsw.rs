@@ -19,9 +19,9 @@ use std::sync::mpsc::channel;
 use std::any::type_name;
 
 use hashbrown::HashMap;
+use std::cmp::Reverse;
 #[allow(unused)]
 use std::collections::HashSet;
-use std::cmp::Reverse;
 use std::collections::binary_heap::BinaryHeap;
 
 use crate::visited::with_visited;
@@ -180,12 +180,15 @@ pub struct Point<'b, T: Clone + Send + Sync> {
 }
 
 impl<'b, T: Clone + Send + Sync> Point<'b, T> {
+    /// One empty neighbour list per layer the point is in (Somna's patch: 0.3.5 made
+    /// `NB_LAYER_MAX` for every point, 384 bytes of list headers, where most points are in
+    /// layer 0 only).
+    fn empty_lists(p_id: PointId) -> Vec<Vec<PointWithOrder<'b, T>>> {
+        (0..=p_id.0).map(|_| Vec::new()).collect()
+    }
+
     pub fn new(v: Vec<T>, origin_id: usize, p_id: PointId, rank: usize) -> Self {
-        let mut neighbours = Vec::with_capacity(NB_LAYER_MAX as usize);
-        // CAVEAT, perhaps pass nb layer as arg ?
-        for _ in 0..NB_LAYER_MAX {
-            neighbours.push(Vec::<PointWithOrder<T>>::new());
-        }
+        let neighbours = Self::empty_lists(p_id);
         Point {
             data: PointData::new_v(v),
             origin_id,
@@ -196,11 +199,7 @@ impl<'b, T: Clone + Send + Sync> Point<'b, T> {
     }
 
     pub fn new_from_mmap(s: &'b [T], origin_id: usize, p_id: PointId, rank: usize) -> Self {
-        let mut neighbours = Vec::with_capacity(NB_LAYER_MAX as usize);
-        // CAVEAT, perhaps pass nb layer as arg ?
-        for _ in 0..NB_LAYER_MAX {
-            neighbours.push(Vec::<PointWithOrder<T>>::new());
-        }
+        let neighbours = Self::empty_lists(p_id);
         Point {
             data: PointData::new_s(s),
             origin_id,
@@ -230,7 +229,8 @@ impl<'b, T: Clone + Send + Sync> Point<'b, T> {
     pub fn get_neighborhood_id(&self) -> Vec<Vec<Neighbour>> {
         let ref_neighbours = self.neighbours.read();
         let nb_layer = ref_neighbours.len();
-        let mut neighborhood = Vec::<Vec<Neighbour>>::with_capacity(nb_layer);
+        // (a list for each of the `NB_LAYER_MAX` layers, as the dump format has them)
+        let mut neighborhood = Vec::<Vec<Neighbour>>::with_capacity(NB_LAYER_MAX as usize);
         for i in 0..nb_layer {
             let mut neighbours = Vec::<Neighbour>::new();
             let nb_ngbh = ref_neighbours[i].len();
@@ -246,6 +246,7 @@ impl<'b, T: Clone + Send + Sync> Point<'b, T> {
             }
             neighborhood.push(neighbours);
         }
+        neighborhood.resize(NB_LAYER_MAX as usize, Vec::new());
         neighborhood
     }
 
@@ -1012,7 +1013,9 @@ impl<'b, T: Clone + Send + Sync, D: Distance<T> + Send + Sync> Hnsw<'b, T, D> {
                     break;
                 }
                 let neighbours = c.point.neighbours.read();
-                let list = &neighbours[layer as usize];
+                let Some(list) = neighbours.get(layer as usize) else {
+                    continue; // (a point not in this layer: only the entry point can be)
+                };
                 // Three passes so the memory reads overlap: the points not visited yet (their
                 // structs prefetched), then their vectors prefetched, then the distances.
                 fresh.clear();
@@ -1108,52 +1111,24 @@ impl<'b, T: Clone + Send + Sync, D: Distance<T> + Send + Sync> Hnsw<'b, T, D> {
         let mut dist_to_entry = self
             .dist_f
             .eval(data, enter_point_copy.as_ref().unwrap().data.get_v());
-        // we go from self.max_level_observed to level+1 included
+        // we go from self.max_level_observed to level+1 included: a greedy descent to
+        // the nearest point of each layer above the new point's own (Somna's patch: the
+        // distance comes with the point, and the new point keeps no list in layers it is
+        // not in, where nothing would ever read it)
         for l in ((level + 1)..(max_level_observed + 1)).rev() {
-            // CAVEAT could bypass when layer empty, avoid  allocation..
-            let mut sorted_points = self.search_layer(
-                data,
-                Arc::clone(enter_point_copy.as_ref().unwrap()),
-                1,
-                l,
-                None,
-            );
-            trace!(
-                "in insert :search_layer layer {:?}, returned {:?} points ",
-                l,
-                sorted_points.len()
-            );
-            if sorted_points.len() > 1 {
-                panic!(
-                    "in insert : search_layer layer {:?}, returned {:?} points ",
-                    l,
-                    sorted_points.len()
-                );
-            }
-            // the heap conversion is useless beccause of the preceding test.
-            // sorted_points = from_positive_binaryheap_to_negative_binary_heap(&mut sorted_points);
-            //
-            if let Some(ep) = sorted_points.pop() {
-                // useful for projecting lower layer to upper layer. keep track of points encountered.
-                if new_point.neighbours.read()[l as usize].len()
-                    < self.get_max_nb_connection() as usize
-                {
-                    new_point.neighbours.write()[l as usize].push(ep.clone());
+            let entry = enter_point_copy.as_ref().unwrap();
+            if let Some(nearest) = self.search_layer_scored(data, entry, 1, l, None).pop() {
+                if nearest.dist < dist_to_entry {
+                    dist_to_entry = nearest.dist;
+                    enter_point_copy = Some(nearest.point);
                 }
-                // get the lowest distance point
-                let tmp_dist = self.dist_f.eval(data, ep.point_ref.data.get_v());
-                if tmp_dist < dist_to_entry {
-                    enter_point_copy = Some(Arc::clone(&ep.point_ref));
-                    dist_to_entry = tmp_dist;
-                }
-            } else {
-                // this layer is not yet filled
-                trace!("layer still empty  {} : got null list", l);
             }
         }
         // now enter_point_id_copy contains id of nearest
         // now loop down to 0
-        for l in (0..level + 1).rev() {
+        // (from the highest layer the graph had when the insertion began: in a layer above
+        // it the new point is the only one, with no neighbours, as in hnswlib)
+        for l in (0..=level.min(max_level_observed)).rev() {
             let ef = self.ef_construction;
             // when l == level, we cannot get new_point in sorted_points as it is seen only from declared neighbours
             // (nearest on top: negative distances, as select_neighbours takes them)
@@ -1170,14 +1145,20 @@ impl<'b, T: Clone + Send + Sync, D: Distance<T> + Send + Sync> Hnsw<'b, T, D> {
             if !sorted_points.is_empty() {
                 let nb_conn;
                 let extend_c;
+                let bound;
                 if l == 0 {
-                    nb_conn = 2 * self.max_nb_connection;
+                    // Somna's patch: a new point chooses M neighbours in layer 0 as in every
+                    // other layer (hnswlib's rule); its list may grow to 2·M by the reverse
+                    // updates of later points
+                    nb_conn = self.max_nb_connection;
+                    bound = 2 * self.max_nb_connection;
                     extend_c = self.extend_candidates;
                 } else {
                     nb_conn = self.max_nb_connection;
+                    bound = nb_conn;
                     extend_c = false;
                 }
-                let mut neighbours = Vec::<PointWithOrder<T>>::with_capacity(nb_conn);
+                let mut neighbours = Vec::<PointWithOrder<T>>::with_capacity(bound + 1);
                 self.select_neighbours(
                     data,
                     &mut sorted_points,
@@ -1237,7 +1218,7 @@ impl<'b, T: Clone + Send + Sync, D: Distance<T> + Send + Sync> Hnsw<'b, T, D> {
     } // end of parallel_insert
 
     /// insert new_point in neighbourhood info of point
-    fn reverse_update_neighborhood_simple(&self, new_point: Arc<Point<T>>) {
+    fn reverse_update_neighborhood_simple(&self, new_point: Arc<Point<'b, T>>) {
         //  println!("reverse update neighbourhood for  new point {:?} ", new_point.p_id);
         trace!(
             "reverse update neighbourhood for  new point {:?} ",
@@ -1274,21 +1255,39 @@ impl<'b, T: Clone + Send + Sync, D: Distance<T> + Send + Sync> Hnsw<'b, T, D> {
                         2 * self.max_nb_connection
                     };
                     let list = &mut q_point_neighbours[l_n];
-                    if list.len() >= threshold_shrinking {
-                        match list.last() {
-                            Some(farthest) if farthest.dist_to_ref > n_to_add.dist_to_ref => {
-                                list.pop();
-                            }
-                            _ => continue,
-                        }
-                    }
                     let at = list.partition_point(|n| n.dist_to_ref <= n_to_add.dist_to_ref);
                     list.insert(at, n_to_add);
+                    if list.len() > threshold_shrinking {
+                        self.prune(list, threshold_shrinking);
+                    }
                 } // end protection against point identity
             }
         }
         //   println!("     exitingreverse update neighbourhood for  new point {:?} ", new_point.p_id);
     } // end of reverse_update_neighborhood_simple
+
+    /// Keeps at most `keep` entries of `list` (sorted by distance to its owner, nearest
+    /// first) chosen by the selection heuristic, as hnswlib does when a list overflows: an
+    /// entry stays when it is nearer the owner than every entry kept before it.
+    fn prune(&self, list: &mut Vec<PointWithOrder<'b, T>>, keep: usize) {
+        let mut kept = 0;
+        for i in 0..list.len() {
+            if kept == keep {
+                break;
+            }
+            let (head, tail) = list.split_at(i);
+            let c = &tail[0];
+            let v = c.point_ref.data.get_v();
+            let diverse = head[..kept]
+                .iter()
+                .all(|r| self.dist_f.eval(v, r.point_ref.data.get_v()) >= c.dist_to_ref);
+            if diverse {
+                list.swap(kept, i);
+                kept += 1;
+            }
+        }
+        list.truncate(kept);
+    }
 
     pub fn get_point_indexation(&self) -> &PointIndexation<'b, T> {
         &self.layer_indexed_points
@@ -1323,8 +1322,7 @@ impl<'b, T: Clone + Send + Sync, D: Distance<T> + Send + Sync> Hnsw<'b, T, D> {
                 while !candidates.is_empty() {
                     let p = candidates.pop().unwrap();
                     assert!(-p.dist_to_ref >= 0.);
-                    neighbours_vec
-                        .push(PointWithOrder::new(&p.point_ref, -p.dist_to_ref));
+                    neighbours_vec.push(PointWithOrder::new(&p.point_ref, -p.dist_to_ref));
                 }
                 return;
             } else {
@@ -1378,19 +1376,13 @@ impl<'b, T: Clone + Send + Sync, D: Distance<T> + Send + Sync> Hnsw<'b, T, D> {
                 }
                 if e_to_insert {
                     trace!("inserting neighbours : {:?} ", e_p.point_ref.p_id);
-                    neighbours_vec.push(PointWithOrder::new(
-                        &e_p.point_ref,
-                        -e_p.dist_to_ref,
-                    ));
+                    neighbours_vec.push(PointWithOrder::new(&e_p.point_ref, -e_p.dist_to_ref));
                 } else {
                     trace!("discarded neighbours : {:?} ", e_p.point_ref.p_id);
                     // ep is taken from a binary heap, so it has a negative sign, we keep its sign
                     // to store it in another binary heap will possibly need to retain the best ones from the discarde binaryHeap
                     if keep_pruned {
-                        discarded_points.push(PointWithOrder::new(
-                            &e_p.point_ref,
-                            e_p.dist_to_ref,
-                        ));
+                        discarded_points.push(PointWithOrder::new(&e_p.point_ref, e_p.dist_to_ref));
                     }
                 }
             }
@@ -1471,13 +1463,7 @@ impl<'b, T: Clone + Send + Sync, D: Distance<T> + Send + Sync> Hnsw<'b, T, D> {
         let last = knbn.min(ef).min(neighbours.len());
         let knn_neighbours: Vec<Neighbour> = neighbours[0..last]
             .iter()
-            .map(|p| {
-                Neighbour::new(
-                    p.point_ref.origin_id,
-                    p.dist_to_ref,
-                    p.point_ref.p_id,
-                )
-            })
+            .map(|p| Neighbour::new(p.point_ref.origin_id, p.dist_to_ref, p.point_ref.p_id))
             .collect();
 
         knn_neighbours

@@ -719,7 +719,10 @@ impl HnswIo {
         let mut nbp: usize = 0;
         for (p_id, neighbours) in &neighbourhood_map {
             let point = &points_by_layer[p_id.0 as usize][p_id.1 as usize];
-            for (l, neighbours) in neighbours.iter().enumerate() {
+            // (a dump written by 0.3.5 may hold a list for a layer above the point's own,
+            // which no search reads: the point has no list there now, and it is skipped)
+            let nb_lists = point.neighbours.read().len();
+            for (l, neighbours) in neighbours.iter().enumerate().take(nb_lists) {
                 for n in neighbours {
                     let n_point = &points_by_layer[n.p_id.0 as usize][n.p_id.1 as usize];
                     // now n_point is the Arc<Point> corresponding to neighbour n of point,

@@ -58,13 +58,19 @@ fn searches_find_the_exact_nearest_neighbours() {
     let queries = vectors(100, 2);
     let hnsw = built(&base);
     assert_eq!(hnsw.get_nb_point(), base.len());
-    let truth: Vec<Vec<usize>> = queries.iter().map(|q| exact(&base, q, 10, |_| true)).collect();
+    let truth: Vec<Vec<usize>> = queries
+        .iter()
+        .map(|q| exact(&base, q, 10, |_| true))
+        .collect();
     let found: Vec<Vec<usize>> = queries
         .iter()
         .map(|q| {
             let hits = hnsw.search(q, 10, 64);
             assert_eq!(hits.len(), 10);
-            assert!(hits.windows(2).all(|w| w[0].distance <= w[1].distance), "nearest first");
+            assert!(
+                hits.windows(2).all(|w| w[0].distance <= w[1].distance),
+                "nearest first"
+            );
             hits.iter().map(|n| n.d_id).collect()
         })
         .collect();
@@ -148,6 +154,48 @@ fn the_dot_distance_matches_a_plain_sum_at_every_length() {
         let b: Vec<f32> = (0..len).map(|_| rng.random_range(-0.08..0.08)).collect();
         let plain = 1.0 - a.iter().zip(&b).map(|(x, y)| x * y).sum::<f32>();
         let d = DistDot.eval(&a, &b);
-        assert!((d - plain.max(0.0)).abs() < 1e-5, "len {len}: {d} vs {plain}");
+        assert!(
+            (d - plain.max(0.0)).abs() < 1e-5,
+            "len {len}: {d} vs {plain}"
+        );
     }
+}
+
+#[test]
+fn neighbour_lists_are_bounded_pruned_and_only_in_the_points_own_layers() {
+    let base = vectors(3000, 8);
+    // M = 4, so that lists overflow often: up to 8 neighbours in layer 0, 4 above
+    let m = 4;
+    let hnsw = Hnsw::new(m, base.len(), 16, 100, DistDot);
+    let refs: Vec<(&[f32], usize)> = base.iter().enumerate().map(|(i, v)| (&v[..], i)).collect();
+    hnsw.parallel_insert_slice(&refs);
+    let (mut layer0_total, mut layer0_lists) = (0, 0);
+    for p in hnsw.get_point_indexation() {
+        let level = p.get_point_id().0 as usize;
+        let lists = p.get_neighborhood_id();
+        assert_eq!(
+            lists.len(),
+            16,
+            "a list per layer, as the dump format has them"
+        );
+        for (l, list) in lists.iter().enumerate() {
+            let bound = if l == 0 { 2 * m } else { m };
+            assert!(list.len() <= bound, "layer {l}: {} neighbours", list.len());
+            assert!(
+                l <= level || list.is_empty(),
+                "a list in layer {l} above the point's {level}"
+            );
+            assert!(
+                list.windows(2).all(|w| w[0].distance <= w[1].distance),
+                "nearest first"
+            );
+        }
+        layer0_total += lists[0].len();
+        layer0_lists += 1;
+    }
+    // A full list is pruned by the selection heuristic (hnswlib's rule), not cut to its
+    // nearest entries, so lists stay short of their bound: a mean of 5.9 of 8 on this data,
+    // where the patch before this rule (which kept the nearest) gave 7.6.
+    let mean = layer0_total as f64 / layer0_lists as f64;
+    assert!(mean < 6.8, "mean layer-0 list length {mean}");
 }
