@@ -335,21 +335,50 @@ fn prefetch<P>(p: *const P) {
     let _ = p;
 }
 
-/// A point met by a search and its distance to the query: what search heaps hold
+/// A point met by a search and its distance to the query, as a plain pointer: what the
+/// search heaps hold (Somna's patch; ordered by distance, NaN last). The graph keeps the
+/// point alive; no reference count is touched.
+struct Near<'b, T: Clone + Send + Sync> {
+    dist: f32,
+    point: *const Point<'b, T>,
+}
+
+impl<'b, T: Clone + Send + Sync> Near<'b, T> {
+    fn new(dist: f32, point: &Arc<Point<'b, T>>) -> Self {
+        Near {
+            dist,
+            point: Arc::as_ptr(point),
+        }
+    }
+}
+
+impl<T: Clone + Send + Sync> PartialEq for Near<'_, T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.dist.total_cmp(&other.dist).is_eq()
+    }
+}
+
+impl<T: Clone + Send + Sync> Eq for Near<'_, T> {}
+
+impl<T: Clone + Send + Sync> PartialOrd for Near<'_, T> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl<T: Clone + Send + Sync> Ord for Near<'_, T> {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.dist.total_cmp(&other.dist)
+    }
+}
+
+/// A point met by a search and its distance to the query, as a search returns it
 /// (Somna's patch; ordered by distance, NaN last).
 pub(crate) struct Scored<'b, T: Clone + Send + Sync> {
     pub(crate) dist: f32,
     pub(crate) point: Arc<Point<'b, T>>,
 }
 
-impl<'b, T: Clone + Send + Sync> Scored<'b, T> {
-    fn new(dist: f32, point: &Arc<Point<'b, T>>) -> Self {
-        Scored {
-            dist,
-            point: Arc::clone(point),
-        }
-    }
-}
 
 impl<T: Clone + Send + Sync> PartialEq for Scored<'_, T> {
     fn eq(&self, other: &Self) -> bool {
@@ -566,7 +595,7 @@ impl<'b, T: Clone + Send + Sync> PointIndexation<'b, T> {
     /// real insertion of point in point indexation
     // generate a new Point/ArcPoint (with neigbourhood info empty) and store it in global table
     // The function is called by Hnsw insert method
-    fn generate_new_point(&self, data: &[T], origin_id: usize) -> (Arc<Point<'b, T>>, usize) {
+    fn generate_new_point(&self, data: Vec<T>, origin_id: usize) -> (Arc<Point<'b, T>>, usize) {
         // get a write lock at the beginning of the function
         let level = self.layer_g.generate();
         let new_point;
@@ -578,7 +607,7 @@ impl<'b, T: Clone + Send + Sync> PointIndexation<'b, T> {
             // ranks are dense: the number of points stored before this one
             let rank = points_by_layer_ref.iter().map(|l| l.len()).sum();
             // make a Point and then an Arc<Point>
-            let point = Point::new(data.to_vec(), origin_id, p_id, rank);
+            let point = Point::new(data, origin_id, p_id, rank);
             new_point = Arc::new(point);
             trace!("definitive pushing of point {:?}", p_id);
             points_by_layer_ref[p_id.0 as usize].push(Arc::clone(&new_point));
@@ -1000,11 +1029,12 @@ impl<'b, T: Clone + Send + Sync, D: Distance<T> + Send + Sync> Hnsw<'b, T, D> {
         with_visited(capacity, |visited| {
             let entry_dist = self.dist_f.eval(point, entry_point.data.get_v());
             visited.insert(entry_point.rank);
+            // (the heaps hold plain pointers: no reference count is touched per candidate)
             let mut candidates = BinaryHeap::with_capacity(2 * ef);
-            let mut found: BinaryHeap<Scored<'b, T>> = BinaryHeap::with_capacity(ef + 1);
-            candidates.push(Reverse(Scored::new(entry_dist, entry_point)));
+            let mut found: BinaryHeap<Near<'b, T>> = BinaryHeap::with_capacity(ef + 1);
+            candidates.push(Reverse(Near::new(entry_dist, entry_point)));
             if passes(entry_point) {
-                found.push(Scored::new(entry_dist, entry_point));
+                found.push(Near::new(entry_dist, entry_point));
             }
             // the neighbours of the current candidate not visited yet (indices in its list)
             let mut fresh: Vec<usize> = Vec::with_capacity(2 * self.max_nb_connection);
@@ -1012,7 +1042,10 @@ impl<'b, T: Clone + Send + Sync, D: Distance<T> + Send + Sync> Hnsw<'b, T, D> {
                 if found.len() >= ef && found.peek().is_some_and(|f| c.dist > f.dist) {
                     break;
                 }
-                let neighbours = c.point.neighbours.read();
+                // SAFETY: every point a search meets is held by the graph's layers (an `Arc`
+                // in `points_by_layer`, never removed) for as long as `&self` lives.
+                let c_point = unsafe { &*c.point };
+                let neighbours = c_point.neighbours.read();
                 let Some(list) = neighbours.get(layer as usize) else {
                     continue; // (a point not in this layer: only the entry point can be)
                 };
@@ -1034,9 +1067,9 @@ impl<'b, T: Clone + Send + Sync, D: Distance<T> + Send + Sync> Hnsw<'b, T, D> {
                     let e = &list[i].point_ref;
                     let dist = self.dist_f.eval(point, e.data.get_v());
                     if found.len() < ef || found.peek().is_some_and(|f| dist < f.dist) {
-                        candidates.push(Reverse(Scored::new(dist, e)));
+                        candidates.push(Reverse(Near::new(dist, e)));
                         if passes(e) {
-                            found.push(Scored::new(dist, e));
+                            found.push(Near::new(dist, e));
                             if found.len() > ef {
                                 found.pop();
                             }
@@ -1044,7 +1077,19 @@ impl<'b, T: Clone + Send + Sync, D: Distance<T> + Send + Sync> Hnsw<'b, T, D> {
                     }
                 }
             }
-            found.into_sorted_vec()
+            found
+                .into_sorted_vec()
+                .into_iter()
+                .map(|n| {
+                    // SAFETY: `n.point` came from `Arc::as_ptr` of a point the graph holds
+                    // (see above), so it is alive and another reference may be counted.
+                    let point = unsafe {
+                        Arc::increment_strong_count(n.point);
+                        Arc::from_raw(n.point)
+                    };
+                    Scored { dist: n.dist, point }
+                })
+                .collect()
         })
     }
 
@@ -1076,13 +1121,21 @@ impl<'b, T: Clone + Send + Sync, D: Distance<T> + Send + Sync> Hnsw<'b, T, D> {
     ///  The insertion method gives the point an internal id.  
     ///  The slice insertion makes integration with ndarray crate easier than the vector insertion
     pub fn insert_slice(&self, data_with_id: (&[T], usize)) {
-        //
         let (data, origin_id) = data_with_id;
+        self.insert_owned(data.to_vec(), origin_id);
+    }
+
+    /// Inserts `data` with its external id, taking the vector as it is instead of copying
+    /// it, and returns the new point, whose [`Point::get_v`] reads the vector back (Somna's
+    /// patch: a caller that needs the vectors again keeps the points instead of a copy).
+    pub fn insert_owned(&self, data: Vec<T>, origin_id: usize) -> Arc<Point<'b, T>> {
         let keep_pruned = self.keep_pruned;
         // insert in indexation and get point_id adn generate a new entry_point if necessary
         let (new_point, point_rank) = self
             .layer_indexed_points
             .generate_new_point(data, origin_id);
+        let inserted = Arc::clone(&new_point);
+        let data = inserted.data.get_v();
         trace!("Hnsw insert generated new point {:?} ", new_point.p_id);
         // now real work begins
         // allocate a binary heap
@@ -1099,14 +1152,14 @@ impl<'b, T: Clone + Send + Sync, D: Distance<T> + Send + Sync> Hnsw<'b, T, D> {
                         "Hnsw  stored first point , direct return  {:?} ",
                         new_point.p_id
                     );
-                    return;
+                    return inserted;
                 }
                 max_level_observed = enter_point_copy.as_ref().unwrap().p_id.0;
             }
         }
         if enter_point_copy.is_none() {
             self.layer_indexed_points.check_entry_point(&new_point);
-            return;
+            return inserted;
         }
         let mut dist_to_entry = self
             .dist_f
@@ -1192,6 +1245,7 @@ impl<'b, T: Clone + Send + Sync, D: Distance<T> + Send + Sync> Hnsw<'b, T, D> {
         self.layer_indexed_points.check_entry_point(&new_point);
         //
         trace!("Hnsw exiting insert new point {:?} ", new_point.p_id);
+        inserted
     } // end of insert
 
     /// Insert in parallel a slice of Vec\<T\> each associated to its id.    
@@ -1216,6 +1270,14 @@ impl<'b, T: Clone + Send + Sync, D: Distance<T> + Send + Sync> Hnsw<'b, T, D> {
     pub fn parallel_insert_slice(&self, datas: &Vec<(&[T], usize)>) {
         datas.par_iter().for_each(|&item| self.insert_slice(item));
     } // end of parallel_insert
+
+    /// [`Self::insert_owned`] in parallel: the new points, in the order of `datas`.
+    pub fn parallel_insert_owned(&self, datas: Vec<(Vec<T>, usize)>) -> Vec<Arc<Point<'b, T>>> {
+        datas
+            .into_par_iter()
+            .map(|(data, origin_id)| self.insert_owned(data, origin_id))
+            .collect()
+    }
 
     /// insert new_point in neighbourhood info of point
     fn reverse_update_neighborhood_simple(&self, new_point: Arc<Point<'b, T>>) {

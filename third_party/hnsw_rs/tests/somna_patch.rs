@@ -199,3 +199,48 @@ fn neighbour_lists_are_bounded_pruned_and_only_in_the_points_own_layers() {
     let mean = layer0_total as f64 / layer0_lists as f64;
     assert!(mean < 6.8, "mean layer-0 list length {mean}");
 }
+
+#[test]
+fn a_dot_product_above_one_is_distance_zero_not_a_panic() {
+    // Rounding can take the self-product of a unit vector a hair above 1; the patch before
+    // this one asserted it was at most 1.000002. Here it is 1.0027.
+    let v = vec![0.0511_f32; 384];
+    assert_eq!(DistDot.eval(&v, &v), 0.0);
+    assert_eq!(DistDot.eval(&[1.5], &[1.5]), 0.0);
+}
+
+#[test]
+fn owned_insertions_return_the_points_holding_the_vectors_in_order() {
+    let base = vectors(1500, 9);
+    let hnsw = Hnsw::<f32, DistDot>::new(16, base.len(), 16, 100, DistDot);
+    let first = hnsw.insert_owned(base[0].clone(), 0);
+    assert_eq!(first.get_v(), &base[0][..]);
+    let rest: Vec<(Vec<f32>, usize)> = base
+        .iter()
+        .cloned()
+        .enumerate()
+        .skip(1)
+        .map(|(i, v)| (v, i))
+        .collect();
+    let points = hnsw.parallel_insert_owned(rest);
+    assert_eq!(points.len(), base.len() - 1);
+    for (i, p) in points.iter().enumerate() {
+        assert_eq!(p.get_origin_id(), i + 1);
+        assert_eq!(
+            p.get_v(),
+            &base[i + 1][..],
+            "the vector as given, not a rounded copy"
+        );
+    }
+    assert_eq!(hnsw.get_nb_point(), base.len());
+    let truth: Vec<Vec<usize>> = base[..100]
+        .iter()
+        .map(|q| exact(&base, q, 10, |_| true))
+        .collect();
+    let found: Vec<Vec<usize>> = base[..100]
+        .iter()
+        .map(|q| hnsw.search(q, 10, 64).iter().map(|n| n.d_id).collect())
+        .collect();
+    let r = recall(&found, &truth);
+    assert!(r >= 0.93, "recall@10 {r}");
+}

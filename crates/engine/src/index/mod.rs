@@ -1,5 +1,6 @@
 //! The vector index: HNSW (hnsw_rs, dot-product distance on unit vectors) plus an exact row
-//! store of every current vector, derived from the store and rebuildable from it at any time.
+//! of every current vector, derived from the store and rebuildable from it at any time.
+//! With a graph, a row is the graph's own point: the vectors are held once.
 //!
 //! * Every vector written gets a new *slot* in the graph; an updated memory's old slot stays
 //!   in the graph as a tombstone and is filtered out of searches, as are deleted memories.
@@ -25,14 +26,29 @@ use crate::embed::dot;
 use crate::events::Job;
 use crate::store::Store;
 use crate::{Error, Result};
+use hnsw_rs::hnsw::Point;
 use hnsw_rs::prelude::{DistDot, Hnsw};
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Mutex, RwLock, RwLockReadGuard};
+use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard};
 
-/// hnsw_rs' DistDot asserts 1 − a·b ≥ 0; shrinking unit vectors a hair keeps rounding from
-/// pushing a self-product above 1 without changing any ranking.
-const SHRINK: f32 = 0.999_99;
+/// A point of the graph: its vector is the memory's exact vector. (The patched anndists
+/// clamps 1 − a·b at 0 instead of asserting it, so the vectors go in unscaled.)
+type GraphPoint = Arc<Point<'static, f32>>;
+
+/// The exact vectors of the indexed memories, one row per memory.
+enum Rows {
+    /// Held here, row-major: an index whose database answers searches.
+    Flat(Vec<f32>),
+    /// The graph's points, whose vectors are read in place (not copied).
+    Points(Vec<GraphPoint>),
+}
+
+/// What a row is set to: a vector to copy, or the graph point that holds it.
+enum RowValue<'a> {
+    Copy(&'a [f32]),
+    Point(GraphPoint),
+}
 
 /// Below this many candidates a search is exact (a brute-force scan is faster and exact).
 pub const EXACT_LIMIT: usize = 10_000;
@@ -92,8 +108,8 @@ pub struct VectorIndex {
     slot_ids: Vec<i64>,
     /// The live slot of each indexed memory.
     current: HashMap<i64, usize>,
-    /// Exact vectors of the indexed memories, row-major; `row_of` maps id → row.
-    rows: Vec<f32>,
+    /// Exact vectors of the indexed memories; `row_of` maps id → row.
+    rows: Rows,
     row_ids: Vec<i64>,
     row_of: HashMap<i64, usize>,
     /// Highest embed_seq of the store reflected here.
@@ -115,7 +131,7 @@ impl VectorIndex {
             neighbours: Neighbours::Graph(new_graph(params, capacity)),
             slot_ids: Vec::new(),
             current: HashMap::new(),
-            rows: Vec::new(),
+            rows: Rows::Points(Vec::new()),
             row_ids: Vec::new(),
             row_of: HashMap::new(),
             seq: 0,
@@ -181,6 +197,7 @@ impl VectorIndex {
         }
         Self {
             neighbours: Neighbours::Database(Mutex::new(database)),
+            rows: Rows::Flat(Vec::new()),
             rows_loaded: false,
             ..Self::new(dim, params, 1)
         }
@@ -225,48 +242,52 @@ impl VectorIndex {
     }
 
     /// Inserts (id, vector, embed_seq) triples; graph insertion runs in parallel chunks with
-    /// progress and cancellation between chunks.
+    /// progress and cancellation between chunks. The graph takes the vectors as they are
+    /// (no copy). A vector of the wrong dimension fails its chunk before anything of the
+    /// chunk is inserted.
     pub fn insert_batch(&mut self, items: Vec<(i64, Vec<f32>, i64)>, job: &Job) -> Result<()> {
         const CHUNK: usize = 2048;
         let total = items.len() as u64;
-        for (done, chunk) in items.chunks(CHUNK).enumerate() {
+        let mut done = 0;
+        let mut items = items.into_iter().peekable();
+        while items.peek().is_some() {
             job.cancel.check()?;
-            if self.in_database() {
-                for (id, v, seq) in chunk {
-                    self.check_dim(v)?;
-                    self.set_row(*id, v);
-                    self.seq = self.seq.max(*seq);
-                }
-                job.report("index", ((done * CHUNK) + chunk.len()) as u64, total);
-                continue;
-            }
-            let first_slot = self.slot_ids.len();
-            let mut scaled: Vec<Vec<f32>> = Vec::with_capacity(chunk.len());
-            for (id, v, seq) in chunk {
+            let chunk: Vec<(i64, Vec<f32>, i64)> = items.by_ref().take(CHUNK).collect();
+            for (_, v, _) in &chunk {
                 self.check_dim(v)?;
-                self.slot_ids.push(*id);
-                self.set_row(*id, v);
-                self.seq = self.seq.max(*seq);
-                scaled.push(v.iter().map(|x| x * SHRINK).collect());
             }
-            let refs: Vec<(&[f32], usize)> = scaled
-                .iter()
-                .enumerate()
-                .map(|(i, v)| (v.as_slice(), first_slot + i))
-                .collect();
-            let graph = self.graph().expect("not in the database");
-            if refs.len() > 64 {
-                graph.parallel_insert_slice(&refs);
-            } else {
-                for r in refs {
-                    graph.insert_slice(r);
+            done += chunk.len() as u64;
+            let Some(graph) = self.graph() else {
+                for (id, v, seq) in chunk {
+                    self.set_row(id, RowValue::Copy(&v));
+                    self.seq = self.seq.max(seq);
                 }
+                job.report("index", done, total);
+                continue;
+            };
+            let first_slot = self.slot_ids.len();
+            let mut placed = Vec::with_capacity(chunk.len());
+            let mut owned = Vec::with_capacity(chunk.len());
+            for (i, (id, v, seq)) in chunk.into_iter().enumerate() {
+                placed.push((id, seq));
+                owned.push((v, first_slot + i));
             }
-            for (i, (id, _, _)) in chunk.iter().enumerate() {
-                self.current.insert(*id, first_slot + i);
+            let points = if owned.len() > 64 {
+                graph.parallel_insert_owned(owned)
+            } else {
+                owned
+                    .into_iter()
+                    .map(|(v, slot)| graph.insert_owned(v, slot))
+                    .collect()
+            };
+            for (i, ((id, seq), point)) in placed.into_iter().zip(points).enumerate() {
+                self.slot_ids.push(id);
+                self.set_row(id, RowValue::Point(point));
+                self.current.insert(id, first_slot + i);
+                self.seq = self.seq.max(seq);
             }
             self.dirty = true;
-            job.report("index", ((done * CHUNK) + chunk.len()) as u64, total);
+            job.report("index", done, total);
         }
         Ok(())
     }
@@ -284,25 +305,50 @@ impl VectorIndex {
             let last = self.row_ids.len() - 1;
             if row != last {
                 let moved = self.row_ids[last];
-                let (a, b) = (row * self.dim, last * self.dim);
-                self.rows.copy_within(b..b + self.dim, a);
                 self.row_ids[row] = moved;
                 self.row_of.insert(moved, row);
             }
             self.row_ids.pop();
-            self.rows.truncate(last * self.dim);
+            match &mut self.rows {
+                Rows::Flat(rows) => {
+                    let (a, b) = (row * self.dim, last * self.dim);
+                    rows.copy_within(b..b + self.dim, a);
+                    rows.truncate(last * self.dim);
+                }
+                Rows::Points(points) => {
+                    points.swap_remove(row);
+                }
+            }
         }
         self.dirty = true;
     }
 
-    fn set_row(&mut self, id: i64, v: &[f32]) {
-        match self.row_of.get(&id) {
-            Some(&row) => self.rows[row * self.dim..(row + 1) * self.dim].copy_from_slice(v),
-            None => {
-                self.row_of.insert(id, self.row_ids.len());
-                self.row_ids.push(id);
-                self.rows.extend_from_slice(v);
-            }
+    /// Sets the row of `id`, appending one if it has none. A graph's rows are its points, a
+    /// database's index holds copies: the value must be of the index's kind.
+    fn set_row(&mut self, id: i64, value: RowValue) {
+        let row = self.row_of.get(&id).copied();
+        if row.is_none() {
+            self.row_of.insert(id, self.row_ids.len());
+            self.row_ids.push(id);
+        }
+        match (&mut self.rows, value) {
+            (Rows::Flat(rows), RowValue::Copy(v)) => match row {
+                Some(r) => rows[r * self.dim..(r + 1) * self.dim].copy_from_slice(v),
+                None => rows.extend_from_slice(v),
+            },
+            (Rows::Points(points), RowValue::Point(p)) => match row {
+                Some(r) => points[r] = p,
+                None => points.push(p),
+            },
+            _ => unreachable!("a graph's rows are its points, a database's index holds copies"),
+        }
+    }
+
+    /// The vector of row `r`.
+    fn row(&self, r: usize) -> &[f32] {
+        match &self.rows {
+            Rows::Flat(rows) => &rows[r * self.dim..(r + 1) * self.dim],
+            Rows::Points(points) => points[r].get_v(),
         }
     }
 
@@ -356,9 +402,7 @@ impl VectorIndex {
     }
 
     pub fn vector(&self, id: i64) -> Option<&[f32]> {
-        self.row_of
-            .get(&id)
-            .map(|&r| &self.rows[r * self.dim..(r + 1) * self.dim])
+        self.row_of.get(&id).map(|&r| self.row(r))
     }
 
     /// Exact cosine similarity of `query` to memory `id`, if indexed.
@@ -404,7 +448,6 @@ impl VectorIndex {
         if self.len() <= EXACT_LIMIT {
             return (self.exact(query, k, &pass), SearchPath::Exact);
         }
-        let scaled: Vec<f32> = query.iter().map(|x| x * SHRINK).collect();
         let filter = |slot: &usize| {
             let id = self.slot_ids[*slot];
             self.current.get(&id) == Some(slot) && pass(id)
@@ -414,9 +457,9 @@ impl VectorIndex {
         let unfiltered =
             allowed.is_none() && only.is_none() && self.slot_ids.len() == self.current.len();
         let found = if unfiltered {
-            graph.search(&scaled, k, ef)
+            graph.search(query, k, ef)
         } else {
-            graph.search_filter(&scaled, k, ef, Some(&filter))
+            graph.search_filter(query, k, ef, Some(&filter))
         };
         let hits: Vec<(i64, f32)> = found
             .into_iter()
@@ -475,9 +518,8 @@ impl VectorIndex {
         let Some(graph) = self.graph() else {
             return Vec::new();
         };
-        let scaled: Vec<f32> = query.iter().map(|x| x * SHRINK).collect();
         graph
-            .search(&scaled, k, ef)
+            .search(query, k, ef)
             .into_iter()
             .map(|n| {
                 let id = self.slot_ids[n.d_id];
@@ -493,7 +535,7 @@ impl VectorIndex {
             .iter()
             .enumerate()
             .filter(|(_, &id)| pass(id))
-            .map(|(r, &id)| (id, dot(query, &self.rows[r * self.dim..(r + 1) * self.dim])));
+            .map(|(r, &id)| (id, dot(query, self.row(r))));
         top_k(scored, k)
     }
 

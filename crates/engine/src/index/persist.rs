@@ -38,9 +38,10 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-/// Format 2 records each file's size beside its checksum; an index saved in format 1 is
+/// Format 2 records each file's size beside its checksum; format 3 holds the vectors
+/// unscaled (the index reads them from the graph). An index saved in an earlier format is
 /// rebuilt once.
-const FORMAT: u32 = 2;
+const FORMAT: u32 = 3;
 const MANIFEST: &str = "manifest.json";
 const IDS: &str = "slots.bin";
 /// The hnsw_rs dump's basename (in a fresh directory hnsw_rs keeps the name it is given).
@@ -379,6 +380,12 @@ pub fn load(dir: &Path, store: &Store, dim: usize, params: IndexParams) -> Resul
     }
     let graph = load_graph(dir, slot_ids.len())?;
     drop(lock);
+    // (load_graph checked that every slot has exactly one point)
+    let mut by_slot: Vec<Option<super::GraphPoint>> = vec![None; slot_ids.len()];
+    for point in graph.get_point_indexation() {
+        let slot = point.get_origin_id();
+        by_slot[slot] = Some(point);
+    }
 
     let mut index = VectorIndex {
         dim,
@@ -389,7 +396,7 @@ pub fn load(dir: &Path, store: &Store, dim: usize, params: IndexParams) -> Resul
         neighbours: super::Neighbours::Graph(graph),
         slot_ids,
         current: HashMap::new(),
-        rows: Vec::new(),
+        rows: super::Rows::Points(Vec::new()),
         row_ids: Vec::new(),
         row_of: HashMap::new(),
         seq: manifest.seq,
@@ -414,7 +421,17 @@ pub fn load(dir: &Path, store: &Store, dim: usize, params: IndexParams) -> Resul
                 format!("memory {id} has a {}-d vector", v.len()),
             ));
         }
-        index.set_row(id, &v);
+        // The rows are the graph's points: each must hold the store's vector exactly.
+        let point = by_slot[slot]
+            .clone()
+            .ok_or_else(|| corrupt(dir, format!("slot {slot} has no point")))?;
+        if point.get_v() != v.as_slice() {
+            return Err(corrupt(
+                dir,
+                format!("memory {id}'s vector in the graph differs from the store's"),
+            ));
+        }
+        index.set_row(id, super::RowValue::Point(point));
         index.current.insert(id, slot);
     }
     probe(&index).map_err(|reason| corrupt(dir, reason))?;
@@ -589,14 +606,9 @@ fn probe(index: &VectorIndex) -> std::result::Result<(), String> {
     let graph = index.graph().ok_or("no graph")?;
     let step = (index.row_ids.len() / 8).max(1);
     for &id in index.row_ids.iter().step_by(step).take(8) {
-        let v: Vec<f32> = index
-            .vector(id)
-            .expect("row")
-            .iter()
-            .map(|x| x * super::SHRINK)
-            .collect();
+        let v = index.vector(id).expect("row");
         let want = index.current[&id];
-        let found = graph.search(&v, 10, 64);
+        let found = graph.search(v, 10, 64);
         if !found.iter().any(|n| n.d_id == want) {
             return Err(format!("self-search probe failed for memory {id}"));
         }

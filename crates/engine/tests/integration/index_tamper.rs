@@ -284,6 +284,22 @@ fn a_data_record_of_impossible_length_is_rebuilt() {
 }
 
 #[test]
+fn a_vector_changed_in_the_graph_is_rebuilt() {
+    // The graph's points are the index's exact vectors (nothing else holds them): one
+    // that differs from the store's, in a dump that parses, must not be loaded.
+    let case = Case::new();
+    let data = case.file("graph.hnsw.data");
+    let mut content = std::fs::read(&data).unwrap();
+    // the first point's first coordinate, after its id and its length
+    let at = 4 + std::mem::size_of::<usize>() + 12 + 8;
+    let x = f32::from_ne_bytes(content[at..at + 4].try_into().unwrap());
+    content[at..at + 4].copy_from_slice(&(x + 0.25).to_ne_bytes());
+    std::fs::write(&data, content).unwrap();
+    case.reseal("graph.hnsw.data");
+    case.assert_rebuilt("differs from the store's");
+}
+
+#[test]
 fn an_index_saved_by_the_previous_format_is_rebuilt() {
     let case = Case::new();
     let mut m = case.manifest();

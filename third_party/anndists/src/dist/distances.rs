@@ -276,8 +276,8 @@ fn scalar_dot_f32(va: &[f32], vb: &[f32]) -> f32 {
             .zip(vb.iter())
             .map(|t| (*t.0 * *t.1))
             .fold(0., |acc, t| (acc + t));
-    assert!(dot >= 0.);
-    dot
+    // Somna's patch: clamped, as the SIMD version (see disteez.rs)
+    dot.max(0.)
 }
 
 impl Distance<f32> for DistDot {
