@@ -370,8 +370,9 @@ fn embed_step(env: &Env<'_>) -> anyhow::Result<EmbedResults> {
                     md.as_os_str(),
                     "--input".as_ref(),
                     input.as_os_str(),
+                    // The same cores as Somna's batch: torch splits each product over them.
                     "--threads".as_ref(),
-                    "1".as_ref(),
+                    ours.threads.to_string().as_ref(),
                 ],
             )?)
         }
@@ -794,7 +795,11 @@ fn print_report(r: &Report) {
         crate::bench_asof::print(b);
     }
     if let Some((e, reference, peer)) = &r.embed {
-        out!("\nembedding (all-MiniLM-L6-v2, {} sentences)", e.sentences);
+        out!(
+            "\nembedding (all-MiniLM-L6-v2, {} sentences; batches on {} thread(s) each side, single queries on one for Somna)",
+            e.sentences,
+            e.threads
+        );
         for (name, x) in [
             ("somna encoder (candle)", e),
             ("candle-transformers   ", reference),
@@ -809,14 +814,16 @@ fn print_report(r: &Report) {
         if let Some(p) = peer {
             let ps = p["sentences_per_sec"].as_f64().unwrap_or(0.0);
             out!(
-                "  sentence-transformers  {:>8.1} sentences/s   single query p50 {:>6.1} ms  p99 {:>6.1} ms   (1 torch thread)",
+                "  sentence-transformers  {:>8.1} sentences/s   single query p50 {:>6.1} ms  p99 {:>6.1} ms   ({} torch thread(s))",
                 ps,
                 p["single_query_ms_p50"].as_f64().unwrap_or(0.0),
-                p["single_query_ms_p99"].as_f64().unwrap_or(0.0)
+                p["single_query_ms_p99"].as_f64().unwrap_or(0.0),
+                p["threads"].as_u64().unwrap_or(0)
             );
             out!(
-                "  ratio somna/peer       {:>8.2}×",
-                e.sentences_per_sec / ps.max(1e-9)
+                "  ratio somna/peer       {:>8.2}× the throughput        single query p50 {:>5.2}× the peer's speed",
+                e.sentences_per_sec / ps.max(1e-9),
+                p["single_query_ms_p50"].as_f64().unwrap_or(0.0) / e.single_query_ms_p50.max(1e-9)
             );
         }
     }

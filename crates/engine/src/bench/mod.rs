@@ -184,6 +184,8 @@ pub fn percentile(xs: &mut [f64], p: f64) -> f64 {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct EmbedResult {
+    /// Cores the batch used (`RAYON_NUM_THREADS`, default all); single queries use one.
+    pub threads: usize,
     pub sentences: usize,
     pub seconds: f64,
     pub sentences_per_sec: f64,
@@ -206,6 +208,7 @@ pub fn bench_embed(embedder: &dyn Embedder, sentences: &[String]) -> Result<Embe
         singles.push(t.elapsed().as_secs_f64() * 1000.0);
     }
     Ok(EmbedResult {
+        threads: candle_core::utils::get_num_threads(),
         sentences: refs.len(),
         seconds,
         sentences_per_sec: refs.len() as f64 / seconds,

@@ -4,6 +4,7 @@
 mod bert;
 mod cache;
 mod encoder;
+mod gelu;
 mod hashing;
 pub mod model;
 mod queue;

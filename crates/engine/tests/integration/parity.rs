@@ -87,6 +87,33 @@ fn one_by_one_embeddings_equal_the_batch() {
     }
 }
 
+/// More texts than one batch: the batches run side by side, one per core, and every vector
+/// must come back in its own text's place.
+#[test]
+fn batches_run_side_by_side_and_keep_each_text_in_its_place() {
+    let r = reference();
+    let e = bert();
+    let texts: Vec<String> = (0..4)
+        .flat_map(|round| {
+            r.items
+                .iter()
+                .map(move |item| format!("{} (round {round})", item.text))
+        })
+        .collect();
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    assert!(refs.len() > 2 * somna_engine::embed::BATCH_SIZE);
+    let all = e.embed(&refs).unwrap();
+    assert_eq!(all.len(), refs.len());
+    for (text, v) in refs.iter().zip(&all) {
+        let single = e.embed_one(text).unwrap();
+        let c = cosine(&single, v);
+        assert!(
+            c >= 0.99999,
+            "{text:?} got another text's vector: cosine {c}"
+        );
+    }
+}
+
 #[test]
 fn vectors_have_unit_norm_and_384_dimensions() {
     let r = reference();
