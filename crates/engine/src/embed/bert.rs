@@ -13,9 +13,33 @@ use tokenizers::{Tokenizer, TruncationParams};
 
 /// sentence-transformers' `max_seq_length` for this model.
 pub const MAX_TOKENS: usize = 256;
-/// Sequences per forward pass; inputs are sorted by token count first so a batch's
+/// Most sequences per forward pass; inputs are sorted by token count first so a batch's
 /// sequences have similar lengths and little padding.
 pub const BATCH_SIZE: usize = 32;
+/// Most tokens per forward pass, padding included (one text longer than this is a batch
+/// alone). Smaller batches share out better over the cores and keep the per-layer buffers
+/// small: importing the LoCoMo dev set (2,760 turns of about 30 tokens) took 37–39 s with
+/// batches of 32 texts and 26–27 s with this bound; short sentences are as fast (see
+/// README, "Speed").
+pub const BATCH_TOKENS: usize = 512;
+
+/// `order` (text indices sorted by token count) cut into batches of at most `BATCH_SIZE`
+/// texts and `BATCH_TOKENS` padded tokens.
+fn batches(order: &[usize], tokens: impl Fn(usize) -> usize) -> Vec<&[usize]> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for end in 1..=order.len() {
+        let full = end - start == BATCH_SIZE
+            || order
+                .get(end)
+                .is_none_or(|&next| (end - start + 1) * tokens(next) > BATCH_TOKENS);
+        if full {
+            out.push(&order[start..end]);
+            start = end;
+        }
+    }
+    out
+}
 
 /// Which implementation of the BERT forward pass runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -162,7 +186,7 @@ impl Embedder for BertEmbedder {
         .map_err(|e| Error::Embedding(e.to_string()))?;
         let mut order: Vec<usize> = (0..texts.len()).collect();
         order.sort_by_key(|&i| encodings[i].len());
-        let chunks: Vec<&[usize]> = order.chunks(BATCH_SIZE).collect();
+        let chunks = batches(&order, |i| encodings[i].len());
         let run = |chunk: &[usize]| {
             let batch: Vec<&tokenizers::Encoding> = chunk.iter().map(|&i| &encodings[i]).collect();
             self.embed_batch(&batch)
@@ -192,10 +216,13 @@ impl Embedder for BertEmbedder {
                         pool.install(|| {
                             let mut mine = Vec::new();
                             loop {
-                                let c = next.fetch_add(1, Ordering::Relaxed);
-                                let Some(chunk) = chunks.get(c) else {
+                                // Longest batches first, so that no long one is left
+                                // for the end while the other cores idle.
+                                let taken = next.fetch_add(1, Ordering::Relaxed);
+                                let Some(c) = chunks.len().checked_sub(taken + 1) else {
                                     return Ok(mine);
                                 };
+                                let chunk = chunks[c];
                                 mine.push((c, run(chunk)?));
                             }
                         })
@@ -237,5 +264,46 @@ impl Embedder for BertEmbedder {
             .map(|e| e.len())
             // The tokenizer cannot fail on valid UTF-8; fall back to a word estimate anyway.
             .unwrap_or_else(|_| text.split_whitespace().count())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cut(lengths: &[usize]) -> Vec<Vec<usize>> {
+        let order: Vec<usize> = (0..lengths.len()).collect();
+        batches(&order, |i| lengths[i])
+            .into_iter()
+            .map(<[usize]>::to_vec)
+            .collect()
+    }
+
+    #[test]
+    fn batches_hold_every_text_once_within_both_bounds() {
+        // Sorted lengths: many short texts, then longer ones, then one past the budget.
+        let lengths: Vec<usize> = (0..100)
+            .map(|i| 8 + i / 4)
+            .chain([40, 60, 120, 300, 600])
+            .collect();
+        let got = cut(&lengths);
+        let flat: Vec<usize> = got.iter().flatten().copied().collect();
+        assert_eq!(flat, (0..lengths.len()).collect::<Vec<_>>());
+        for b in &got {
+            let padded = b.len() * lengths[*b.last().unwrap()];
+            assert!(b.len() <= BATCH_SIZE, "{} texts", b.len());
+            assert!(
+                padded <= BATCH_TOKENS || b.len() == 1,
+                "{padded} padded tokens in {b:?}"
+            );
+        }
+        assert_eq!(got.last().unwrap(), &vec![lengths.len() - 1], "alone");
+        // Short texts fill a batch to BATCH_SIZE.
+        assert_eq!(got[0].len(), BATCH_SIZE);
+    }
+
+    #[test]
+    fn no_texts_make_no_batches() {
+        assert!(cut(&[]).is_empty());
     }
 }
