@@ -18,7 +18,7 @@ use std::time::Instant;
 
 #[derive(Args)]
 pub struct BenchArgs {
-    /// Sections to run: embed, ingest, search, ann, sleep, asof (time travel), whatif (the
+    /// Sections to run: embed, ingest, import (end to end, by stage), search, ann, sleep, asof (time travel), whatif (the
     /// what-if simulator), concurrent (writers and searchers at once); and pca, tsne,
     /// kmeans, stability, liquid (see bench_cluster.rs).
     #[arg(long, value_delimiter = ',', default_value = "embed,ingest,search,ann")]
@@ -29,6 +29,12 @@ pub struct BenchArgs {
     /// Messages for the ingest benchmark.
     #[arg(long, default_value_t = 1000)]
     ingest_messages: usize,
+    /// Turns of the import benchmark (into a fresh store).
+    #[arg(long, default_value_t = 5000)]
+    import_turns: usize,
+    /// Store sizes (turns) at which the import benchmark times 1,000 more turns.
+    #[arg(long, value_delimiter = ',')]
+    import_at: Vec<usize>,
     /// Store sizes (memories) for search latency.
     #[arg(long, value_delimiter = ',', default_value = "10000")]
     search_sizes: Vec<usize>,
@@ -117,6 +123,7 @@ struct Report {
     /// Somna's encoder, candle-transformers' BertModel, and the sentence-transformers peer.
     embed: Option<(EmbedResult, EmbedResult, Option<serde_json::Value>)>,
     ingest: Vec<IngestResult>,
+    import: Option<crate::bench_import::ImportBench>,
     search: Vec<SearchResult>,
     concurrent: Vec<crate::bench_postgres::ConcurrentResult>,
     ann: Vec<(AnnResult, Option<serde_json::Value>)>,
@@ -211,8 +218,12 @@ pub fn run(args: BenchArgs, model_dir: &Path, json: bool) -> anyhow::Result<()> 
     std::fs::create_dir_all(&cache)?;
     let has = |s: &str| args.only.iter().any(|o| o == s);
     eprintln!("machine: {}", report.machine);
-    let needs_model =
-        has("embed") || has("ingest") || has("search") || has("sleep") || has("concurrent");
+    let needs_model = has("embed")
+        || has("ingest")
+        || has("import")
+        || has("search")
+        || has("sleep")
+        || has("concurrent");
     let postgres = args
         .postgres
         .as_deref()
@@ -243,6 +254,16 @@ pub fn run(args: BenchArgs, model_dir: &Path, json: bool) -> anyhow::Result<()> 
             let db = pg.store(&format!("somna_bench_ingest_{}", args.seed), true)?;
             report.ingest.push(ingest_step(&env, &db, "postgres")?);
         }
+    }
+    if has("import") {
+        report.import = Some(crate::bench_import::run(
+            tmp.path(),
+            model_dir,
+            env.embedder(),
+            args.import_turns,
+            &args.import_at,
+            args.seed,
+        )?);
     }
     if has("search") {
         for &size in &args.search_sizes {
@@ -829,6 +850,9 @@ fn print_report(r: &Report) {
     }
     for i in &r.ingest {
         out!("\ningest on {}: {} messages in {:.1} s = {:.1} messages/s (embedding, extraction, links, one transaction per batch)", i.backend, i.messages, i.seconds, i.messages_per_sec);
+    }
+    if let Some(b) = &r.import {
+        crate::bench_import::print(b);
     }
     crate::bench_postgres::print(&r.concurrent);
     if !r.search.is_empty() {

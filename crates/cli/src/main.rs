@@ -5,6 +5,7 @@ mod output;
 mod bench_asof;
 mod bench_cluster;
 mod bench_cmd;
+mod bench_import;
 mod bench_postgres;
 mod bench_whatif;
 mod cluster_cmd;

@@ -27,7 +27,19 @@ impl Somna {
     /// clustered in full once it holds [`crate::cluster::AUTO_CLUSTER_MIN`] memories;
     /// otherwise new memories join their nearest cluster incrementally.
     pub fn keep_clustered(&self, job: &Job) -> Result<ClusterUpkeep> {
-        self.clustering().keep_clustered(job)
+        let started = std::time::Instant::now();
+        let upkeep = self.clustering().keep_clustered(job)?;
+        let memories = match upkeep {
+            ClusterUpkeep::Clustered { n, .. } => n,
+            ClusterUpkeep::Joined { memories } => memories,
+            ClusterUpkeep::TooFew { .. } => 0,
+        };
+        self.record(
+            "cluster.upkeep",
+            started,
+            crate::ledger::Cost::items(memories),
+        );
+        Ok(upkeep)
     }
 
     /// Clusters every visible memory afresh (k-means), replacing all clusters, memberships

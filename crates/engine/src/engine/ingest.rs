@@ -166,11 +166,13 @@ impl Somna {
             out
         };
         let count = |text: &str| self.embedder.count_tokens(text);
+        let stage = |op, t, n| self.record(op, t, Cost::items(n));
         let report = ingest::add_batch(
             &self.store,
             &self.index,
             &embed,
             &count,
+            &stage,
             conversation,
             messages,
             ingest::Records::Turns,
@@ -224,6 +226,7 @@ impl Somna {
             out
         };
         let count = |text: &str| self.embedder.count_tokens(text);
+        let stage = |op, t, n| self.record(op, t, Cost::items(n));
         let mut report = AddReport::default();
         let policies = self.policies();
         let mut done = 0;
@@ -245,6 +248,7 @@ impl Somna {
                         &self.index,
                         &embed,
                         &count,
+                        &stage,
                         &b.conversation,
                         chunk,
                         b.records,

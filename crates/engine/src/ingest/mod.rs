@@ -161,24 +161,30 @@ pub fn validate_text(text: &str) -> Result<()> {
 /// the policies make of each message), embed (one batch; `embed` is the engine's queue and
 /// runs without the store lock, so concurrent callers share embedding batches), commit
 /// (one transaction). `policies` decide each message's event type, text, importance and
-/// fact extraction, the history cap and the conversation summaries.
+/// fact extraction, the history cap and the conversation summaries. `stage` is told when
+/// each stage but embedding ends (`STAGE_*`, with the time it started and the messages),
+/// for the ledger.
 #[allow(clippy::too_many_arguments)]
 pub fn add_batch(
     store: &Mutex<Store>,
     index: &std::sync::RwLock<VectorIndex>,
     embed: &dyn Fn(Vec<String>) -> Result<Vec<Vec<f32>>>,
     count_tokens: &dyn Fn(&str) -> usize,
+    stage: &dyn Fn(&'static str, std::time::Instant, usize),
     conversation: &str,
     messages: &[Message],
     records: Records,
     opts: &AddOptions,
     policies: &Policies,
 ) -> Result<AddReport> {
+    let started = std::time::Instant::now();
     let plan = plan::plan_batch(store, conversation, messages, records, opts, policies)?;
+    stage(STAGE_PLAN, started, messages.len());
     if plan.fresh.is_empty() {
         return Ok(plan.report);
     }
     let embedded = plan::embed_plan(&plan, embed)?;
+    let committing = std::time::Instant::now();
     let complex_update = plan.complex_update;
     let ctx = commit::CommitCtx {
         index,
@@ -191,6 +197,8 @@ pub fn add_batch(
         let mut guard = store.lock().unwrap_or_else(|p| p.into_inner());
         commit::commit(&mut guard, &ctx, plan, &embedded)?
     };
+    stage(STAGE_COMMIT, committing, messages.len());
+    let summarising = std::time::Instant::now();
     report.summaries = summary::refresh(
         store,
         index,
@@ -200,5 +208,15 @@ pub fn add_batch(
         policies.summary_every,
         complex_update,
     )?;
+    stage(STAGE_SUMMARIES, summarising, messages.len());
     Ok(report)
 }
+
+/// The ledger's names for the stages of [`add_batch`]; embedding is `embed`.
+/// Plan: validation, messages already stored, what the ingest policies make of each.
+pub const STAGE_PLAN: &str = "ingest.plan";
+/// One transaction: memories, facts and their reconciliation, similar and causal links,
+/// history, and the vector index.
+pub const STAGE_COMMIT: &str = "ingest.commit";
+/// The conversation summaries, their embedding included.
+pub const STAGE_SUMMARIES: &str = "ingest.summaries";
