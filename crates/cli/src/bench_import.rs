@@ -122,7 +122,7 @@ pub fn run(
 ) -> anyhow::Result<ImportBench> {
     let open = |name: &str| {
         Somna::open_with(
-            &Config::new(&tmp.join(name), model_dir),
+            &Config::new(tmp.join(name), model_dir),
             embedder.clone(),
             &Job::default(),
         )

@@ -127,7 +127,7 @@ enum Command {
     /// Counts and index state.
     Stats,
     /// Benchmarks: embedding, ingest, search latency, HNSW recall.
-    Bench(bench_cmd::BenchArgs),
+    Bench(Box<bench_cmd::BenchArgs>),
     /// Run a sleep cycle (replay, summaries, schemas, forgetting); `undo`, `history`, `show`.
     Sleep(sleep_cmd::SleepArgs),
     /// What a change of decay, lifecycle, forgetting or fusion settings would do (state
@@ -480,7 +480,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Export { out } => memory_cmd::export(&ctx, out),
         Command::Migrate { from, to } => migrate_cmd::migrate(&ctx, from, to),
         Command::Stats => memory_cmd::stats(&ctx),
-        Command::Bench(args) => bench_cmd::run(args, &ctx.model_dir, json),
+        Command::Bench(args) => bench_cmd::run(*args, &ctx.model_dir, json),
         Command::Sleep(args) => sleep_cmd::run(&ctx, args),
         Command::Whatif(args) => whatif_cmd::whatif(&ctx, args),
         Command::Settings(args) => whatif_cmd::settings(&ctx, args),
