@@ -81,27 +81,38 @@ fn import(engine: &Somna, batches: &[ConversationBatch]) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Ledger milliseconds so far of each of `STAGES`' operations.
+fn stage_totals(engine: &Somna) -> anyhow::Result<Vec<f64>> {
+    let ledger = engine.ledger_summary(0, LedgerGroup::Op)?;
+    Ok(STAGES
+        .iter()
+        .map(|(op, _, _)| {
+            ledger
+                .iter()
+                .filter(|row| row.op.as_deref() == Some(op))
+                .map(|row| row.total_ms)
+                .sum()
+        })
+        .collect())
+}
+
 fn timed(
     engine: &Somna,
     sentences: &[String],
     first: usize,
     stored: usize,
 ) -> anyhow::Result<ImportRun> {
-    let since = somna_engine::store::now_ms() - 1;
+    // The difference of the totals: entries of an earlier import can share its last
+    // millisecond with this one's start.
+    let before = stage_totals(engine)?;
     let t = Instant::now();
     import(engine, &turns(sentences, first))?;
     let seconds = t.elapsed().as_secs_f64();
-    let ledger = engine.ledger_summary(since, LedgerGroup::Op)?;
+    let after = stage_totals(engine)?;
     let stages = STAGES
         .iter()
-        .map(|(op, _, _)| {
-            let ms = ledger
-                .iter()
-                .filter(|row| row.op.as_deref() == Some(op))
-                .map(|row| row.total_ms)
-                .sum();
-            (op.to_string(), ms)
-        })
+        .zip(after.iter().zip(&before))
+        .map(|((op, _, _), (a, b))| (op.to_string(), a - b))
         .collect();
     Ok(ImportRun {
         stored,
