@@ -752,27 +752,35 @@ fn ann_peer(
 }
 
 fn conversations(sentences: &[String], per: usize) -> Vec<ConversationBatch> {
-    sentences
-        .chunks(per)
-        .enumerate()
-        .map(|(c, chunk)| {
-            ConversationBatch::turns(
-                format!("bench-{c}"),
-                chunk
-                    .iter()
-                    .enumerate()
-                    .map(|(i, s)| Message {
-                        role: "user".into(),
-                        speaker: Some(s.split_whitespace().next().unwrap_or("user").to_string()),
-                        text: s.clone(),
-                        session: Some(format!("session_{}", i / 50)),
-                        occurred_at: Some(1_700_000_000_000 + (c * per + i) as i64 * 60_000),
-                        external_id: Some(format!("m{i}")),
-                        metadata: serde_json::json!({}),
-                    })
-                    .collect(),
-            )
-        })
+    conversations_from(sentences, per, 0)
+}
+
+/// Synthetic turns `first..first + sentences.len()` as conversations of `per` turns: turn
+/// `t` is message `t % per` of conversation `bench-{t / per}`, a minute after turn `t - 1`.
+/// Turns imported in several calls continue the same conversations.
+pub(crate) fn conversations_from(
+    sentences: &[String],
+    per: usize,
+    first: usize,
+) -> Vec<ConversationBatch> {
+    let mut out: Vec<(usize, Vec<Message>)> = Vec::new();
+    for (t, s) in (first..).zip(sentences) {
+        let (c, i) = (t / per, t % per);
+        if out.last().is_none_or(|(last, _)| *last != c) {
+            out.push((c, Vec::new()));
+        }
+        out.last_mut().expect("pushed").1.push(Message {
+            role: "user".into(),
+            speaker: Some(s.split_whitespace().next().unwrap_or("user").to_string()),
+            text: s.clone(),
+            session: Some(format!("session_{}", i / 50)),
+            occurred_at: Some(1_700_000_000_000 + t as i64 * 60_000),
+            external_id: Some(format!("m{i}")),
+            metadata: serde_json::json!({}),
+        });
+    }
+    out.into_iter()
+        .map(|(c, messages)| ConversationBatch::turns(format!("bench-{c}"), messages))
         .collect()
 }
 

@@ -5,16 +5,17 @@
 //! those many turns (the store is filled up to each size first, untimed), to show how the
 //! stages grow with the store.
 
+use crate::bench_cmd::conversations_from;
 use serde::Serialize;
 use somna_engine::embed::BertEmbedder;
 use somna_engine::ingest::{ConversationBatch, STAGE_COMMIT, STAGE_PLAN, STAGE_SUMMARIES};
 use somna_engine::ledger::LedgerGroup;
-use somna_engine::{bench, AddOptions, Config, Job, Message, Somna};
+use somna_engine::{bench, AddOptions, Config, Job, Somna};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
-/// Turns per synthetic conversation.
+/// Turns per synthetic conversation (as the ingest benchmark's).
 const PER_CONVERSATION: usize = 500;
 /// Turns timed at each `--import-at` size.
 const MORE: usize = 1_000;
@@ -44,33 +45,6 @@ pub struct ImportRun {
     pub turns_per_sec: f64,
     /// Ledger milliseconds per stage (`STAGES`' operations).
     pub stages: Vec<(String, f64)>,
-}
-
-/// Synthetic turns `first..first + sentences.len()` as conversations of
-/// `PER_CONVERSATION` turns (the bench's other stores use the same shape).
-fn turns(sentences: &[String], first: usize) -> Vec<ConversationBatch> {
-    let mut by_conversation: Vec<(usize, Vec<Message>)> = Vec::new();
-    for (offset, text) in sentences.iter().enumerate() {
-        let i = first + offset;
-        let c = i / PER_CONVERSATION;
-        if by_conversation.last().is_none_or(|(last, _)| *last != c) {
-            by_conversation.push((c, Vec::new()));
-        }
-        let speaker = text.split_whitespace().next().unwrap_or("user").to_string();
-        by_conversation.last_mut().expect("pushed").1.push(Message {
-            role: "user".into(),
-            speaker: Some(speaker),
-            text: text.clone(),
-            session: Some(format!("session_{}", (i % PER_CONVERSATION) / 50)),
-            occurred_at: Some(1_700_000_000_000 + i as i64 * 60_000),
-            external_id: Some(format!("t{i}")),
-            metadata: serde_json::json!({}),
-        });
-    }
-    by_conversation
-        .into_iter()
-        .map(|(c, messages)| ConversationBatch::turns(format!("bench-import-{c}"), messages))
-        .collect()
 }
 
 /// Imports and keeps the store clustered, as `somna import` does.
@@ -106,7 +80,10 @@ fn timed(
     // millisecond with this one's start.
     let before = stage_totals(engine)?;
     let t = Instant::now();
-    import(engine, &turns(sentences, first))?;
+    import(
+        engine,
+        &conversations_from(sentences, PER_CONVERSATION, first),
+    )?;
     let seconds = t.elapsed().as_secs_f64();
     let after = stage_totals(engine)?;
     let stages = STAGES
@@ -159,7 +136,10 @@ pub fn run(
             if size > filled {
                 eprintln!("import: filling the store to {size} turns");
                 let t = Instant::now();
-                import(&engine, &turns(&sentences[filled..size], filled))?;
+                import(
+                    &engine,
+                    &conversations_from(&sentences[filled..size], PER_CONVERSATION, filled),
+                )?;
                 eprintln!(
                     "import: {} turns in {:.1} s",
                     size - filled,

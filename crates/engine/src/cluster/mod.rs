@@ -175,6 +175,17 @@ pub enum ClusterUpkeep {
     TooFew { memories: usize },
 }
 
+impl ClusterUpkeep {
+    /// The memories clustered or joined (none when there were too few).
+    pub fn memories_placed(&self) -> usize {
+        match *self {
+            Self::Clustered { n, .. } => n,
+            Self::Joined { memories } => memories,
+            Self::TooFew { .. } => 0,
+        }
+    }
+}
+
 impl Clustering<'_> {
     /// Keeps concept clusters current after memories arrive (the app calls it after every
     /// import, so every view has concepts to show): a store without live clusters is

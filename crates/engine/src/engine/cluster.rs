@@ -29,16 +29,8 @@ impl Somna {
     pub fn keep_clustered(&self, job: &Job) -> Result<ClusterUpkeep> {
         let started = std::time::Instant::now();
         let upkeep = self.clustering().keep_clustered(job)?;
-        let memories = match upkeep {
-            ClusterUpkeep::Clustered { n, .. } => n,
-            ClusterUpkeep::Joined { memories } => memories,
-            ClusterUpkeep::TooFew { .. } => 0,
-        };
-        self.record(
-            "cluster.upkeep",
-            started,
-            crate::ledger::Cost::items(memories),
-        );
+        let placed = crate::ledger::Cost::items(upkeep.memories_placed());
+        self.record("cluster.upkeep", started, placed);
         Ok(upkeep)
     }
 
