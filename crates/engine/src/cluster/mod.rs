@@ -451,31 +451,31 @@ impl Clustering<'_> {
 
     /// [`Somna::cluster_incremental`] without resetting the liquid loop's cache.
     pub(crate) fn incremental_assign(&self) -> Result<usize> {
-        let (ids, x) = self.visible_vectors()?;
         let d = self.embedder().dim();
-        let (rows, sizes, assigned) = {
+        let (rows, sizes, unassigned) = {
             let store = self.store();
             let read = store.read();
-            let assigned: std::collections::HashSet<i64> = read
-                .cluster_assignments()?
-                .into_iter()
-                .map(|a| a.0)
-                .collect();
-            (read.all_clusters()?, read.cluster_sizes()?, assigned)
+            let unassigned = read.unclustered_ids(&MemoryFilter::default())?;
+            (read.all_clusters()?, read.cluster_sizes()?, unassigned)
         };
         let live: Vec<_> = rows
             .into_iter()
             .filter(|c| c.merged_into.is_none())
             .collect();
-        if live.is_empty() {
+        if live.is_empty() || unassigned.is_empty() {
             return Ok(0);
         }
-        let mut fresh_ids = Vec::new();
-        let mut fresh = Vec::new();
-        for (i, id) in ids.iter().enumerate() {
-            if !assigned.contains(id) {
-                fresh_ids.push(*id);
-                fresh.extend_from_slice(&x[i * d..(i + 1) * d]);
+        // Only the unassigned memories' vectors are read: the cost follows the import, not
+        // the store (a memory not yet in the index waits for the next upkeep).
+        let mut fresh_ids = Vec::with_capacity(unassigned.len());
+        let mut fresh = Vec::with_capacity(unassigned.len() * d);
+        {
+            let index = self.index_read()?;
+            for id in unassigned {
+                if let Some(v) = index.vector(id) {
+                    fresh_ids.push(id);
+                    fresh.extend_from_slice(v);
+                }
             }
         }
         if fresh_ids.is_empty() {

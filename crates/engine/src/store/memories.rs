@@ -654,6 +654,20 @@ impl Tx<'_> {
         rows.collect::<Result<_>>()
     }
 
+    /// Ids of the memories `filter` selects that belong to no cluster, ascending: what
+    /// incremental clustering has left to place. One anti-join, so an import's upkeep costs
+    /// its own memories, not the store's size.
+    pub fn unclustered_ids(&self, filter: &MemoryFilter) -> Result<Vec<i64>> {
+        let (cond, params) = filter.to_sql(self.conn().dialect());
+        let mut stmt = self.conn().prepare(&format!(
+            "SELECT m.id FROM memories m WHERE {cond} AND NOT EXISTS
+               (SELECT 1 FROM cluster_members c WHERE c.memory_id = m.id)
+             ORDER BY m.id"
+        ))?;
+        let rows = stmt.query_map(super::sql::params_from_iter(params), |r| r.get(0))?;
+        rows.collect::<Result<_>>()
+    }
+
     /// Writes every user-editable field of `m` (after `MemoryUpdate::apply`).
     pub fn write_memory_fields(&self, m: &Memory, now: i64) -> Result<()> {
         self.note(Change::MemoriesUpdated { ids: vec![m.id] })?;

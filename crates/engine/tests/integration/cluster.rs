@@ -193,6 +193,38 @@ fn clusters_group_topics_label_them_and_take_new_memories_incrementally() {
         assert_eq!(cluster_of[id], *cid);
     }
     assert_eq!(e.cluster_incremental().unwrap(), 0);
+
+    // Only visible memories without a cluster are placed: one deleted first stays out.
+    add_topical(e, 1, 600);
+    let clustered: std::collections::HashSet<i64> = e
+        .cluster_assignments()
+        .unwrap()
+        .iter()
+        .map(|a| a.0)
+        .collect();
+    let listing = somna_engine::ListQuery {
+        limit: 10_000,
+        ..Default::default()
+    };
+    let fresh: Vec<i64> = e
+        .list(&listing)
+        .unwrap()
+        .memories
+        .iter()
+        .map(|m| m.id)
+        .filter(|id| !clustered.contains(id))
+        .collect();
+    assert_eq!(fresh.len(), 3);
+    e.delete(fresh[0], false, "test").unwrap();
+    assert_eq!(e.cluster_incremental().unwrap(), 2);
+    let placed: Vec<i64> = e
+        .cluster_assignments()
+        .unwrap()
+        .iter()
+        .map(|a| a.0)
+        .collect();
+    assert!(!placed.contains(&fresh[0]));
+    assert!(placed.contains(&fresh[1]) && placed.contains(&fresh[2]));
 }
 
 #[test]
