@@ -36,6 +36,7 @@ cargo test --locked -p bhtsne --lib
 # So do the patched hnsw_rs and anndists; their tests need dev-dependencies, which cargo
 # resolves only for a package built on its own (its own Cargo.lock).
 cargo test --locked --manifest-path third_party/hnsw_rs/Cargo.toml --features simdeez_f --lib --test somna_patch
+cargo test --locked --manifest-path third_party/umap-rs/Cargo.toml --test somna_patch
 step "end-to-end tests of the desktop app"
 bash scripts/e2e.sh
 step "the Debian package: built from the tested binaries, installed, started on the demo"

@@ -264,11 +264,29 @@ test("memory text with HTML or script is shown as text and never runs", { timeou
   assert.equal(await s.exec("return window.__pwned ?? null;"), null, "no injected code ran");
 });
 
-test("switch between PCA and t-SNE", { timeout: 900000 }, async () => {
+test("switch between PCA, t-SNE and UMAP", { timeout: 900000 }, async () => {
   await s.click('[data-testid="tab-space"]');
   await s.click('[data-testid="method-tsne"]');
   await s.until(`document.querySelector('[data-testid="space-status"]').textContent.startsWith("t-SNE ·")`, 840000);
   await shot("space-tsne");
+  await s.click('[data-testid="method-umap"]');
+  await s.until(`document.querySelector('[data-testid="space-status"]').textContent.startsWith("UMAP ·")`, 300000);
+  await s.until(`!globalThis.__somnaSpace.busy`, 30000);
+  // Every point has a place, and the layout is not collapsed to a few spots.
+  const spread = await s.exec(`
+    const sp = globalThis.__somnaSpace, p = globalThis.__somnaState.points;
+    const seen = new Set();
+    let placed = 0;
+    for (let i = 0; i < p.n; i++) {
+      const xy = sp.screenOf(p.ids[i]);
+      if (!xy) continue;
+      placed++;
+      seen.add(Math.round(xy[0] / 8) + "," + Math.round(xy[1] / 8));
+    }
+    return { n: p.n, placed, cells: seen.size };`);
+  assert.equal(spread.placed, spread.n, "every memory has a UMAP position");
+  assert.ok(spread.cells > spread.n / 20, `points spread over ${spread.cells} cells of 8 px`);
+  await shot("space-umap");
   await s.click('[data-testid="method-pca"]');
   await s.until(`document.querySelector('[data-testid="space-status"]').textContent.startsWith("PCA ·")`, 120000);
 });

@@ -658,7 +658,7 @@ depth: number,
  */
 limit: number, };
 
-export type ProjectionMethod = "pca" | "tsne";
+export type ProjectionMethod = "pca" | "tsne" | "umap";
 
 export type LayoutKey = { method: ProjectionMethod, dims: number, };
 

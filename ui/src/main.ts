@@ -8,6 +8,7 @@ import { Detail } from "./detail";
 import { h, clear, fmtInt, toast } from "./dom";
 import { Graph } from "./graph/view";
 import { Space } from "./space/view";
+import { methodLabel, type ProjectionMethod } from "./space/toolbar";
 import { bus, parseLayout, parsePoints, select, state } from "./store";
 import type { ProgressPayload, Route, ScoreMode, Stats, Status } from "./types";
 import { Xray, searchSummary } from "./xray";
@@ -213,7 +214,7 @@ void onJobDone((d) => {
 });
 
 // ---- data refresh -------------------------------------------------------------------
-let method: "pca" | "tsne" = "pca";
+let method: ProjectionMethod = "pca";
 space.setMethodHandler((m) => {
   if (m === method) return;
   method = m;
@@ -251,7 +252,7 @@ async function refreshPoints(animate: boolean, full: boolean): Promise<void> {
       space.setStatus("no memories yet");
       return;
     }
-    space.setStatus(`${method === "pca" ? "PCA" : "t-SNE"}: computing layout of ${fmtInt(state.points.n)} memories…`);
+    space.setStatus(`${methodLabel(method)}: computing layout of ${fmtInt(state.points.n)} memories…`);
     const job = await api.computeLayout(method, 3, full);
     const summary = await waitJob(job);
     if (token !== pointsToken) return;
@@ -261,7 +262,7 @@ async function refreshPoints(animate: boolean, full: boolean): Promise<void> {
     const installed = space.setData(state.points, layout, animate);
     recordSpan("refresh.setData.sync", t0);
     await installed;
-    space.setStatus(`${method === "pca" ? "PCA" : "t-SNE"} · ${fmtInt(summary.points)} points` +
+    space.setStatus(`${methodLabel(method)} · ${fmtInt(summary.points)} points` +
       (summary.placed_incrementally ? ` · ${fmtInt(summary.placed_incrementally)} placed incrementally` : ""));
     bus.emit("layout");
   } catch (e) {

@@ -3,6 +3,7 @@
 
 import { IdSet } from "./idset";
 import type { ClusterGroup, MemoryFilter, SearchResponse, SearchWhatIf } from "./types";
+import type { ProjectionMethod } from "./bindings";
 import { emptyFilter } from "./types";
 import type { Columns } from "./workers/upload";
 import { timed } from "./render/perf";
@@ -86,13 +87,13 @@ export function parsePoints(buf: ArrayBuffer): PointData {
 }
 
 export interface LayoutData {
-  method: "pca" | "tsne";
+  method: ProjectionMethod;
   dims: number;
   ids: Int32Array;
   coords: Float32Array;
 }
 
-export function parseLayout(buf: ArrayBuffer, method: "pca" | "tsne"): LayoutData {
+export function parseLayout(buf: ArrayBuffer, method: ProjectionMethod): LayoutData {
   const dv = new DataView(buf);
   const magic = String.fromCharCode(dv.getUint8(0), dv.getUint8(1), dv.getUint8(2), dv.getUint8(3));
   if (magic !== "SMPL") throw new Error(`bad layout buffer ${magic}`);

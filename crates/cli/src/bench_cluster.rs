@@ -1,7 +1,7 @@
-//! `somna bench --only pca,tsne,kmeans,stability,liquid`: projection and clustering against
-//! linfa and the Python peers (scikit-learn PCA / TSNE / MiniBatchKMeans, openTSNE, run by
-//! `scripts/peer_cluster_bench.py` on the same vectors in the same run), layout stability,
-//! and liquid-loop step times on stores.
+//! `somna bench --only pca,tsne,umap,kmeans,stability,liquid`: projection and clustering
+//! against linfa and the Python peers (scikit-learn PCA / TSNE / MiniBatchKMeans, openTSNE,
+//! run by `scripts/peer_cluster_bench.py` on the same vectors in the same run; umap-learn in
+//! bench_umap.rs), layout stability, and liquid-loop step times on stores.
 
 use crate::bench_cmd::{f32_bytes, run_peer};
 use crate::output::Bar;
@@ -45,6 +45,15 @@ pub struct ClusterBenchArgs {
     liquid_dbs: Vec<PathBuf>,
     #[arg(long, default_value_t = 5)]
     liquid_steps: usize,
+    /// Points for UMAP (each size with its own vectors; Somna's default landmarks).
+    #[arg(long, value_delimiter = ',', default_value = "10000,100000")]
+    umap_sizes: Vec<usize>,
+    /// UMAP output dimensions.
+    #[arg(long, value_delimiter = ',', default_value = "2")]
+    umap_dims: Vec<usize>,
+    /// UMAP landmarks (default: Somna's, 20,000); at least n lays out every point.
+    #[arg(long)]
+    umap_landmarks: Option<usize>,
     /// Also write the generated vectors here (f32 LE, row-major), e.g. to run the peer alone.
     #[arg(long)]
     cluster_data_out: Option<PathBuf>,
@@ -65,6 +74,7 @@ pub struct ClusterReport {
     pub pca: Option<PcaBench>,
     pub tsne3: Option<TsneBench>,
     pub tsne2: Option<TsneBench>,
+    pub umap: Vec<crate::bench_umap::UmapBench>,
     pub kmeans: Option<KMeansBench>,
     pub stability: Vec<StabilityBench>,
     pub liquid: Vec<LiquidBench>,
@@ -91,11 +101,44 @@ pub fn run(
     has: &dyn Fn(&str) -> bool,
     env: Env,
 ) -> anyhow::Result<Option<ClusterReport>> {
-    let sections = ["pca", "tsne", "kmeans", "stability", "liquid"];
+    let sections = ["pca", "tsne", "umap", "kmeans", "stability", "liquid"];
     if !sections.iter().any(|s| has(s)) {
         return Ok(None);
     }
     let mut r = ClusterReport::default();
+    if ["pca", "tsne", "kmeans", "stability"]
+        .iter()
+        .any(|s| has(s))
+        || args.cluster_data_out.is_some()
+    {
+        shared_vector_steps(args, has, &env, &mut r)?;
+    }
+    if has("umap") {
+        let (j, bar) = job("umap", &env);
+        let shape = (
+            &args.umap_sizes[..],
+            &args.umap_dims[..],
+            args.umap_landmarks,
+        );
+        r.umap = crate::bench_umap::run(shape, &env, &j)?;
+        bar.finish();
+    }
+    if has("liquid") {
+        for db in &args.liquid_dbs {
+            r.liquid.push(liquid(db, args, &env)?);
+        }
+    }
+    Ok(Some(r))
+}
+
+/// PCA, t-SNE, k-means and stability (and their Python peer) on one set of clustered
+/// vectors: `cluster_n` of them, t-SNE on the first `tsne_n`.
+fn shared_vector_steps(
+    args: &ClusterBenchArgs,
+    has: &dyn Fn(&str) -> bool,
+    env: &Env,
+    r: &mut ClusterReport,
+) -> anyhow::Result<()> {
     let n = args.cluster_n.max(args.tsne_n);
     let x = clustered_vectors(n, DIM, (n / 100).max(10), 1.0, env.seed + 7);
     r.data = format!(
@@ -114,7 +157,7 @@ pub fn run(
         eprintln!("  {:?}", r.pca);
     }
     if has("tsne") {
-        tsne_step(args, &env, xt, &mut r)?;
+        tsne_step(args, env, xt, r)?;
     }
     if has("kmeans") {
         eprintln!("k-means: k = {} on {}", args.kmeans_k, args.cluster_n);
@@ -122,23 +165,18 @@ pub fn run(
         eprintln!("  {:?}", r.kmeans);
     }
     if has("stability") {
-        stability_step(args, &env, xt, &mut r)?;
-    }
-    if has("liquid") {
-        for db in &args.liquid_dbs {
-            r.liquid.push(liquid(db, args, &env)?);
-        }
+        stability_step(args, env, xt, r)?;
     }
     if let (Some(py), true) = (env.peer_python, has("pca") || has("tsne") || has("kmeans")) {
         // Both are prefixes of the same vectors: the peer takes its t-SNE points from the front.
         let longer = if xs.len() >= xt.len() { xs } else { xt };
-        r.peer = Some(peer_step(args, &env, has, py, longer)?);
+        r.peer = Some(peer_step(args, env, has, py, longer)?);
         eprintln!(
             "  peer: {}",
             r.peer.as_ref().map(|p| p.to_string()).unwrap_or_default()
         );
     }
-    Ok(Some(r))
+    Ok(())
 }
 
 /// A job reporting to a progress bar labelled `label`.
@@ -299,7 +337,9 @@ fn liquid(db: &Path, args: &ClusterBenchArgs, env: &Env) -> anyhow::Result<Liqui
 }
 
 pub fn print(r: &ClusterReport) {
-    out!("\nclustering and projection ({})", r.data);
+    if !r.data.is_empty() {
+        out!("\nclustering and projection ({})", r.data);
+    }
     let peer = r.peer.clone().unwrap_or_default();
     if let Some(p) = &r.pca {
         let ps = peer["pca"]["seconds"].as_f64();
@@ -333,6 +373,7 @@ pub fn print(r: &ClusterReport) {
             );
         }
     }
+    crate::bench_umap::print(&r.umap);
     if let Some(k) = &r.kmeans {
         let ps = peer["minibatch_kmeans"]["seconds"].as_f64();
         out!(

@@ -19,7 +19,7 @@ use std::time::Instant;
 #[derive(Args)]
 pub struct BenchArgs {
     /// Sections to run: embed, ingest, import (end to end, by stage), search, ann, sleep, asof (time travel), whatif (the
-    /// what-if simulator), concurrent (writers and searchers at once); and pca, tsne,
+    /// what-if simulator), concurrent (writers and searchers at once); and pca, tsne, umap,
     /// kmeans, stability, liquid (see bench_cluster.rs).
     #[arg(long, value_delimiter = ',', default_value = "embed,ingest,search,ann")]
     only: Vec<String>,

@@ -44,6 +44,7 @@ pub struct LiquidArgs {
 enum Method {
     Pca,
     Tsne,
+    Umap,
 }
 
 #[derive(Args)]
@@ -58,10 +59,15 @@ pub struct ProjectArgs {
     /// Use the cached layout, placing new memories incrementally, instead of recomputing.
     #[arg(long)]
     cached: bool,
+    /// t-SNE's perplexity (30).
     #[arg(long)]
     perplexity: Option<f64>,
+    /// t-SNE gradient steps (1000) or UMAP epochs (umap-learn's: 500 up to 10K points,
+    /// else 200).
     #[arg(long)]
     iterations: Option<usize>,
+    /// t-SNE (3,000) and UMAP (20,000) lay out at most this many memories and place the
+    /// others beside their nearest ones.
     #[arg(long)]
     landmarks: Option<usize>,
     #[arg(long)]
@@ -198,6 +204,7 @@ pub fn project(api: &Api, args: ProjectArgs, job: &Job, json: bool) -> anyhow::R
     let method = match args.method {
         Method::Pca => ProjectionMethod::Pca,
         Method::Tsne => ProjectionMethod::Tsne,
+        Method::Umap => ProjectionMethod::Umap,
     };
     let d = ProjectionParams::new(method, args.dims);
     let params = ProjectionParams {

@@ -7,6 +7,7 @@ mod bench_cluster;
 mod bench_cmd;
 mod bench_import;
 mod bench_postgres;
+mod bench_umap;
 mod bench_whatif;
 mod cluster_cmd;
 mod curate_cmd;

@@ -7,6 +7,18 @@ import { h } from "../dom";
 
 export type { ProjectionMethod };
 
+const METHOD_LABELS: Record<ProjectionMethod, string> = { pca: "PCA", tsne: "t-SNE", umap: "UMAP" };
+const METHOD_TITLES: Record<ProjectionMethod, string> = {
+  pca: "PCA: the three directions of largest variance; fast, and new memories are placed exactly.",
+  tsne: "t-SNE on up to 3,000 memories, the others placed beside their nearest; keeps close neighbours close.",
+  umap: "UMAP on up to 20,000 memories, the others placed beside their nearest; keeps neighbourhoods and more of the global shape.",
+};
+
+/** The name a person reads for a projection method. */
+export function methodLabel(m: ProjectionMethod): string {
+  return METHOD_LABELS[m];
+}
+
 const COLOR_MODES: ColorBy[] = ["cluster", "energy", "kind", "recency", "usage", "importance", "state"];
 
 export interface ToolbarHandlers {
@@ -25,9 +37,9 @@ export class SpaceToolbar {
   constructor(pull: number, nearK: number, on: ToolbarHandlers) {
     const colorSel = h("select", { "aria-label": "colour by", "data-testid": "color-by", onchange: () => on.colorBy(colorSel.value as ColorBy) },
       ...COLOR_MODES.map((c) => h("option", { value: c }, c)));
-    this.methodButtons = (["pca", "tsne"] as const).map((m) =>
+    this.methodButtons = (["pca", "tsne", "umap"] as const).map((m) =>
       h("button", { class: "seg", "data-method": m, "data-testid": `method-${m}`, "aria-pressed": String(m === "pca"),
-        onclick: () => on.method(m) }, m === "pca" ? "PCA" : "t-SNE"));
+        title: METHOD_TITLES[m], onclick: () => on.method(m) }, methodLabel(m)));
     const pct = (p: number) => `${Math.round(p * 100)}%`;
     const pullOut = h("span", { class: "num" }, pct(pull));
     const pullIn = h("input", { type: "range", min: "0", max: "0.8", step: "0.05", value: String(pull),

@@ -7,8 +7,9 @@ use crate::events::Job;
 use crate::metrics::trustworthiness;
 use crate::project::align::{align, median_movement};
 use crate::project::knn::nearest_by_dot;
+use crate::project::landmarks::{weighted_mean, PLACE_NEIGHBOURS};
 use crate::project::pca::Pca;
-use crate::project::tsne::{self, PLACE_NEIGHBOURS};
+use crate::project::tsne;
 use crate::project::{compute, ProjectionMethod, ProjectionParams};
 use crate::{Error, Result};
 use linfa::traits::Fit;
@@ -213,7 +214,7 @@ pub fn bench_stability(
                 "place",
             )?;
             for nn in near {
-                inc.extend(tsne::weighted_mean(
+                inc.extend(weighted_mean(
                     nn.iter()
                         .map(|&(r, s)| (&base[r * dims..(r + 1) * dims], s)),
                     dims,

@@ -1,13 +1,16 @@
-//! Projection of the memories' embeddings to 2D or 3D for the app's views: PCA and t-SNE
-//! (landmarks + placement), aligned to the previous layout (orthogonal Procrustes), cached
-//! in the store with the parameters that made it, and extended incrementally as memories
-//! arrive (PCA: the fitted basis; t-SNE: the weighted mean of already-placed neighbours,
-//! then a short local optimisation of the new point).
+//! Projection of the memories' embeddings to 2D or 3D for the app's views: PCA, t-SNE and
+//! UMAP (both on landmarks + placement), aligned to the previous layout (orthogonal
+//! Procrustes), cached in the store with the parameters that made it, and extended
+//! incrementally as memories arrive (PCA: the fitted basis; t-SNE and UMAP: the weighted
+//! mean of already-placed neighbours, for t-SNE then a short local optimisation of the new
+//! point).
 
 pub mod align;
 pub mod knn;
+pub mod landmarks;
 pub mod pca;
 pub mod tsne;
+pub mod umap;
 
 use crate::events::Job;
 use crate::handles::Handles;
@@ -22,6 +25,7 @@ use std::collections::HashSet;
 pub enum ProjectionMethod {
     Pca,
     Tsne,
+    Umap,
 }
 
 impl ProjectionMethod {
@@ -29,6 +33,7 @@ impl ProjectionMethod {
         match self {
             ProjectionMethod::Pca => "pca",
             ProjectionMethod::Tsne => "tsne",
+            ProjectionMethod::Umap => "umap",
         }
     }
 }
@@ -39,8 +44,9 @@ impl std::str::FromStr for ProjectionMethod {
         match s {
             "pca" => Ok(Self::Pca),
             "tsne" | "t-sne" => Ok(Self::Tsne),
+            "umap" => Ok(Self::Umap),
             other => Err(Error::InvalidInput(format!(
-                "unknown projection method {other:?} (pca or tsne)"
+                "unknown projection method {other:?} (pca, tsne or umap)"
             ))),
         }
     }
@@ -53,9 +59,10 @@ pub struct ProjectionParams {
     pub dims: usize,
     /// t-SNE only.
     pub perplexity: f64,
-    /// t-SNE gradient steps.
+    /// t-SNE gradient steps; UMAP epochs (0: umap-learn's rule, 500 up to 10K points,
+    /// else 200).
     pub iterations: usize,
-    /// t-SNE runs on at most this many points; the others are placed near them.
+    /// t-SNE and UMAP run on at most this many points; the others are placed near them.
     pub landmarks: usize,
     pub seed: u64,
 }
@@ -74,11 +81,20 @@ impl Default for ProjectionParams {
 }
 
 impl ProjectionParams {
+    /// The defaults of `method`: UMAP's epochs follow umap-learn and its landmarks are
+    /// more than t-SNE's (its graph and SGD cost far less per point).
     pub fn new(method: ProjectionMethod, dims: usize) -> Self {
+        let d = Self::default();
+        let (iterations, landmarks) = match method {
+            ProjectionMethod::Umap => (0, umap::LANDMARKS),
+            _ => (d.iterations, d.landmarks),
+        };
         Self {
             method,
             dims,
-            ..Default::default()
+            iterations,
+            landmarks,
+            ..d
         }
     }
 
@@ -97,6 +113,9 @@ impl ProjectionParams {
             if self.iterations == 0 || self.landmarks == 0 {
                 return bad("t-SNE needs at least one iteration and one landmark".into());
             }
+        }
+        if self.method == ProjectionMethod::Umap && self.landmarks == 0 {
+            return bad("UMAP needs at least one landmark".into());
         }
         Ok(())
     }
@@ -151,6 +170,7 @@ pub fn compute(
             let run = tsne::tsne(x, d, params, job)?;
             Ok((run.coords, None))
         }
+        ProjectionMethod::Umap => Ok((umap::umap(x, d, params, job)?, None)),
     }
 }
 
@@ -218,7 +238,7 @@ pub(crate) fn layout(
             Some(p) => Some(p),
             None => return Ok((project(h, &params, job)?, true)),
         },
-        ProjectionMethod::Tsne => None,
+        ProjectionMethod::Tsne | ProjectionMethod::Umap => None,
     };
     let visible: HashSet<i64> = h
         .store()
@@ -265,7 +285,7 @@ pub(crate) fn layout(
                 let rows = ids.len();
                 for (k, v) in vectors.chunks_exact(d).enumerate() {
                     let pass = |id: i64| row_of.contains_key(&id);
-                    let (near, _) = index.search(v, tsne::PLACE_NEIGHBOURS, Some(&pass), None);
+                    let (near, _) = index.search(v, landmarks::PLACE_NEIGHBOURS, Some(&pass), None);
                     let nn: Vec<(&[f32], f32)> = near
                         .iter()
                         .map(|&(id, s)| {
@@ -273,7 +293,11 @@ pub(crate) fn layout(
                             (&coords[r * dims..(r + 1) * dims], s)
                         })
                         .collect();
-                    let start = tsne::weighted_mean(nn.iter().copied(), dims);
+                    let start = landmarks::weighted_mean(nn.iter().copied(), dims);
+                    if method == ProjectionMethod::Umap {
+                        out.extend(start);
+                        continue;
+                    }
                     // Repulsion sample: evenly strided rows, offset per point (deterministic).
                     let stride = (rows / tsne::REFINE_SAMPLE).max(1);
                     let others: Vec<&[f32]> = (0..rows.min(tsne::REFINE_SAMPLE))

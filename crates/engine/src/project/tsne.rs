@@ -4,16 +4,11 @@
 //! neighbours, an n² search (parallel since the bhtsne patch, but still quadratic), so t-SNE
 //! itself only ever sees the landmarks.
 
-use super::knn::nearest_by_dot;
+use super::landmarks::Landmarks;
 use super::pca::Pca;
 use super::ProjectionParams;
 use crate::events::Job;
 use crate::{Error, Result};
-use rand::seq::SliceRandom;
-use rand::SeedableRng;
-
-/// Landmarks a point is placed among.
-pub const PLACE_NEIGHBOURS: usize = 10;
 /// Barnes-Hut accuracy (0.5: scikit-learn's and openTSNE's default angle).
 const THETA: f64 = 0.5;
 
@@ -39,19 +34,12 @@ pub fn tsne(x: &[f32], d: usize, params: &ProjectionParams, job: &Job) -> Result
             landmarks: 0,
         });
     }
-    let mut order: Vec<usize> = (0..n).collect();
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-    order.shuffle(&mut rng);
-    let l = landmarks.clamp(1, n);
-    let mut chosen = order[..l].to_vec();
-    chosen.sort_unstable();
-    let lx: Vec<f32> = chosen
-        .iter()
-        .flat_map(|&i| x[i * d..(i + 1) * d].iter().copied())
-        .collect();
+    let chosen = Landmarks::choose(x, d, landmarks, seed);
+    let l = chosen.len();
+    let lx = &chosen.x;
     // Perplexity must leave 3·perplexity neighbours; tiny inputs get PCA.
     let perp = perplexity.min(((l as f64) - 1.0) / 3.0 - 1.0);
-    let init = Pca::fit(&lx, d, dims.min(d), job)?.transform(&lx);
+    let init = Pca::fit(lx, d, dims.min(d), job)?.transform(lx);
     let ly: Vec<f32> = if perp < 2.0 {
         init
     } else {
@@ -93,54 +81,11 @@ pub fn tsne(x: &[f32], d: usize, params: &ProjectionParams, job: &Job) -> Result
         }
         y.iter().map(|v| *v as f32).collect()
     };
-    let mut coords = vec![0f32; n * dims];
-    for (r, &i) in chosen.iter().enumerate() {
-        coords[i * dims..(i + 1) * dims].copy_from_slice(&ly[r * dims..(r + 1) * dims]);
-    }
-    if l < n {
-        let mut is_landmark = vec![false; n];
-        chosen.iter().for_each(|&i| is_landmark[i] = true);
-        let rest: Vec<usize> = (0..n).filter(|&i| !is_landmark[i]).collect();
-        let rx: Vec<f32> = rest
-            .iter()
-            .flat_map(|&i| x[i * d..(i + 1) * d].iter().copied())
-            .collect();
-        let near = nearest_by_dot(&rx, &lx, d, PLACE_NEIGHBOURS, false, job, "place")?;
-        for (&i, nn) in rest.iter().zip(&near) {
-            let p = weighted_mean(
-                nn.iter().map(|&(r, s)| (&ly[r * dims..(r + 1) * dims], s)),
-                dims,
-            );
-            coords[i * dims..(i + 1) * dims].copy_from_slice(&p);
-        }
-    }
+    let coords = chosen.place_all(x, d, &ly, dims, job)?;
     Ok(TsneRun {
         coords,
         landmarks: l,
     })
-}
-
-/// Mean of neighbour positions weighted by a kernel on their cosine similarity: the nearest
-/// neighbour dominates, farther ones refine (weights fall by e every 0.05 of similarity).
-pub fn weighted_mean<'a>(
-    neighbours: impl Iterator<Item = (&'a [f32], f32)>,
-    dims: usize,
-) -> Vec<f32> {
-    let nn: Vec<(&[f32], f32)> = neighbours.collect();
-    let best = nn.iter().map(|p| p.1).fold(f32::NEG_INFINITY, f32::max);
-    let mut out = vec![0f32; dims];
-    let mut total = 0f32;
-    for (pos, sim) in nn {
-        let w = ((sim - best) / 0.05).exp();
-        total += w;
-        for j in 0..dims {
-            out[j] += w * pos[j];
-        }
-    }
-    if total > 0.0 {
-        out.iter_mut().for_each(|v| *v /= total);
-    }
-    out
 }
 
 /// Gradient steps of [`refine`] and the size of its repulsion sample.
@@ -212,6 +157,8 @@ pub fn refine(
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::project::landmarks::weighted_mean;
+    use rand::SeedableRng;
 
     #[test]
     fn refine_keeps_a_new_point_by_its_neighbours_and_off_an_unrelated_one() {

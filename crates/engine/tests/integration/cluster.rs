@@ -105,6 +105,42 @@ fn tsne_layout_runs_on_landmarks_and_places_new_memories_near_their_neighbours()
 }
 
 #[test]
+fn umap_layout_runs_on_landmarks_and_places_new_memories_near_their_topic() {
+    let f = topical_store(40);
+    let e = &f.engine;
+    let params = ProjectionParams {
+        landmarks: 80,
+        ..ProjectionParams::new(ProjectionMethod::Umap, 2)
+    };
+    assert_eq!(params.iterations, 0, "umap-learn's epochs by default");
+    let l = e.project(&params, &Job::default()).unwrap();
+    check_shape(&l, visible(e));
+    assert_eq!(serde_json::to_value(&l).unwrap()["method"], "umap");
+    add_topical(e, 1, 200);
+    let grown = e
+        .layout(ProjectionMethod::Umap, 2, &Job::default())
+        .unwrap();
+    assert_eq!(grown.placed_incrementally, 3);
+    assert_eq!(grown.params, params);
+    check_shape(&grown, visible(e));
+    // Each new memory lands beside a memory of its own topic.
+    let at = |r: usize| (grown.coords[2 * r], grown.coords[2 * r + 1]);
+    let topic: Vec<usize> = grown.ids.iter().map(|&id| topic_of(&text(e, id))).collect();
+    for (r, &own) in topic.iter().enumerate().skip(l.ids.len()) {
+        let (x, y) = at(r);
+        let d = |o: usize| (at(o).0 - x).powi(2) + (at(o).1 - y).powi(2);
+        let nearest = (0..l.ids.len())
+            .min_by(|&a, &b| d(a).total_cmp(&d(b)))
+            .unwrap();
+        assert_eq!(
+            topic[nearest], own,
+            "new memory {} placed beside another topic",
+            grown.ids[r]
+        );
+    }
+}
+
+#[test]
 fn projection_refuses_bad_parameters_and_honours_cancellation() {
     let f = topical_store(5);
     let bad = ProjectionParams::new(ProjectionMethod::Pca, 4);

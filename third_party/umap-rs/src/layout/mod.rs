@@ -1,0 +1,2 @@
+pub mod optimize_layout_euclidean;
+pub mod optimize_layout_generic;

@@ -1,0 +1,2 @@
+pub mod clip;
+pub mod parallel_vec;
