@@ -51,7 +51,7 @@ pub struct ClusterBenchArgs {
     /// UMAP output dimensions.
     #[arg(long, value_delimiter = ',', default_value = "2")]
     umap_dims: Vec<usize>,
-    /// UMAP landmarks (default: Somna's, 20,000); at least n lays out every point.
+    /// UMAP landmarks (default: Somna's, 1,000,000); fewer than n places the rest.
     #[arg(long)]
     umap_landmarks: Option<usize>,
     /// Also write the generated vectors here (f32 LE, row-major), e.g. to run the peer alone.
@@ -223,11 +223,21 @@ fn stability_step(
     xt: &[f32],
     r: &mut ClusterReport,
 ) -> anyhow::Result<()> {
-    for method in [ProjectionMethod::Pca, ProjectionMethod::Tsne] {
-        let params = ProjectionParams {
-            landmarks: 2000,
-            iterations: args.tsne_iterations.min(750),
-            ..ProjectionParams::new(method, 3)
+    let methods = [
+        ProjectionMethod::Pca,
+        ProjectionMethod::Tsne,
+        ProjectionMethod::Umap,
+    ];
+    for method in methods {
+        let defaults = ProjectionParams::new(method, 3);
+        let params = match method {
+            // UMAP lays out every point, with its own epochs.
+            ProjectionMethod::Umap => defaults,
+            _ => ProjectionParams {
+                landmarks: 2000,
+                iterations: args.tsne_iterations.min(750),
+                ..defaults
+            },
         };
         eprintln!("stability: {} of {} points", method.as_str(), args.tsne_n);
         let (j, bar) = job("stability", env);

@@ -1,7 +1,8 @@
 //! `somna bench --only umap`: Somna's UMAP against umap-learn (run by
 //! `scripts/peer_umap_bench.py` on the same vectors in the same run), at each size of
-//! `--umap-sizes`. Somna runs with its defaults (at most 20,000 landmarks, the rest placed);
-//! umap-learn lays out every point. Quality is trustworthiness@10 of the first 10,000 points
+//! `--umap-sizes`. Somna runs with its defaults (every point laid out up to a million;
+//! neighbours exact up to 20,000 points, by cells above), as umap-learn does (neighbours by
+//! NN-descent). Quality is trustworthiness@10 of the first 10,000 points
 //! of each layout (exact; all of them at 10K), computed the same way for both.
 
 use crate::bench_cluster::Env;

@@ -66,8 +66,8 @@ pub struct ProjectArgs {
     /// else 200).
     #[arg(long)]
     iterations: Option<usize>,
-    /// t-SNE (3,000) and UMAP (20,000) lay out at most this many memories and place the
-    /// others beside their nearest ones.
+    /// t-SNE (3,000) and UMAP (1,000,000) lay out at most this many memories and place
+    /// the others beside their nearest ones.
     #[arg(long)]
     landmarks: Option<usize>,
     #[arg(long)]

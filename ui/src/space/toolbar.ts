@@ -11,7 +11,7 @@ const METHOD_LABELS: Record<ProjectionMethod, string> = { pca: "PCA", tsne: "t-S
 const METHOD_TITLES: Record<ProjectionMethod, string> = {
   pca: "PCA: the three directions of largest variance; fast, and new memories are placed exactly.",
   tsne: "t-SNE on up to 3,000 memories, the others placed beside their nearest; keeps close neighbours close.",
-  umap: "UMAP on up to 20,000 memories, the others placed beside their nearest; keeps neighbourhoods and more of the global shape.",
+  umap: "UMAP of every memory (up to a million); keeps neighbourhoods, and more of the global shape than t-SNE.",
 };
 
 /** The name a person reads for a projection method. */

@@ -11,6 +11,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 const CHUNK: usize = 1024;
 
+/// A row's nearest rows, best first, as (row, dot).
+type Neighbours = Vec<(usize, f32)>;
+
 /// For every row of `queries`, the `k` rows of `base` with the largest dot product,
 /// best first, as (row, dot). `skip_self` drops base row i for query row i (same data).
 pub fn nearest_by_dot(
@@ -21,13 +24,13 @@ pub fn nearest_by_dot(
     skip_self: bool,
     job: &Job,
     stage: &'static str,
-) -> Result<Vec<Vec<(usize, f32)>>> {
+) -> Result<Vec<Neighbours>> {
     let nq = queries.len() / d;
     let nb = base.len() / d;
     let b = ArrayView2::from_shape((nb, d), base).expect("base shape");
     let done = AtomicUsize::new(0);
     // Blocks of query rows on every core; each block's products and selections are its own.
-    let blocks: Vec<Vec<Vec<(usize, f32)>>> = queries
+    let blocks: Vec<Vec<Neighbours>> = queries
         .par_chunks(CHUNK * d)
         .enumerate()
         .map(|(c, rows)| {
@@ -37,7 +40,6 @@ pub fn nearest_by_dot(
             let mut out = Vec::with_capacity(rows.len() / d);
             // One scratch row per block: each kept row holds k entries, not the base's n.
             let mut scratch: Vec<(usize, f32)> = Vec::with_capacity(nb);
-            let cmp = |a: &(usize, f32), b: &(usize, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
             for (i, row) in sims.rows().into_iter().enumerate() {
                 let me = c * CHUNK + i;
                 scratch.clear();
@@ -47,12 +49,7 @@ pub fn nearest_by_dot(
                         .enumerate()
                         .filter(|(j, _)| !(skip_self && *j == me)),
                 );
-                if scratch.len() > k {
-                    scratch.select_nth_unstable_by(k, cmp);
-                }
-                let mut best = scratch[..k.min(scratch.len())].to_vec();
-                best.sort_by(cmp);
-                out.push(best);
+                out.push(top_k(&mut scratch, k));
             }
             let finished = done.fetch_add(out.len(), Ordering::Relaxed) + out.len();
             job.report(stage, finished as u64, nq as u64);
@@ -60,6 +57,112 @@ pub fn nearest_by_dot(
         })
         .collect::<Result<_>>()?;
     Ok(blocks.into_iter().flatten().collect())
+}
+
+/// Approximate `k` nearest rows of every row of `x` by dot product (itself excluded), best
+/// first, for neighbour graphs too large for the exact search. The rows are split into
+/// cells around a seeded sample of √(probe·n) rows, each row in the cell of its most similar
+/// sample row; a row's neighbours are sought among the rows of its own cell and of the
+/// `probe − 1` cells whose sample rows are most similar to its cell's, one matrix product per
+/// block of a cell's rows. Cost about 2·n·√(probe·n)·d instead of n²·d. A row whose cells
+/// hold fewer than `k` others is searched exactly.
+pub fn approx_nearest_by_dot(
+    x: &[f32],
+    d: usize,
+    k: usize,
+    probe: usize,
+    seed: u64,
+    job: &Job,
+    stage: &'static str,
+) -> Result<Vec<Neighbours>> {
+    let n = x.len() / d;
+    let cells = (((probe.max(1) * n) as f64).sqrt() as usize).clamp(1, n.max(1));
+    let centres = super::landmarks::Landmarks::choose(x, d, cells, seed);
+    let home = nearest_by_dot(x, &centres.x, d, 1, false, job, stage)?;
+    let mut members: Vec<Vec<usize>> = vec![Vec::new(); centres.len()];
+    for (i, h) in home.iter().enumerate() {
+        members[h[0].0].push(i);
+    }
+    drop(home);
+    let near_cells = nearest_by_dot(
+        &centres.x,
+        &centres.x,
+        d,
+        probe.saturating_sub(1),
+        true,
+        job,
+        stage,
+    )?;
+    let done = AtomicUsize::new(0);
+    let found: Vec<Vec<(usize, Neighbours)>> = (0..centres.len())
+        .into_par_iter()
+        .map(|c| {
+            job.cancel.check()?;
+            let rows = &members[c];
+            let candidates: Vec<usize> = std::iter::once(c)
+                .chain(near_cells[c].iter().map(|p| p.0))
+                .flat_map(|cell| members[cell].iter().copied())
+                .collect();
+            let gather = |ids: &[usize]| -> Vec<f32> {
+                ids.iter()
+                    .flat_map(|&i| x[i * d..(i + 1) * d].iter().copied())
+                    .collect()
+            };
+            let base = gather(&candidates);
+            let b = ArrayView2::from_shape((candidates.len(), d), &base[..]).expect("shape");
+            let mut out = Vec::with_capacity(rows.len());
+            let mut scratch: Vec<(usize, f32)> = Vec::with_capacity(candidates.len());
+            for block in rows.chunks(CHUNK) {
+                let q = gather(block);
+                let q = ArrayView2::from_shape((block.len(), d), &q[..]).expect("shape");
+                let sims = q.dot(&b.t());
+                for (&row, sim) in block.iter().zip(sims.rows()) {
+                    scratch.clear();
+                    scratch.extend(
+                        candidates
+                            .iter()
+                            .copied()
+                            .zip(sim.iter().copied())
+                            .filter(|&(j, _)| j != row),
+                    );
+                    out.push((row, top_k(&mut scratch, k)));
+                }
+            }
+            let finished = done.fetch_add(rows.len(), Ordering::Relaxed) + rows.len();
+            job.report(stage, finished as u64, n as u64);
+            Ok(out)
+        })
+        .collect::<Result<_>>()?;
+    let mut result: Vec<Neighbours> = vec![Vec::new(); n];
+    for (row, best) in found.into_iter().flatten() {
+        result[row] = best;
+    }
+    // Rows whose cells were too small: the exact search, against every row.
+    let short: Vec<usize> = (0..n).filter(|&i| result[i].len() < k.min(n - 1)).collect();
+    for chunk in short.chunks(CHUNK) {
+        for &i in chunk {
+            let exact = nearest_by_dot(&x[i * d..(i + 1) * d], x, d, k + 1, false, job, stage)?;
+            result[i] = exact[0]
+                .iter()
+                .copied()
+                .filter(|p| p.0 != i)
+                .take(k)
+                .collect();
+        }
+    }
+    Ok(result)
+}
+
+/// The `k` best of `scratch` (largest dot, ties by lower row), best first, as a row of its
+/// own (`scratch` is reordered).
+fn top_k(scratch: &mut [(usize, f32)], k: usize) -> Neighbours {
+    let cmp = |a: &(usize, f32), b: &(usize, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+    if scratch.len() > k {
+        scratch.select_nth_unstable_by(k, cmp);
+    }
+    let mut best = scratch[..k.min(scratch.len())].to_vec();
+    best.sort_by(cmp);
+    best
 }
 
 #[cfg(test)]
@@ -75,6 +178,28 @@ mod tests {
         assert_eq!(nn[1][0].0, 0);
         let own = nearest_by_dot(&base, &base, 2, 1, true, &Job::default(), "t").unwrap();
         assert_eq!(own[0][0].0, 2);
+    }
+
+    #[test]
+    fn cells_find_most_of_the_exact_neighbours() {
+        let d = 24;
+        let (x, _) = crate::project::tsne::tests::blobs(3000, 30, d, 4);
+        let job = Job::default();
+        let exact = nearest_by_dot(&x, &x, d, 15, true, &job, "t").unwrap();
+        let approx = approx_nearest_by_dot(&x, d, 15, 8, 1, &job, "t").unwrap();
+        assert_eq!(approx.len(), 3000);
+        let mut hits = 0;
+        for (i, (e, a)) in exact.iter().zip(&approx).enumerate() {
+            assert_eq!(a.len(), 15);
+            assert!(a.iter().all(|p| p.0 != i), "row {i} lists itself");
+            assert!(a.windows(2).all(|w| w[0].1 >= w[1].1));
+            hits += a.iter().filter(|p| e.iter().any(|q| q.0 == p.0)).count();
+        }
+        let recall = hits as f64 / (3000.0 * 15.0);
+        assert!(recall > 0.9, "recall@15 {recall}");
+        // Tiny inputs: every row still gets its neighbours (the exact fallback).
+        let small = approx_nearest_by_dot(&x[..20 * d], d, 15, 8, 1, &job, "t").unwrap();
+        assert!(small.iter().all(|r| r.len() == 15));
     }
 
     #[test]
