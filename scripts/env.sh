@@ -6,6 +6,21 @@ export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 
 step() { printf '\n==> %s\n' "$*"; }
 
+# The shared target dir only grows: every build of a changed crate leaves its old test and
+# program binaries (about 0.2 GB each) and incremental caches behind. When its filesystem has
+# less than 20 GB free, binaries untouched for a day and the incremental caches go (cargo
+# rebuilds what it needs); a full disk fails the linker with a bus error.
+somna_prune_target() {
+  local dir="$CARGO_TARGET_DIR/debug" free_kb
+  [ -d "$dir" ] || return 0
+  free_kb="$(df -Pk "$dir" | awk 'NR == 2 { print $4 }')"
+  if [ "${free_kb:-0}" -lt $((20 * 1024 * 1024)) ]; then
+    step "pruning $dir ($((free_kb / 1024 / 1024)) GB free)"
+    find "$dir/deps" -maxdepth 1 -type f -perm -u+x ! -name '*.*' -mtime +0 -delete 2>/dev/null || true
+    rm -rf "$dir/incremental"
+  fi
+}
+
 sudo_if_needed() {
   if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
 }

@@ -8,6 +8,7 @@ cd "$(dirname "$0")/.."
 source scripts/env.sh
 
 somna_install_system_packages
+somna_prune_target
 # The app embeds ui/dist at compile time, so the UI is built (and type-checked) first.
 somna_build_ui
 somna_build_all

@@ -207,6 +207,7 @@ fn lay_out(
         distances.view(),
     );
     drop(data);
+    job.report("umap graph", 1, 1);
     let curve = manifold.curve_params();
     let mut opt = umap_rs::Optimizer::new(
         manifold,
