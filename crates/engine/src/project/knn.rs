@@ -76,7 +76,10 @@ pub fn approx_nearest_by_dot(
     stage: &'static str,
 ) -> Result<Vec<Neighbours>> {
     let n = x.len() / d;
-    let cells = (((probe.max(1) * n) as f64).sqrt() as usize).clamp(1, n.max(1));
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    let cells = (((probe.max(1) * n) as f64).sqrt() as usize).clamp(1, n);
     let centres = super::landmarks::Landmarks::choose(x, d, cells, seed);
     let home = nearest_by_dot(x, &centres.x, d, 1, false, job, stage)?;
     let mut members: Vec<Vec<usize>> = vec![Vec::new(); centres.len()];
@@ -137,18 +140,15 @@ pub fn approx_nearest_by_dot(
     for (row, best) in found.into_iter().flatten() {
         result[row] = best;
     }
-    // Rows whose cells were too small: the exact search, against every row.
+    // Rows whose cells were too small: the exact search, all of them against every row at once.
     let short: Vec<usize> = (0..n).filter(|&i| result[i].len() < k.min(n - 1)).collect();
-    for chunk in short.chunks(CHUNK) {
-        for &i in chunk {
-            let exact = nearest_by_dot(&x[i * d..(i + 1) * d], x, d, k + 1, false, job, stage)?;
-            result[i] = exact[0]
-                .iter()
-                .copied()
-                .filter(|p| p.0 != i)
-                .take(k)
-                .collect();
-        }
+    let sx: Vec<f32> = short
+        .iter()
+        .flat_map(|&i| x[i * d..(i + 1) * d].iter().copied())
+        .collect();
+    let exact = nearest_by_dot(&sx, x, d, k + 1, false, job, stage)?;
+    for (&i, row) in short.iter().zip(exact) {
+        result[i] = row.into_iter().filter(|p| p.0 != i).take(k).collect();
     }
     Ok(result)
 }
@@ -200,6 +200,12 @@ mod tests {
         // Tiny inputs: every row still gets its neighbours (the exact fallback).
         let small = approx_nearest_by_dot(&x[..20 * d], d, 15, 8, 1, &job, "t").unwrap();
         assert!(small.iter().all(|r| r.len() == 15));
+        for (i, r) in small.iter().enumerate() {
+            assert!(r.iter().all(|p| p.0 != i && p.0 < 20), "row {i}: {r:?}");
+        }
+        assert!(approx_nearest_by_dot(&[], d, 15, 8, 1, &job, "t")
+            .unwrap()
+            .is_empty());
     }
 
     #[test]
