@@ -122,7 +122,7 @@ test("colour by cluster gives the largest clusters their own hues and the legend
   } else {
     // The coloured rows are the largest clusters, largest first, with their labels and sizes.
     assert.deepEqual(legend.rows.slice(0, coloured), legend.largest);
-    if (others > 0) assert.match(legend.rows[coloured], new RegExp(`^${others} smaller clusters? in grey \\([0-9,]+ memories\\)$`));
+    if (others > 0) assert.match(legend.rows[coloured], new RegExp(`^${others} smaller in grey \\([0-9,]+\\)$`));
   }
   await shot("space-clusters");
 });

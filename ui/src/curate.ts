@@ -6,7 +6,8 @@
 
 import { api } from "./api";
 import { modal } from "./dialogs";
-import { h, clear, fmtTime, fmtValue, toast } from "./dom";
+import { h, clear, fmtInt, fmtTime, fmtValue, toast } from "./dom";
+import { selectionLabel } from "./panels";
 import { bus, select, state } from "./store";
 import type { CurateAction, CurationReport, DuplicateGroup } from "./types";
 
@@ -31,16 +32,17 @@ export function renameCluster(cluster: number, current: string): void {
 }
 
 /// The action bar for a selection of `ids` (shown above the detail of its primary memory).
-export function selectionActions(ids: number[]): HTMLElement {
+/// `selected` is the whole selection's size when only its first `ids.length` are acted on.
+export function selectionActions(ids: number[], selected = ids.length): HTMLElement {
   const n = ids.length;
   const tagInput = h("input", { type: "text", placeholder: "tag", "aria-label": "tag", size: "8", "data-testid": "curate-tag-input" });
   const importance = h("input", { type: "number", min: "0", max: "1", step: "0.05", placeholder: "0–1", "aria-label": "importance", "data-testid": "curate-importance-input" }) as HTMLInputElement;
   return h("div", { class: "curate-bar", "data-testid": "curate-bar" },
-    h("span", { class: "muted" }, n > 1 ? `${n} selected:` : "This memory:"),
-    n > 1 ? h("button", { "data-testid": "curate-merge", onclick: () => void preview({ op: "merge", ids, text: null }) }, `Merge ${n}…`) : null,
+    h("span", { class: "muted", "data-testid": "curate-count" }, selectionLabel(n, selected)),
+    n > 1 ? h("button", { "data-testid": "curate-merge", onclick: () => void preview({ op: "merge", ids, text: null }) }, `Merge ${fmtInt(n)}…`) : null,
     h("button", { "data-testid": "curate-pin", title: "Pinned memories are never compressed, decayed, archived or forgotten by a sleep cycle", onclick: () => void preview({ op: "pin", ids }) }, "Pin"),
     h("button", { "data-testid": "curate-unpin", onclick: () => void preview({ op: "unpin", ids }) }, "Unpin"),
-    n > 1 ? h("button", { "data-testid": "curate-delete", onclick: () => void preview({ op: "delete", ids }) }, `Delete ${n}…`) : null,
+    n > 1 ? h("button", { "data-testid": "curate-delete", onclick: () => void preview({ op: "delete", ids }) }, `Delete ${fmtInt(n)}…`) : null,
     h("button", { "data-testid": "curate-restore", title: "Bring back deleted or forgotten memories of the selection", onclick: () => void preview({ op: "restore", ids }) }, "Restore"),
     tagInput,
     h("button", { "data-testid": "curate-tag", onclick: () => {

@@ -2,7 +2,7 @@
 // (including what sleep cycles did to it), and edit / delete / restore.
 
 import { api } from "./api";
-import { h, append, clear, fmtTime, fmtNum, toast } from "./dom";
+import { h, append, clear, fmtInt, fmtTime, fmtNum, toast } from "./dom";
 import { bus, select, state } from "./store";
 import { selectionActions } from "./curate";
 import type { HistoryEntry, Memory, MemoryDetail, MemorySleepEvent, MemoryUpdate, MemState } from "./types";
@@ -56,7 +56,7 @@ export class Detail {
     const m = d.memory;
     clear(this.body);
     const multi = state.selection.size > 1
-      ? h("div", { class: "multi" }, `${state.selection.size} selected · showing #${m.id}`)
+      ? h("div", { class: "multi" }, `${fmtInt(state.selection.size)} selected · showing #${m.id}`)
       : null;
     const actions = h("div", { class: "actions" },
       h("button", { onclick: () => this.edit(m), "data-testid": "edit" }, "Edit"),
@@ -74,7 +74,7 @@ export class Detail {
     append(this.body,
       multi,
       past,
-      past ? null : selectionActions(ids),
+      past ? null : selectionActions(ids, Math.max(ids.length, state.selection.size)),
       h("header", null,
         h("span", { class: `kind k-${m.kind}` }, m.kind),
         h("span", { class: "id" }, `#${m.id}`),

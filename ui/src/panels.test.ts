@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { GoldenOutcome, GoldenRun, LedgerSummary, Weights } from "./bindings";
-import { fmtChange, fmtMs, groupRuns, hourlySeries, normaliseWeights, queryDeltas, sameWeights, weightSum } from "./panels";
+import { fmtChange, fmtMs, groupRuns, hourlySeries, normaliseWeights, queryDeltas, sameWeights, selectionLabel, weightSum } from "./panels";
 
 const w = (semantic: number, lexical: number, recency = 0, actor = 0, spatial = 0, usage = 0): Weights =>
   ({ semantic, lexical, recency, actor, spatial, usage });
@@ -110,5 +110,13 @@ describe("hourlySeries", () => {
     const none = hourlySeries([row("search", 0, 5, 3)], 0, 1000, "tokens");
     expect(none.ops).toEqual([]);
     expect(none.max).toBe(0);
+  });
+});
+
+describe("selectionLabel", () => {
+  it("names one memory, a selection, and a selection past the limit per action", () => {
+    expect(selectionLabel(1, 1)).toBe("This memory:");
+    expect(selectionLabel(3, 3)).toBe("3 selected:");
+    expect(selectionLabel(10000, 214073)).toBe("214,073 selected; actions take the first 10,000 by id:");
   });
 });

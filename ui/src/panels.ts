@@ -176,3 +176,12 @@ export function fmtMs(ms: number): string {
 export function fmtMetric(metric: LedgerMetric, v: number): string {
   return metric === "total_ms" ? fmtMs(v) : Math.round(v).toLocaleString("en-US");
 }
+
+/// What the curation bar's buttons act on: "This memory:", "3 selected:", or, past the
+/// engine's limit per action, how many of the selection they take.
+export function selectionLabel(acted: number, selected: number): string {
+  const n = (x: number) => x.toLocaleString("en-US");
+  if (acted <= 1 && selected <= 1) return "This memory:";
+  if (selected > acted) return `${n(selected)} selected; actions take the first ${n(acted)} by id:`;
+  return `${n(acted)} selected:`;
+}

@@ -141,7 +141,7 @@ export class Legend {
     } else {
       for (const c of s.coloured) this.el.append(clusterRow(c));
       if (s.others > 0) {
-        this.el.append(row(OTHER_CLUSTERS, `${s.others} smaller cluster${s.others === 1 ? "" : "s"} in grey (${fmtInt(s.otherMembers)} memories)`));
+        this.el.append(row(OTHER_CLUSTERS, `${s.others} smaller in grey (${fmtInt(s.otherMembers)})`));
       }
     }
     if (s.unclustered > 0) this.el.append(row(UNCLUSTERED, `unclustered (${fmtInt(s.unclustered)})`));
