@@ -170,7 +170,8 @@ fn shared_vector_steps(
     if let (Some(py), true) = (env.peer_python, has("pca") || has("tsne") || has("kmeans")) {
         // Both are prefixes of the same vectors: the peer takes its t-SNE points from the front.
         let longer = if xs.len() >= xt.len() { xs } else { xt };
-        r.peer = Some(peer_step(args, env, has, py, longer)?);
+        let target = r.kmeans.as_ref().map(|k| k.somna.inertia);
+        r.peer = Some(peer_step(args, env, has, py, longer, target)?);
         eprintln!(
             "  peer: {}",
             r.peer.as_ref().map(|p| p.to_string()).unwrap_or_default()
@@ -256,6 +257,7 @@ fn peer_step(
     has: &dyn Fn(&str) -> bool,
     py: &Path,
     vectors: &[f32],
+    target_inertia: Option<f64>,
 ) -> anyhow::Result<serde_json::Value> {
     let data = env.tmp.join("cluster.f32");
     std::fs::write(&data, f32_bytes(vectors))?;
@@ -268,6 +270,8 @@ fn peer_step(
         args.tsne_iterations.to_string(),
         args.kmeans_k.to_string(),
     );
+    // The peer's k-means is also timed to the inertia Somna's reached (0: not run).
+    let target = target_inertia.unwrap_or(0.0).to_string();
     let mut only = only.join(",");
     // The peer script reads "tsne" as both; "tsne2" / "tsne3" as one of them.
     if has("tsne") && args.tsne_dims.len() == 1 {
@@ -287,6 +291,8 @@ fn peer_step(
             it.as_ref(),
             "--k".as_ref(),
             k.as_ref(),
+            "--kmeans-target-inertia".as_ref(),
+            target.as_ref(),
         ],
     )
 }
@@ -354,14 +360,19 @@ pub fn print(r: &ClusterReport) {
     if let Some(p) = &r.pca {
         let ps = peer["pca"]["seconds"].as_f64();
         out!(
-            "  PCA {}×{DIM}→3     somna {:>7.2} s{}{}   EVR {:?}",
+            "  PCA {}×{DIM}→3     somna {:>7.2} s (median of {:.2?}){}{}   EVR {:?}",
             p.n,
             p.seconds,
+            p.runs,
             p.linfa_seconds
                 .map(|l| format!("   linfa {l:.2} s"))
                 .unwrap_or_default(),
-            ps.map(|s| format!("   sklearn {s:.2} s   ratio {:.2}×", p.seconds / s))
-                .unwrap_or_default(),
+            ps.map(|s| format!(
+                "   sklearn {s:.2} s (median of 3, solver {})   ratio {:.2}×",
+                peer["pca"]["solver"].as_str().unwrap_or("?"),
+                p.seconds / s
+            ))
+            .unwrap_or_default(),
             p.explained_variance_ratio
         );
     }
@@ -400,6 +411,20 @@ pub fn print(r: &ClusterReport) {
             ))
             .unwrap_or_default()
         );
+        let eq = &peer["kmeans_equal_inertia"];
+        if let Some(s) = eq["seconds"].as_f64() {
+            out!(
+                "  k-means at equal inertia: somna {:.2} s   sklearn KMeans (lloyd, one start) {s:.2} s inertia {:.1} ({} iterations{})   ratio {:.2}×;  sklearn to convergence {:.2} s inertia {:.1} ({} iterations)",
+                k.somna.seconds,
+                eq["inertia"].as_f64().unwrap_or(0.0),
+                eq["iterations"],
+                if eq["reached"].as_bool() == Some(true) { "" } else { ", never reached" },
+                k.somna.seconds / s,
+                peer["kmeans"]["seconds"].as_f64().unwrap_or(0.0),
+                peer["kmeans"]["inertia"].as_f64().unwrap_or(0.0),
+                peer["kmeans"]["iterations"]
+            );
+        }
         if let (Some(o), Some(l)) = (&k.same_n_somna, &k.linfa) {
             out!(
                 "  k-means k={} n={} (20 it.) somna {:.2} s inertia {:.1}   linfa {:.2} s inertia {:.1}   ratio {:.2}×",
