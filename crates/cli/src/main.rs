@@ -159,7 +159,7 @@ enum Command {
     Cluster(cluster_cmd::ClusterArgs),
     /// Run steps of the liquid clustering loop.
     Liquid(cluster_cmd::LiquidArgs),
-    /// Project the memories to 2D or 3D (PCA or t-SNE) and cache the layout.
+    /// Project the memories to 2D or 3D (PCA, t-SNE or UMAP) and cache the layout.
     Project(cluster_cmd::ProjectArgs),
     /// The retrieval regression suite: saved queries and the memories they should find.
     Golden(eval_cmd::GoldenArgs),
