@@ -5,6 +5,7 @@
 //! `covariance_eigh` solver does; linfa-reduction's `Pca` takes an SVD of the whole n×d
 //! matrix in f64, which is several times slower.
 
+use crate::embed::dot;
 use crate::events::Job;
 use crate::{Error, Result};
 use linfa_linalg::eigh::{EigSort, EighInto};
@@ -19,10 +20,15 @@ const CHUNK: usize = 4096;
 /// Bands of the scatter matrix's rows: band b is one product against columns from its own
 /// first on, so 8 bands compute 56% of the full matrix.
 const SCATTER_BLOCKS: usize = 8;
-/// Extra vectors in the subspace iteration's block: convergence goes as (θ_{k+p+1}/θ_k)^steps.
-const OVERSAMPLE: usize = 16;
+/// Extra vectors in the subspace iteration's block (a block of 32 for 3 components):
+/// convergence goes as (θ_{k+p+1}/θ_k)^steps. On the bench's 100K vectors a block of 19 took
+/// 28 steps, this one 4.
+const OVERSAMPLE: usize = 29;
 const MAX_SUBSPACE_STEPS: usize = 200;
-const RITZ_TOLERANCE: f64 = 1e-9;
+/// A Ritz pair is converged when ‖C v − θ v‖ ≤ this × θ₁: the vector's angle to the true
+/// one is about this over the relative gap to the next eigenvalue, far below what a layout
+/// shows; the eigenvalues (explained variance) are exact to its square.
+const RITZ_TOLERANCE: f64 = 1e-6;
 
 /// A fitted PCA: the mean and the top components (rows of `components`, unit length).
 #[derive(Debug, Clone, PartialEq)]
@@ -81,7 +87,6 @@ impl Pca {
     pub fn transform(&self, x: &[f32]) -> Vec<f32> {
         let d = self.mean.len();
         let n = x.len() / d;
-        let comps = ArrayView2::from_shape((self.dims, d), &self.components).expect("shape");
         let shift: Vec<f32> = self
             .components
             .chunks_exact(d)
@@ -90,13 +95,15 @@ impl Pca {
         let parts: Vec<Vec<f32>> = x
             .par_chunks(CHUNK * d)
             .map(|rows| {
-                // (x − μ)·c = x·c − μ·c: no centred copy of the rows.
-                let block = ArrayView2::from_shape((rows.len() / d, d), rows).expect("shape");
-                let mut y = block.dot(&comps.t());
-                y.rows_mut()
-                    .into_iter()
-                    .for_each(|mut r| r.iter_mut().zip(&shift).for_each(|(v, s)| *v -= s));
-                y.iter().copied().collect()
+                // (x − μ)·c = x·c − μ·c: no centred copy of the rows. A product with 2 or 3
+                // columns wastes most of a matrix kernel; one dot product per output does not.
+                let mut y = Vec::with_capacity(rows.len() / d * self.dims);
+                for row in rows.chunks_exact(d) {
+                    for (c, s) in self.components.chunks_exact(d).zip(&shift) {
+                        y.push(dot(row, c) - s);
+                    }
+                }
+                y
             })
             .collect();
         let mut out = Vec::with_capacity(n * self.dims);
@@ -386,11 +393,11 @@ mod tests {
                 // Each vector is an eigenvector of c for its value.
                 let v = vecs.column(i);
                 let r = &c.dot(&v) - &(&v * top[i]);
-                assert!(r.dot(&r).sqrt() < 1e-7 * all[0], "residual of pair {i}");
+                assert!(r.dot(&r).sqrt() <= 1e-6 * all[0], "residual of pair {i}");
             }
             // Distinct leaders: the same directions up to sign.
             if all[0] - all[1] > 1e-3 {
-                assert!(vecs.column(0).dot(&full.column(0)).abs() > 1.0 - 1e-9);
+                assert!(vecs.column(0).dot(&full.column(0)).abs() > 1.0 - 1e-8);
             }
         }
     }
