@@ -378,6 +378,8 @@ test("lasso ten points, merge them after a preview, see the sources archived, an
     return { n, ids: [...globalThis.__somnaState.selection.values()] };`);
   assert.ok(lasso.n >= 2 && lasso.n <= 12, `the lasso selected ${lasso.n}`);
   const before = await s.exec("return globalThis.__somnaState.points.n;");
+  // The curation bar names what its actions take: the whole lasso here (under the limit).
+  await s.waitFor('[data-testid="curate-count"]', { pred: (t) => t === `${lasso.n} selected:` });
   await s.click('[data-testid="curate-merge"]');
   await s.waitFor('[data-testid="curate-summary"]', { pred: (t) => t.includes(`${lasso.n} memories become one`) });
   await s.waitFor('[data-testid="merge-sources"]');

@@ -55,7 +55,11 @@ pub struct KMeansFit {
 
 /// Nearest centroid of every row: (label, squared distance).
 pub fn assign(x: &[f32], d: usize, centroids: &[f32]) -> Vec<(usize, f32)> {
-    let norms = row_norms(x, d);
+    assign_with_norms(x, &row_norms(x, d), d, centroids)
+}
+
+/// `assign` with the rows' squared norms already known.
+fn assign_with_norms(x: &[f32], norms: &[f32], d: usize, centroids: &[f32]) -> Vec<(usize, f32)> {
     x.par_chunks(CHUNK * d)
         .zip(norms.par_chunks(CHUNK))
         .flat_map_iter(|(rows, xn)| nearest(rows, xn, d, centroids))
@@ -189,7 +193,7 @@ pub fn fit(x: &[f32], d: usize, params: &KMeansParams, job: &Job) -> Result<KMea
     }
     // Final assignment against the final centroids.
     assigned = if iterations > 0 {
-        assign(x, d, &centroids)
+        assign_with_norms(x, &norms, d, &centroids)
     } else {
         assigned
     };
@@ -246,16 +250,14 @@ fn init_plus_plus(x: &[f32], d: usize, k: usize, rng: &mut impl Rng) -> Vec<f32>
             .collect();
         // Each candidate's squared distances to the whole sample, in one pass.
         let dists = distances(&sample, &norms, d, &picks);
-        let potential =
-            |c: &Vec<f32>| -> f64 { nearest.iter().zip(c).map(|(v, w)| v.min(*w) as f64).sum() };
+        // The candidate that lowers the potential most (the first of equals).
+        let potential: Vec<f64> = dists
+            .iter()
+            .map(|c| nearest.iter().zip(c).map(|(v, w)| v.min(*w) as f64).sum())
+            .collect();
         let best = (0..trials)
-            .map(|t| (potential(&dists[t]), t))
-            .fold(None, |b: Option<(f64, usize)>, c| match b {
-                Some(b) if b.0 <= c.0 => Some(b),
-                _ => Some(c),
-            })
-            .expect("at least one trial")
-            .1;
+            .min_by(|&a, &b| potential[a].total_cmp(&potential[b]))
+            .expect("at least one trial");
         nearest
             .iter_mut()
             .zip(&dists[best])

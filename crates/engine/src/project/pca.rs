@@ -86,15 +86,13 @@ impl Pca {
     /// Projects the row-major rows of `x` (dimension `mean.len()`) onto the components.
     pub fn transform(&self, x: &[f32]) -> Vec<f32> {
         let d = self.mean.len();
-        let n = x.len() / d;
         let shift: Vec<f32> = self
             .components
             .chunks_exact(d)
             .map(|c| c.iter().zip(&self.mean).map(|(a, b)| a * b).sum())
             .collect();
-        let parts: Vec<Vec<f32>> = x
-            .par_chunks(CHUNK * d)
-            .map(|rows| {
+        x.par_chunks(CHUNK * d)
+            .flat_map_iter(|rows| {
                 // (x − μ)·c = x·c − μ·c: no centred copy of the rows. A product with 2 or 3
                 // columns wastes most of a matrix kernel; one dot product per output does not.
                 let mut y = Vec::with_capacity(rows.len() / d * self.dims);
@@ -105,10 +103,7 @@ impl Pca {
                 }
                 y
             })
-            .collect();
-        let mut out = Vec::with_capacity(n * self.dims);
-        parts.into_iter().for_each(|p| out.extend(p));
-        out
+            .collect()
     }
 
     /// Serialised as mean then components (what the layout cache stores).
@@ -138,15 +133,8 @@ fn mean(x: &[f32], d: usize) -> Vec<f32> {
             for row in rows.chunks_exact(d) {
                 part.iter_mut().zip(row).for_each(|(p, v)| *p += v);
             }
-            part
+            part.into_iter().map(f64::from).collect::<Vec<f64>>()
         })
-        .fold(
-            || vec![0f64; d],
-            |mut acc, part| {
-                acc.iter_mut().zip(part).for_each(|(a, p)| *a += p as f64);
-                acc
-            },
-        )
         .reduce(
             || vec![0f64; d],
             |mut a, b| {
