@@ -50,8 +50,7 @@ impl Pca {
                 "PCA of {n} points of dimension {d} to {dims} dimensions"
             )));
         }
-        let mean32 = mean(x, d);
-        let mut cov = scatter(x, &mean32, job)?;
+        let (mean32, mut cov) = mean_and_scatter(x, d, job)?;
         cov.mapv_inplace(|v| v / (n.max(2) - 1) as f64);
         let total: f64 = cov.diag().sum();
         let (vals, vecs) = top_eigen(cov, dims)?;
@@ -123,35 +122,21 @@ impl Pca {
     }
 }
 
-/// The column means of the n×d rows `x` (partial sums per chunk in f32, then f64).
-fn mean(x: &[f32], d: usize) -> Vec<f32> {
-    let n = x.len() / d;
-    let sum = x
-        .par_chunks(CHUNK * d)
-        .map(|rows| {
-            let mut part = vec![0f32; d];
-            for row in rows.chunks_exact(d) {
-                part.iter_mut().zip(row).for_each(|(p, v)| *p += v);
-            }
-            part.into_iter().map(f64::from).collect::<Vec<f64>>()
-        })
-        .reduce(
-            || vec![0f64; d],
-            |mut a, b| {
-                a.iter_mut().zip(b).for_each(|(p, q)| *p += q);
-                a
-            },
-        );
-    sum.iter().map(|s| (s / n as f64) as f32).collect()
+/// Rows per chunk of the scatter pass: near `CHUNK`, and a multiple of the cores in count,
+/// so that no core is left with the last chunk alone.
+fn balanced_chunk(n: usize) -> usize {
+    let cores = rayon::current_num_threads().max(1);
+    let chunks = n.div_ceil(CHUNK * cores).max(1) * cores;
+    n.div_ceil(chunks).max(1)
 }
 
-/// The scatter matrix Σ (x − mean)(x − mean)ᵀ (d×d, f64), as Xᵀ X − n·mean·meanᵀ (as
-/// scikit-learn's `covariance_eigh`): each chunk's Xᵀ X is an f32 product on its own core,
-/// summed in f64; only the bands on and above the diagonal are computed (`SCATTER_BLOCKS`)
-/// and mirrored at the end. Rows far from the origin relative to their
-/// spread lose precision this way; embeddings are unit vectors.
-fn scatter(x: &[f32], mean: &[f32], job: &Job) -> Result<Array2<f64>> {
-    let d = mean.len();
+/// The column means of the n×d rows `x` and the scatter matrix Σ (x − mean)(x − mean)ᵀ
+/// (d×d, f64), in one pass over `x`. The scatter is Xᵀ X − n·mean·meanᵀ (as scikit-learn's
+/// `covariance_eigh`): each chunk's Xᵀ X is an f32 product on its own core, summed in f64,
+/// with the chunk's column sums taken while it is in cache; only the bands on and above the
+/// diagonal are computed (`SCATTER_BLOCKS`) and mirrored at the end. Rows far from the
+/// origin relative to their spread lose precision this way; embeddings are unit vectors.
+fn mean_and_scatter(x: &[f32], d: usize, job: &Job) -> Result<(Vec<f32>, Array2<f64>)> {
     let n = x.len() / d;
     let size = d.div_ceil(SCATTER_BLOCKS);
     let spans: Vec<(usize, usize)> = (0..d)
@@ -159,9 +144,11 @@ fn scatter(x: &[f32], mean: &[f32], job: &Job) -> Result<Array2<f64>> {
         .map(|a| (a, (a + size).min(d)))
         .collect();
     let done = AtomicUsize::new(0);
-    let upper = x
-        .par_chunks(CHUNK * d)
-        .map(|rows| -> Result<Array2<f32>> {
+    type Sums = (Vec<f64>, Array2<f64>);
+    let zero = || -> Sums { (vec![0f64; d], Array2::<f64>::zeros((d, d))) };
+    let (sum, upper) = x
+        .par_chunks(balanced_chunk(n) * d)
+        .map(|rows| -> Result<(Vec<f32>, Array2<f32>)> {
             job.cancel.check()?;
             let block = ArrayView2::from_shape((rows.len() / d, d), rows).expect("shape");
             let mut out = Array2::<f32>::zeros((d, d));
@@ -175,18 +162,25 @@ fn scatter(x: &[f32], mean: &[f32], job: &Job) -> Result<Array2<f64>> {
                     .slice_axis_move(Axis(1), Slice::from(i0..d));
                 general_mat_mul(1.0, &a.t(), &b, 0.0, &mut o);
             }
+            let mut sums = vec![0f32; d];
+            for row in rows.chunks_exact(d) {
+                sums.iter_mut().zip(row).for_each(|(s, v)| *s += v);
+            }
             let rows_done = done.fetch_add(rows.len() / d, Ordering::Relaxed) + rows.len() / d;
             job.report("pca", rows_done as u64, n as u64);
-            Ok(out)
+            Ok((sums, out))
         })
-        .try_fold(
-            || Array2::<f64>::zeros((d, d)),
-            |mut acc, part: Result<Array2<f32>>| -> Result<Array2<f64>> {
-                acc.zip_mut_with(&part?, |a, b| *a += *b as f64);
-                Ok(acc)
-            },
-        )
-        .try_reduce(|| Array2::<f64>::zeros((d, d)), |a, b| Ok(a + b))?;
+        .try_fold(zero, |(mut sum, mut acc), part| -> Result<Sums> {
+            let (sums, product) = part?;
+            sum.iter_mut().zip(sums).for_each(|(a, b)| *a += b as f64);
+            acc.zip_mut_with(&product, |a, b| *a += *b as f64);
+            Ok((sum, acc))
+        })
+        .try_reduce(zero, |(mut s, a), (t, b)| -> Result<Sums> {
+            s.iter_mut().zip(t).for_each(|(p, q)| *p += q);
+            Ok((s, a + b))
+        })?;
+    let mean: Vec<f32> = sum.iter().map(|s| (s / n as f64) as f32).collect();
     // Σ (x − μ)(x − μ)ᵀ = Xᵀ X − n μ μᵀ; blocks below the diagonal were never computed:
     // mirror the upper triangle.
     let mut full = upper;
@@ -198,7 +192,7 @@ fn scatter(x: &[f32], mean: &[f32], job: &Job) -> Result<Array2<f64>> {
             full[[i, j]] = full[[j, i]];
         }
     }
-    Ok(full)
+    Ok((mean, full))
 }
 
 /// The `k` largest eigenvalues (descending) of the symmetric d×d `c` and their eigenvectors
@@ -395,9 +389,15 @@ mod tests {
         let d = 13; // not a multiple of the blocks
         let n = 2 * CHUNK + 77;
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
-        let x: Vec<f32> = (0..n * d).map(|_| rng.gen_range(-1.0..1.0)).collect();
-        let m = mean(&x, d);
-        let s = scatter(&x, &m, &Job::default()).unwrap();
+        let x: Vec<f32> = (0..n * d).map(|_| rng.gen_range(-1.0..1.0) + 0.5).collect();
+        let (m, s) = mean_and_scatter(&x, d, &Job::default()).unwrap();
+        for (j, got) in m.iter().enumerate() {
+            let want = (0..n).map(|i| x[i * d + j] as f64).sum::<f64>() / n as f64;
+            assert!(
+                (*got as f64 - want).abs() < 1e-6,
+                "mean {j}: {got} vs {want}"
+            );
+        }
         let mut centred = Vec::new();
         centre(&x, &m, &mut centred);
         let a = ArrayView2::from_shape((n, d), &centred)
