@@ -72,20 +72,27 @@ pub fn bench_pca(x: &[f32], d: usize, dims: usize, with_linfa: bool) -> Result<P
 #[derive(Debug, Clone, Serialize)]
 pub struct TsneBench {
     pub n: usize,
+    /// Points t-SNE itself laid out (n: all of them); the rest were placed beside them.
+    pub landmarks: usize,
     pub dims: usize,
     pub perplexity: f64,
     pub iterations: usize,
     pub seconds: f64,
+    /// Of the first `TRUST_SAMPLE` points' layout (all of them below that).
     pub trustworthiness10: f64,
 }
 
-/// t-SNE of all of `x` (every point a landmark), timed, with trustworthiness@10.
+/// Points trustworthiness is measured on: the first of each layout (it is O(n²)).
+pub const TRUST_SAMPLE: usize = 10_000;
+
+/// t-SNE of `x` with `landmarks` of its points (all of them: every point a landmark),
+/// timed, with trustworthiness@10 of the first `TRUST_SAMPLE` points.
 pub fn bench_tsne(
     x: &[f32],
     d: usize,
     dims: usize,
     perplexity: f64,
-    iterations: usize,
+    (iterations, landmarks): (usize, usize),
     job: &Job,
 ) -> Result<TsneBench> {
     let n = x.len() / d;
@@ -95,18 +102,20 @@ pub fn bench_tsne(
         dims,
         perplexity,
         iterations,
-        landmarks: n,
+        landmarks: landmarks.min(n),
         seed: 42,
     };
     let run = tsne::tsne(x, d, &params, job)?;
     let seconds = t.elapsed().as_secs_f64();
+    let m = n.min(TRUST_SAMPLE);
     Ok(TsneBench {
         n,
+        landmarks: run.landmarks,
         dims,
         perplexity,
         iterations,
         seconds,
-        trustworthiness10: trustworthiness(x, d, &run.coords, dims, 10),
+        trustworthiness10: trustworthiness(&x[..m * d], d, &run.coords[..m * dims], dims, 10),
     })
 }
 
@@ -253,4 +262,26 @@ pub fn bench_stability(
         recompute_aligned,
         recompute_naive,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::clustered_vectors;
+
+    #[test]
+    fn a_tsne_bench_with_fewer_landmarks_places_the_rest_and_says_so() {
+        let (n, d) = (600, 16);
+        let x = clustered_vectors(n, d, 6, 1.0, 3);
+        let some = bench_tsne(&x, d, 2, 10.0, (250, 200), &Job::default()).unwrap();
+        assert_eq!((some.n, some.landmarks), (n, 200));
+        let all = bench_tsne(&x, d, 2, 10.0, (250, n), &Job::default()).unwrap();
+        assert_eq!(all.landmarks, n);
+        for t in [&some, &all] {
+            assert!(
+                t.trustworthiness10 > 0.5 && t.trustworthiness10 <= 1.0,
+                "{t:?}"
+            );
+        }
+    }
 }
