@@ -9,6 +9,7 @@ pub mod align;
 pub mod knn;
 pub mod landmarks;
 pub mod pca;
+pub mod syrk;
 pub mod tsne;
 pub mod umap;
 
