@@ -10,7 +10,9 @@ export type { ProjectionMethod };
 const METHOD_LABELS: Record<ProjectionMethod, string> = { pca: "PCA", tsne: "t-SNE", umap: "UMAP" };
 const METHOD_TITLES: Record<ProjectionMethod, string> = {
   pca: "PCA: the three directions of largest variance; fast, and new memories are placed exactly.",
-  tsne: "t-SNE on up to 3,000 memories, the others placed beside their nearest; keeps close neighbours close.",
+  tsne:
+    "t-SNE on up to 3,000 memories, the others placed beside their nearest; keeps close neighbours close. " +
+    "On a larger store the placed memories keep less of their neighbourhood than in UMAP, which lays out every memory.",
   umap: "UMAP of every memory (up to a million); keeps neighbourhoods, and more of the global shape than t-SNE.",
 };
 
