@@ -67,6 +67,28 @@ def main():
             "seconds": time.perf_counter() - t,
             "trustworthiness10": float(trustworthiness(s, y, n_neighbors=10)),
         }
+        try:
+            from openTSNE import TSNE as OTSNE
+
+            # openTSNE's FFT interpolation is for 1 and 2 dimensions; past that it runs
+            # Barnes-Hut, as Somna does.
+            t = time.perf_counter()
+            y = np.asarray(
+                OTSNE(
+                    n_components=3,
+                    perplexity=a.perplexity,
+                    n_iter=a.iterations,
+                    negative_gradient_method="bh",
+                    n_jobs=a.threads,
+                    random_state=a.seed,
+                ).fit(s)
+            )
+            out["tsne3_opentsne"] = {
+                "seconds": time.perf_counter() - t,
+                "trustworthiness10": float(trustworthiness(s, y, n_neighbors=10)),
+            }
+        except ImportError:
+            out["tsne3_opentsne"] = None
     if tsne2:
         try:
             from openTSNE import TSNE as OTSNE

@@ -382,26 +382,34 @@ pub fn print(r: &ClusterReport) {
             p.explained_variance_ratio
         );
     }
-    for (t, key) in [(&r.tsne3, "tsne3_sklearn"), (&r.tsne2, "tsne2_opentsne")] {
+    let tsne_peers: [(&Option<TsneBench>, &[&str]); 2] = [
+        (&r.tsne3, &["tsne3_opentsne", "tsne3_sklearn"]),
+        (&r.tsne2, &["tsne2_opentsne"]),
+    ];
+    for (t, keys) in tsne_peers {
         if let Some(t) = t {
-            let ps = peer[key]["seconds"].as_f64();
             let placed = if t.landmarks < t.n {
                 format!(" ({} landmarks)", t.landmarks)
             } else {
                 String::new()
             };
+            let peers: String = keys
+                .iter()
+                .filter_map(|key| {
+                    let s = peer[key]["seconds"].as_f64()?;
+                    Some(format!(
+                        "   {key} {s:.1} s T@10 {:.4}   ratio {:.2}×",
+                        peer[key]["trustworthiness10"].as_f64().unwrap_or(0.0),
+                        t.seconds / s
+                    ))
+                })
+                .collect();
             out!(
-                "  t-SNE {}→{}D{placed}        somna {:>7.1} s T@10 {:.4}{}",
+                "  t-SNE {}→{}D{placed}        somna {:>7.1} s T@10 {:.4}{peers}",
                 t.n,
                 t.dims,
                 t.seconds,
                 t.trustworthiness10,
-                ps.map(|s| format!(
-                    "   {key} {s:.1} s T@10 {:.4}   ratio {:.2}×",
-                    peer[key]["trustworthiness10"].as_f64().unwrap_or(0.0),
-                    t.seconds / s
-                ))
-                .unwrap_or_default()
             );
         }
     }
