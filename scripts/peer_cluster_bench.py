@@ -67,48 +67,11 @@ def main():
             "seconds": time.perf_counter() - t,
             "trustworthiness10": float(trustworthiness(s, y, n_neighbors=10)),
         }
-        try:
-            from openTSNE import TSNE as OTSNE
-
-            # openTSNE's FFT interpolation is for 1 and 2 dimensions; past that it runs
-            # Barnes-Hut, as Somna does.
-            t = time.perf_counter()
-            y = np.asarray(
-                OTSNE(
-                    n_components=3,
-                    perplexity=a.perplexity,
-                    n_iter=a.iterations,
-                    negative_gradient_method="bh",
-                    n_jobs=a.threads,
-                    random_state=a.seed,
-                ).fit(s)
-            )
-            out["tsne3_opentsne"] = {
-                "seconds": time.perf_counter() - t,
-                "trustworthiness10": float(trustworthiness(s, y, n_neighbors=10)),
-            }
-        except ImportError:
-            out["tsne3_opentsne"] = None
+        # openTSNE's FFT interpolation is for 1 and 2 dimensions; past that it runs
+        # Barnes-Hut, as Somna does.
+        out["tsne3_opentsne"] = opentsne(s, a, 3, "bh")
     if tsne2:
-        try:
-            from openTSNE import TSNE as OTSNE
-
-            t = time.perf_counter()
-            y = np.asarray(
-                OTSNE(
-                    n_components=2,
-                    perplexity=a.perplexity,
-                    n_iter=a.iterations,
-                    n_jobs=a.threads,
-                    random_state=a.seed,
-                ).fit(s)
-            )
-            out["tsne2_opentsne"] = {
-                "seconds": time.perf_counter() - t,
-                "trustworthiness10": float(trustworthiness(s, y, n_neighbors=10)),
-            }
-        except ImportError:
-            out["tsne2_opentsne"] = None
+        out["tsne2_opentsne"] = opentsne(s, a, 2, "fft")
     if "kmeans" in only:
         from sklearn.cluster import KMeans, MiniBatchKMeans
 
@@ -147,6 +110,32 @@ def main():
             "iterations": int(km.n_iter_),
         }
     print(json.dumps(out))
+
+
+def opentsne(s, a, dims, method):
+    """openTSNE of the rows `s` into `dims` with `method` ("fft" or "bh"), timed, with
+    trustworthiness@10; None when openTSNE is not installed."""
+    try:
+        from openTSNE import TSNE
+    except ImportError:
+        return None
+    from sklearn.manifold import trustworthiness
+
+    t = time.perf_counter()
+    y = np.asarray(
+        TSNE(
+            n_components=dims,
+            perplexity=a.perplexity,
+            n_iter=a.iterations,
+            negative_gradient_method=method,
+            n_jobs=a.threads,
+            random_state=a.seed,
+        ).fit(s)
+    )
+    return {
+        "seconds": time.perf_counter() - t,
+        "trustworthiness10": float(trustworthiness(s, y, n_neighbors=10)),
+    }
 
 
 if __name__ == "__main__":
