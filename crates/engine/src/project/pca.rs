@@ -1,8 +1,8 @@
 //! PCA by the covariance matrix: Xᵀ X accumulated in row chunks, the chunks on every core and
-//! only the triangle on and above the diagonal (`syrk.rs`); then the top eigenvectors of the d×d result by subspace iteration (full eigendecomposition
-//! by linfa-linalg when that does not converge). For n ≫ d this is what scikit-learn's
-//! `covariance_eigh` solver does; linfa-reduction's `Pca` takes an SVD of the whole n×d
-//! matrix in f64, which is several times slower.
+//! only the triangle on and above the diagonal (`syrk.rs`); then the top eigenvectors of the
+//! d×d result by subspace iteration (full eigendecomposition by linfa-linalg when that does
+//! not converge). For n ≫ d this is what scikit-learn's `covariance_eigh` solver does;
+//! linfa-reduction's `Pca` takes an SVD of the whole n×d matrix in f64, several times slower.
 
 use super::syrk::add_upper;
 use crate::embed::dot;
