@@ -61,6 +61,9 @@ where
     // center with half-dimensions to represent
     // the boundaries of this quad tree.
     boundary: Cell<T>,
+    // The boundary's largest width, squared (Somna patch: computed once, not on every visit
+    // of the Barnes-Hut walk).
+    max_width_sq: T,
     // Indices in this space-partitioning tree node,
     // corresponding center-of-mass, and list of all children.
     data: &'a [T],
@@ -150,6 +153,7 @@ where
             _no_children *= 2;
         }
 
+        let max_width = inp_width.iter().fold(T::zero(), |m, &w| if w > m { w } else { m });
         let _boundary: Cell<T> = Cell::new(inp_dim, inp_corner, inp_width);
         let _children: Vec<SPTree<T>> = Vec::new();
         let _center_of_mass: Vec<T> = vec![T::zero(); inp_dim];
@@ -157,6 +161,7 @@ where
             children: _children,
             center_of_mass: _center_of_mass,
             boundary: _boundary,
+            max_width_sq: max_width * max_width,
             size: 0,
             cum_size: 0,
             is_leaf: true,
@@ -367,15 +372,9 @@ where
             distance += b * b;
         }
 
-        // Check whether we can use this node as a summary.
-        let mut max_width: T = T::zero();
-        for &cur_width in &self.boundary.width {
-            if cur_width > max_width {
-                max_width = cur_width;
-            }
-        }
-
-        if self.is_leaf || max_width / distance.sqrt() < theta {
+        // Check whether we can use this node as a summary: max_width / √distance < θ, compared
+        // squared (Somna patch: no square root or division per visit).
+        if self.is_leaf || self.max_width_sq < theta * theta * distance {
             // Compute and add tsne force between point and current node.
             distance = T::one() / (T::one() + distance);
             let mut mult: T = T::from(self.cum_size).unwrap() * distance;
@@ -386,9 +385,12 @@ where
                 *el += mult * (*p - *c);
             }
         } else {
-            // Recursively apply Barnes-Hut to children.
+            // Recursively apply Barnes-Hut to children (Somna patch: empty ones skipped here,
+            // not one call deeper).
             for child in &self.children[..self.no_children] {
-                child.compute_non_edge_forces(point_index, theta, neg_f, sum_q)
+                if child.cum_size > 0 {
+                    child.compute_non_edge_forces(point_index, theta, neg_f, sum_q)
+                }
             }
         }
     }
