@@ -86,9 +86,23 @@ fn lock_key(store_id: &str, what: u8) -> i64 {
 
 /// A sleep cycle's hold on a Postgres store, on a connection of its own: another process,
 /// on any machine, that tries to run a cycle or an undo on the store meanwhile is refused.
-/// Dropping it (or the process dying, which closes the connection) releases it.
+/// Dropping it releases it before the connection closes, so the next cycle or undo, in
+/// this process or another, can take it at once (a closed connection's locks are freed
+/// only when its server process has ended, which a loaded server does later). A process
+/// that dies releases it by closing the connection.
 pub struct CycleLock {
-    _client: postgres::Client,
+    client: postgres::Client,
+    key: i64,
+}
+
+impl Drop for CycleLock {
+    fn drop(&mut self) {
+        // Should the unlock fail, the connection closes next and the server frees the
+        // lock with it: nothing more can be done from a destructor.
+        let _ = self
+            .client
+            .execute("SELECT pg_advisory_unlock($1)", &[&self.key]);
+    }
 }
 
 /// A connection of its own that waits for writes committed to the store by any connection
@@ -541,7 +555,7 @@ impl PgConn {
         if !held {
             return Err(Error::CycleRunning);
         }
-        Ok(CycleLock { _client: client })
+        Ok(CycleLock { client, key })
     }
 
     /// A [`Listener`] on a new connection, listening to the store's channel.

@@ -402,6 +402,20 @@ fn a_sleep_cycle_is_refused_while_another_process_holds_the_stores_cycle_lock() 
         .unwrap();
 }
 
+/// Dropping the lock releases it at once: closing its connection alone would leave the
+/// lock to the server's backend until it noticed, and a cycle or undo right after one
+/// ended (as a person's "undo" after a cycle) was refused as `cycle_running`.
+#[test]
+fn the_cycle_lock_is_free_again_as_soon_as_its_holder_drops_it() {
+    let a = Fixture::postgres_hash();
+    for round in 0..500 {
+        let held = a.engine.with_store(|s| s.cycle_lock()).unwrap_or_else(|e| {
+            panic!("round {round}: the lock dropped in the round before is still held: {e}")
+        });
+        drop(held);
+    }
+}
+
 #[test]
 fn a_lexical_search_for_two_common_words_on_postgres_ranks_as_scoring_every_match_would() {
     // Every query word is in more memories than the search scores at once (over 1,000),
