@@ -121,12 +121,16 @@ def opentsne(s, a, dims, method):
         return None
     from sklearn.manifold import trustworthiness
 
+    # The same schedule as Somna's: `iterations` in all, the first quarter (at most 250)
+    # exaggerated. openTSNE's n_iter counts only the steps after the exaggeration.
+    early = min(a.iterations // 4, 250)
     t = time.perf_counter()
     y = np.asarray(
         TSNE(
             n_components=dims,
             perplexity=a.perplexity,
-            n_iter=a.iterations,
+            early_exaggeration_iter=early,
+            n_iter=a.iterations - early,
             negative_gradient_method=method,
             n_jobs=a.threads,
             random_state=a.seed,

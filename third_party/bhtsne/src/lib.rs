@@ -114,13 +114,53 @@ pub fn run<T>(
         max_iter,
         stop_lying_iter,
         mom_switch_iter,
+        Steps::default(),
         &mut |_| true,
     );
 }
 
+/// How each gradient step is sized. (Somna patch: openTSNE's rule.)
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Steps<T> {
+    /// The learning rate; `None` takes openTSNE's rule, n / exaggeration: n / 12 while
+    /// the P-values are exaggerated, n after.
+    pub learning_rate: Option<T>,
+    /// Each point's update is scaled down to at most this length (openTSNE's
+    /// `max_step_norm`), so no point shoots off at a high learning rate; `None` leaves
+    /// updates as they are.
+    pub max_step_norm: Option<T>,
+    /// The momentum until `mom_switch_iter` (0.8 after it): 0.4.1's 0.5, openTSNE's 0.8.
+    pub early_momentum: T,
+    /// How a gain shrinks while its gradient keeps its sign.
+    pub gain_decay: GainDecay,
+}
+
+/// How a gain shrinks while its coordinate's gradient keeps its sign (it grows by 0.2
+/// when the sign flips, in both).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GainDecay {
+    /// 0.4.1's: times 0.8, never below 0.01.
+    Clamped,
+    /// openTSNE's: times 0.8 plus 0.01, so a steady gain settles at 0.05.
+    Additive,
+}
+
+impl<T: Float> Default for Steps<T> {
+    /// bhtsne's own: a fixed learning rate of 200, no clipping.
+    fn default() -> Self {
+        Self {
+            learning_rate: T::from(200.0),
+            max_step_norm: None,
+            early_momentum: T::from(0.5).unwrap(),
+            gain_decay: GainDecay::Clamped,
+        }
+    }
+}
+
 /// Like [`run`], calling `on_iter(iteration)` after every gradient step; returning `false`
 /// stops the optimisation early (the embedding holds the last completed step). Returns the
-/// number of completed iterations. (Somna patch: progress reporting and cancellation.)
+/// number of completed iterations. Steps are sized by `steps`. (Somna patch: progress
+/// reporting and cancellation; the step rule.)
 #[allow(clippy::too_many_arguments)]
 pub fn run_with_progress<T>(
     x: &mut [T],
@@ -134,6 +174,7 @@ pub fn run_with_progress<T>(
     max_iter: u64,
     stop_lying_iter: u64,
     mom_switch_iter: u64,
+    steps: Steps<T>,
     on_iter: &mut dyn FnMut(u64) -> bool,
 ) -> u64
 where
@@ -159,9 +200,11 @@ where
     let exact: bool = theta == T::zero();
 
     // Set learning parameters.
-    let mut momentum: T = T::from(0.5).unwrap();
+    let mut momentum: T = steps.early_momentum;
     let final_momentum: T = T::from(0.8).unwrap();
-    let eta: T = T::from(200.0).unwrap();
+    let exaggeration: T = T::from(12.0).unwrap();
+    let n_t: T = T::from(n).unwrap();
+    let mut eta: T = steps.learning_rate.unwrap_or(n_t / exaggeration);
 
     let mut dy: Vec<T> = vec![T::zero(); n * no_dims];
     let mut uy: Vec<T> = vec![T::zero(); n * no_dims];
@@ -264,22 +307,28 @@ where
         }
 
         // Update gains.
+        let (grow, shrink, floor) = (
+            T::from(0.2).unwrap(),
+            T::from(0.8).unwrap(),
+            T::from(0.01).unwrap(),
+        );
         for (i, el) in gains.iter_mut().enumerate() {
             *el = if dy[i].signum() != uy[i].signum() {
-                *el + T::from(0.2).unwrap()
+                *el + grow
             } else {
-                *el * T::from(0.8).unwrap()
-            }
-        }
-        for el in &mut gains[..] {
-            if *el < T::from(0.01).unwrap() {
-                *el = T::from(0.01).unwrap();
+                match steps.gain_decay {
+                    GainDecay::Clamped => (*el * shrink).max(floor),
+                    GainDecay::Additive => *el * shrink + floor,
+                }
             }
         }
 
         // Perform gradient update with momentum and gains.
         for i in 0..(n * no_dims) {
             uy[i] = momentum * uy[i] - eta * gains[i] * dy[i];
+        }
+        if let Some(max) = steps.max_step_norm {
+            clip_rows(&mut uy, no_dims, max);
         }
         for i in 0..(n * no_dims) {
             y[i] += uy[i];
@@ -299,6 +348,7 @@ where
                     *el /= T::from(12.0).unwrap();
                 }
             }
+            eta = steps.learning_rate.unwrap_or(n_t);
         }
         if iter == mom_switch_iter {
             momentum = final_momentum;
@@ -308,6 +358,17 @@ where
         }
     }
     max_iter
+}
+
+/// Scales each `dims`-long row of `v` whose length is above `max` down to length `max`.
+fn clip_rows<T: Float>(v: &mut [T], dims: usize, max: T) {
+    for row in v.chunks_mut(dims) {
+        let norm = row.iter().fold(T::zero(), |acc, x| acc + *x * *x).sqrt();
+        if norm > max {
+            let scale = max / norm;
+            row.iter_mut().for_each(|x| *x = *x * scale);
+        }
+    }
 }
 
 /// Loads data from a csv file.
@@ -456,6 +517,7 @@ mod test {
         let mut seen = 0;
         let done = super::run_with_progress(
             &mut x, n, 4, &mut y, 2, 10.0, 0.5, false, 1000, 250, 250,
+            super::Steps::default(),
             &mut |it| {
                 seen = it + 1;
                 it < 9
@@ -464,5 +526,61 @@ mod test {
         assert_eq!(done, 10);
         assert_eq!(seen, 10);
         assert!(y.iter().all(|v| v.is_finite()));
+    }
+
+    #[test]
+    fn clip_rows_shortens_only_the_rows_longer_than_the_bound() {
+        let mut v: Vec<f64> = vec![3.0, 4.0, 0.3, 0.4, -6.0, 8.0];
+        super::clip_rows(&mut v, 2, 1.0);
+        let expect = [0.6, 0.8, 0.3, 0.4, -0.6, 0.8];
+        for (a, b) in v.iter().zip(expect) {
+            assert!((a - b).abs() < 1e-12, "{:?}", v);
+        }
+    }
+
+    /// The longest move of a point in iteration `at` (0-based) of a run of 200 points.
+    fn longest_step(steps: super::Steps<f64>, at: u64) -> f64 {
+        let n = 200;
+        let run = |iters: u64| {
+            let mut x: Vec<f64> = (0..n * 4).map(|i| ((i * 31 % 97) as f64) / 97.0).collect();
+            let mut y: Vec<f64> = (0..n * 2).map(|i| ((i * 17 % 89) as f64) * 1e-3).collect();
+            super::run_with_progress(
+                &mut x, n, 4, &mut y, 2, 10.0, 0.5, true, iters, 20, 20, steps,
+                &mut |_| true,
+            );
+            y
+        };
+        let (before, after) = (run(at), run(at + 1));
+        before
+            .chunks(2)
+            .zip(after.chunks(2))
+            .map(|(a, b)| ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2)).sqrt())
+            .fold(0.0, f64::max)
+    }
+
+    #[test]
+    fn a_step_bound_keeps_every_move_within_it_at_a_high_learning_rate() {
+        let fast = super::Steps {
+            learning_rate: Some(1e5),
+            max_step_norm: None,
+            early_momentum: 0.8,
+            gain_decay: super::GainDecay::Additive,
+        };
+        let bounded = super::Steps {
+            max_step_norm: Some(0.05),
+            ..fast
+        };
+        assert!(longest_step(fast, 30) > 0.1, "the rate alone moves points far");
+        // Re-centring moves every point by the mean step, itself within the bound.
+        let longest = longest_step(bounded, 30);
+        assert!(longest <= 0.1 + 1e-9, "{}", longest);
+        // openTSNE's rule (n / 12, then n) runs and stays finite.
+        let auto = super::Steps {
+            learning_rate: None,
+            max_step_norm: Some(5.0),
+            early_momentum: 0.8,
+            gain_decay: super::GainDecay::Additive,
+        };
+        assert!(longest_step(auto, 30).is_finite());
     }
 }
