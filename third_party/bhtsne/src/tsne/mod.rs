@@ -1,8 +1,10 @@
-mod sptree;
+mod flat_tree;
 mod knn;
+mod sptree;
 
 use super::{Float, NumCast};
 use rayon::prelude::*;
+use flat_tree::FlatTree;
 use sptree::SPTree;
 
 /// Computes the exact t-SNE gradient.
@@ -74,21 +76,27 @@ pub fn compute_gradient_approx<T>(
         + Send
         + Sync,
 {
-    // Construct space partitioning tree on current map.
-    let tree: SPTree<T> = SPTree::new(d, y, n);
     // Compute all terms required for t-SNE gradient. (Somna patch: both force terms are
     // computed per point in parallel; the normalisation sum is added up in point order so
-    // the result does not depend on the thread count.)
+    // the result does not depend on the thread count. In 2 and 3 dimensions the tree is
+    // `FlatTree`, the same cells in flat arrays.)
     let mut pos_f: Vec<T> = vec![T::zero(); n * d];
     let mut neg_f: Vec<T> = vec![T::zero(); n * d];
 
-    tree.compute_edge_forces(inp_row_p, inp_col_p, inp_val_p, n, &mut pos_f);
+    edge_forces(y, d, inp_row_p, inp_col_p, inp_val_p, &mut pos_f);
     let mut q_parts: Vec<T> = vec![T::zero(); n];
-    neg_f
-        .par_chunks_mut(d)
-        .zip(q_parts.par_iter_mut())
-        .enumerate()
-        .for_each(|(i, (f, q))| tree.compute_non_edge_forces(i, theta, f, q));
+    match d {
+        2 => FlatTree::<T, 2>::new(y, n).non_edge_forces(theta, &mut neg_f, &mut q_parts),
+        3 => FlatTree::<T, 3>::new(y, n).non_edge_forces(theta, &mut neg_f, &mut q_parts),
+        _ => {
+            let tree: SPTree<T> = SPTree::new(d, y, n);
+            neg_f
+                .par_chunks_mut(d)
+                .zip(q_parts.par_iter_mut())
+                .enumerate()
+                .for_each(|(i, (f, q))| tree.compute_non_edge_forces(i, theta, f, q));
+        }
+    }
     let mut sum_q: T = T::zero();
     for q in q_parts {
         sum_q += q;
@@ -97,6 +105,32 @@ pub fn compute_gradient_approx<T>(
     for i in 0..(n * d) {
         dc[i] = pos_f[i] - (neg_f[i] / sum_q);
     }
+}
+
+/// The attractive forces along the edges of the sparse P (row-major `y`, `d` columns), one
+/// point's row per task. (Somna patch: was `SPTree::compute_edge_forces`, which used the
+/// tree only for the points.)
+fn edge_forces<T>(y: &[T], d: usize, row_p: &[usize], col_p: &[usize], val_p: &[T], pos_f: &mut [T])
+where
+    T: Float + Send + Sync,
+{
+    pos_f.par_chunks_mut(d).enumerate().for_each(|(n, out)| {
+        let a = &y[n * d..(n + 1) * d];
+        for i in row_p[n]..row_p[n + 1] {
+            // Compute pairwise distance and Q-value.
+            let b = &y[col_p[i] * d..(col_p[i] + 1) * d];
+            let mut distance: T = T::one();
+            for (x, y) in a.iter().zip(b) {
+                let e = *x - *y;
+                distance = distance + e * e;
+            }
+            let q = val_p[i] / distance;
+            // Sum positive force.
+            for ((el, x), y) in out.iter_mut().zip(a).zip(b) {
+                *el = *el + q * (*x - *y);
+            }
+        }
+    });
 }
 
 /// Evaluate t-SNE cost function exactly.

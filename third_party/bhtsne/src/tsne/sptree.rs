@@ -394,48 +394,4 @@ where
             }
         }
     }
-
-    /// Computes edge forces.
-    ///
-    /// # Arguments
-    ///
-    /// * `row_p` - row indices.
-    /// * `col_p` - column indices.
-    /// * `val_p` - P matrix entries.
-    /// * `num` - number of points.
-    /// * `pos_f` - positive forces.
-    pub fn compute_edge_forces(
-        &self,
-        row_p: &[usize],
-        col_p: &[usize],
-        val_p: &[T],
-        _num: usize,
-        pos_f: &mut [T],
-    ) where
-        T: Send + Sync,
-    {
-        use rayon::prelude::*;
-        let dim = self.dimension;
-        // Loop over all edges in the graph, one point's row per task (Somna patch).
-        pos_f
-            .par_chunks_mut(dim)
-            .enumerate()
-            .for_each(|(n, out)| {
-                let a = &self.data[n * dim..(n + 1) * dim];
-                for i in row_p[n]..row_p[n + 1] {
-                    // Compute pairwise distance and Q-value.
-                    let b = &self.data[col_p[i] * dim..(col_p[i] + 1) * dim];
-                    let mut distance: T = T::one();
-                    for (x, y) in a.iter().zip(b) {
-                        let d = *x - *y;
-                        distance += d * d;
-                    }
-                    let q = val_p[i] / distance;
-                    // Sum positive force.
-                    for ((el, x), y) in out.iter_mut().zip(a).zip(b) {
-                        *el += q * (*x - *y);
-                    }
-                }
-            });
-    }
 }
