@@ -146,7 +146,8 @@ pub enum GainDecay {
 }
 
 impl<T: Float> Default for Steps<T> {
-    /// bhtsne's own: a fixed learning rate of 200, no clipping.
+    /// bhtsne 0.4.1's own: a fixed learning rate of 200, no clipping, an early momentum
+    /// of 0.5 and clamped gains.
     fn default() -> Self {
         Self {
             learning_rate: T::from(200.0),

@@ -14,7 +14,7 @@ use crate::{Error, Result};
 /// openTSNE's and scikit-learn's default (0.5 on full widths). In 2D, 0.5 (0.4.1's
 /// default, twice as coarse): openTSNE's 2D runs FFT interpolation, not Barnes-Hut, and
 /// on the 10K bench the coarser test kept more neighbourhoods (trustworthiness@10 0.930
-/// against 0.925 at 0.25, README "t-SNE").
+/// against 0.925 at 0.25: README, "t-SNE with openTSNE's steps and a flat tree").
 fn bhtsne_theta(dims: usize) -> f64 {
     if dims >= 3 {
         0.25
@@ -24,9 +24,8 @@ fn bhtsne_theta(dims: usize) -> f64 {
 }
 /// openTSNE's step rule: a learning rate of n / exaggeration (n/12 in the early phase, n
 /// after) with each point's step clipped to length 5, a momentum of 0.8 throughout, and
-/// gains that settle at 0.05.
-/// bhtsne's own (a fixed 200, momentum 0.5 early) moves a 10K-point layout 50 times more
-/// slowly once the exaggeration ends.
+/// gains that settle at 0.05. bhtsne's own (a fixed 200, momentum 0.5 early) moves a
+/// 10K-point layout 50 times more slowly once the exaggeration ends.
 const STEPS: bhtsne::Steps<f64> = bhtsne::Steps {
     learning_rate: None,
     max_step_norm: Some(5.0),
