@@ -36,6 +36,7 @@ pub struct FlatTree<T, const D: usize> {
 impl<T: Float + Send + Sync, const D: usize> FlatTree<T, D> {
     /// The tree of the `n` points in `y` (row-major, `D` columns).
     pub fn new(y: &[T], n: usize) -> Self {
+        assert!(D <= 3, "FlatTree holds at most 8 children per node");
         let pts: Vec<[T; D]> = (0..n)
             .map(|i| {
                 let mut p = [T::zero(); D];
@@ -122,14 +123,16 @@ impl<T: Float + Send + Sync, const D: usize> FlatTree<T, D> {
                 let p = &pts[i as usize];
                 (0..D).fold(0usize, |c, k| c | (usize::from(p[k] > centre[k]) << k))
             };
-            let mut starts = vec![0usize; (1 << D) + 1];
+            // On the stack: this runs for every inner node of every iteration's tree (D is 2
+            // or 3, so at most 8 children).
+            let mut starts = [0usize; 9];
             for &i in idx.iter() {
                 starts[code(i) + 1] += 1;
             }
             for c in 0..(1 << D) {
                 starts[c + 1] += starts[c];
             }
-            let mut fill = starts.clone();
+            let mut fill = starts;
             for &i in idx.iter() {
                 let c = code(i);
                 scratch[fill[c]] = i;
