@@ -3,9 +3,10 @@
 //! import or run a sleep cycle; at equal priority those jobs starve it and every frame and
 //! timer of the page runs late. So the app's long jobs run on threads of the lowest
 //! scheduling priority (on Linux the thread's nice value, 19), and so does the global
-//! rayon pool that batch embedding, clustering and projection fan out to. The engine's
-//! query pool (one search's embedding) is its own pool and keeps normal priority, so a
-//! search from the window is not queued behind an import.
+//! rayon pool that clustering, projection and the index fan out to. Batch embedding starts
+//! its worker threads from the thread that asks for it, so an import's embedding inherits
+//! the job's priority. The engine's query pool (one search's embedding) is its own pool and
+//! keeps normal priority, so a search from the window is not queued behind an import.
 //!
 //! Nothing is refused if lowering fails (it cannot on Linux for one's own threads): the work
 //! then runs at normal priority, as before.

@@ -65,9 +65,8 @@ pub struct BertEmbedder {
     device: Device,
     /// One thread for single queries (see [`Embedder::embed_one`]).
     query_pool: rayon::ThreadPool,
-    /// One single-thread pool per core: batches run side by side, one on each (see
-    /// [`Embedder::embed`]).
-    batch_pools: Vec<rayon::ThreadPool>,
+    /// How many batches run side by side, one per core (see [`Embedder::embed`]).
+    batch_workers: usize,
 }
 
 /// A batch's place in the list of batches and its vectors.
@@ -132,9 +131,7 @@ impl BertEmbedder {
             dim: config.hidden_size,
             device,
             query_pool: one_thread_pool("somna-query-embed")?,
-            batch_pools: (0..candle_core::utils::get_num_threads().max(1))
-                .map(|_| one_thread_pool("somna-embed"))
-                .collect::<Result<_>>()?,
+            batch_workers: candle_core::utils::get_num_threads().max(1),
         })
     }
 
@@ -191,7 +188,7 @@ impl Embedder for BertEmbedder {
             let batch: Vec<&tokenizers::Encoding> = chunk.iter().map(|&i| &encodings[i]).collect();
             self.embed_batch(&batch)
         };
-        let workers = self.batch_pools.len().min(chunks.len());
+        let workers = self.batch_workers.min(chunks.len());
         let done: Vec<Result<Vec<BatchVectors>>> = if workers <= 1 {
             // One batch (or one core): its products are split over the cores.
             vec![(0..chunks.len())
@@ -203,6 +200,17 @@ impl Embedder for BertEmbedder {
             // handing work over (measured: 147 sentences/s that way, 243 with a batch per
             // core). Workers take the next batch as they finish, longest first, so that no
             // long one is left for the end while the other cores idle.
+            //
+            // The workers' pools are started here, by the caller, not once with the
+            // embedder: a thread inherits its creator's scheduling priority (on Linux its
+            // nice value), so an import on the app's low-priority job thread embeds at low
+            // priority and leaves the window's process the cores, while a search's
+            // sub-queries embed at the searcher's priority. Pools kept from the start ran
+            // every batch at the priority of whichever thread loaded the model. Starting
+            // them costs well under a millisecond against a batch's hundreds.
+            let pools = (0..workers)
+                .map(|_| one_thread_pool("somna-embed"))
+                .collect::<Result<Vec<_>>>()?;
             let next = AtomicUsize::new(0);
             let worker = || {
                 let mut mine = Vec::new();
@@ -215,7 +223,7 @@ impl Embedder for BertEmbedder {
                 }
             };
             std::thread::scope(|s| {
-                let handles: Vec<_> = self.batch_pools[..workers]
+                let handles: Vec<_> = pools
                     .iter()
                     .map(|pool| s.spawn(|| pool.install(worker)))
                     .collect();

@@ -18,6 +18,7 @@ mod labels;
 mod parity;
 mod policies;
 mod postgres;
+mod priority;
 mod reconcile;
 mod retrieval;
 mod robustness;
