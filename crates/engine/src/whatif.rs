@@ -9,8 +9,12 @@
 //!   them), so the prediction equals what the cycle does;
 //! - **later**: the first instant each memory would change state if a cycle ran then. A
 //!   memory's state only moves one way as time passes (its age grows, its importance
-//!   decays, forgotten is final), so each transition is found by bisection to the minute
-//!   between the next cycle and the horizon, a few evaluations per memory.
+//!   decays, forgotten is final). So a memory not forgotten at the horizon was never
+//!   forgotten before it: its state is its age's alone, which changes exactly at the
+//!   lifecycle's thresholds (warm, cold, archived after so many days), computed to the
+//!   millisecond. Only a memory forgotten by the horizon needs a search: each of its
+//!   transitions is found by bisection to the minute between the next cycle and the
+//!   horizon.
 //!
 //! What it assumes about the future: nothing new is added, retrieved or consolidated after
 //! the next cycle, and cycles run (a change happens at the first cycle at or after the
@@ -246,13 +250,43 @@ pub fn next_consolidated(snap: &Snapshot, cfg: &SleepConfig) -> HashSet<i64> {
     batches.into_iter().flatten().collect()
 }
 
+/// Each memory's content-word count for the forgetting rule, counted once for both sides
+/// and only as far as the larger of their limits needs ([`plan::content_words_up_to`]).
+pub struct WordCounts {
+    limit: usize,
+    counts: Vec<Cell<Option<usize>>>,
+}
+
+impl WordCounts {
+    /// For the memories of `snap` and sides whose `forget_max_words` are `limits`.
+    pub fn new(snap: &Snapshot, limits: impl IntoIterator<Item = usize>) -> Self {
+        WordCounts {
+            limit: limits.into_iter().max().unwrap_or(0),
+            counts: vec![Cell::new(None); snap.memories.len()],
+        }
+    }
+
+    /// What `forget_one` compares with a limit of at most `self.limit`: the exact count up
+    /// to it, one more past it.
+    fn of(&self, i: usize, m: &Memory) -> usize {
+        match self.counts[i].get() {
+            Some(n) => n,
+            None => {
+                let n = plan::content_words_up_to(m, self.limit);
+                self.counts[i].set(Some(n));
+                n
+            }
+        }
+    }
+}
+
 /// Follows every memory of `snap` from the next cycle (at `snap.now`) to `horizon` days
-/// later under `cfg`. `words` caches each memory's content-word count across calls.
+/// later under `cfg`. `words` keeps each memory's content-word count across calls.
 pub fn predict(
     snap: &Snapshot,
     cfg: &SleepConfig,
     horizon_days: f64,
-    words: &[Cell<Option<usize>>],
+    words: &WordCounts,
 ) -> SidePrediction {
     let newly = next_consolidated(snap, cfg);
     let end = snap.now + (horizon_days * DAY_MS as f64) as i64;
@@ -263,12 +297,11 @@ pub fn predict(
     };
     for (i, m) in snap.memories.iter().enumerate() {
         let consolidated = snap.consolidated.contains(&m.id) || newly.contains(&m.id);
-        let count = || match words[i].get() {
-            Some(n) => n,
-            None => {
-                let n = plan::content_words(m);
-                words[i].set(Some(n));
-                n
+        let count = || {
+            if cfg.forget_max_words <= words.limit {
+                words.of(i, m)
+            } else {
+                plan::content_words(m)
             }
         };
         let at = |t: i64| plan::forget_one(m, t, snap.last_decay_at, consolidated, cfg, count);
@@ -291,6 +324,17 @@ pub fn predict(
         let last = state_at(end);
         out.at_horizon[i] = Some(last);
         let (mut cur, mut lo) = (first.state, snap.now);
+        if last != State::Forgotten {
+            // Never forgotten before the horizon either: the age alone moves the state.
+            for t in age_thresholds(m, snap.now, end, cfg) {
+                let next = state_at(t);
+                if next != cur {
+                    out.transitions.push((i, cur, next, t));
+                    cur = next;
+                }
+            }
+            continue;
+        }
         // At most one step per state: the order active < warm < cold < archived, with
         // forgotten final, only moves forward.
         for _ in 0..State::ALL.len() {
@@ -311,6 +355,42 @@ pub fn predict(
             (cur, lo) = (next, b);
         }
     }
+    out
+}
+
+/// The instants in `(now, end]` at which `m` reaches the age of one of the lifecycle's
+/// thresholds (the first millisecond at which [`plan::age_days`] is at least it), in order.
+fn age_thresholds(m: &Memory, now: i64, end: i64, cfg: &SleepConfig) -> Vec<i64> {
+    let occurred = m.occurred_at.unwrap_or(m.created_at);
+    let mut out: Vec<i64> = [
+        cfg.warm_after_days,
+        cfg.cold_after_days,
+        cfg.archive_after_days,
+    ]
+    .into_iter()
+    .filter_map(|days| {
+        // An age of zero or less is reached from the start: it is in the state at `now`.
+        // (A NaN makes the guess NaN, not finite.)
+        let guess = occurred as f64 + days * DAY_MS as f64;
+        if days <= 0.0
+            || !guess.is_finite()
+            || guess <= now as f64 - 1.0
+            || guess > end as f64 + 1.0
+        {
+            return None;
+        }
+        // Rounding: step to the exact first millisecond by the lifecycle's own measure.
+        let mut t = guess.ceil() as i64;
+        while plan::age_days(m, t - 1) >= days {
+            t -= 1;
+        }
+        while plan::age_days(m, t) < days {
+            t += 1;
+        }
+        (t > now && t <= end).then_some(t)
+    })
+    .collect();
+    out.sort_unstable();
     out
 }
 
@@ -348,7 +428,9 @@ pub fn compare(
             let row = rows.entry((i, to.as_str())).or_insert_with(|| Transition {
                 memory_id: m.id,
                 kind: m.kind,
-                text: preview(m),
+                // Filled for the rows the report keeps (a few of up to hundreds of
+                // thousands): see below.
+                text: String::new(),
                 from,
                 to,
                 after_at: None,
@@ -364,14 +446,19 @@ pub fn compare(
     };
     add(after, true);
     add(before, false);
-    let mut all: Vec<Transition> = rows.into_values().collect();
-    let differing = all.iter().filter(|t| t.differs()).count();
-    all.sort_by_key(|t| {
+    let mut all: Vec<(usize, Transition)> = rows.into_iter().map(|((i, _), t)| (i, t)).collect();
+    let differing = all.iter().filter(|(_, t)| t.differs()).count();
+    all.sort_by_key(|(_, t)| {
         (
             !t.differs(),
             t.after_at.or(t.before_at).unwrap_or(i64::MAX),
             t.memory_id,
         )
+    });
+    all.truncate(limit);
+    let kept = all.into_iter().map(|(i, mut t)| {
+        t.text = preview(&snap.memories[i]);
+        t
     });
     LifecycleWhatIf {
         simulated,
@@ -381,7 +468,7 @@ pub fn compare(
         transitions_after: after.transitions.len(),
         transitions_before: before.transitions.len(),
         differing,
-        transitions: all.into_iter().take(limit).collect(),
+        transitions: kept.collect(),
         series: series(now, before, after, horizon_days),
         at_horizon_after: tally(&after.at_horizon),
         at_horizon_before: tally(&before.at_horizon),
@@ -502,8 +589,7 @@ mod tests {
     }
 
     fn run(s: &Snapshot, cfg: &SleepConfig, horizon: f64) -> SidePrediction {
-        let words: Vec<Cell<Option<usize>>> = vec![Cell::new(None); s.memories.len()];
-        predict(s, cfg, horizon, &words)
+        predict(s, cfg, horizon, &WordCounts::new(s, [cfg.forget_max_words]))
     }
 
     #[test]
@@ -528,6 +614,59 @@ mod tests {
             assert!((day - d).abs() < 2.0 / 1440.0, "{day} vs {d}");
         }
         assert_eq!(p.at_horizon[0], Some(State::Archived));
+    }
+
+    #[test]
+    fn age_steps_are_placed_to_the_millisecond_and_agree_with_the_rules_between_them() {
+        let memories: Vec<Memory> = (0..60)
+            .map(|i| {
+                // From five days in the future to 230 days old, some at fractions of a day.
+                let age = -5.0 + i as f64 * 3.9 + (i % 7) as f64 * 0.137;
+                // More content words than the forgetting rule allows: never forgotten.
+                let text = "ferries, lighthouses, harbours, pottery glazes and mountain trails";
+                mem(i, text, age, 0.9, NOW)
+            })
+            .collect();
+        let s = snap(memories, &[]);
+        let misordered = SleepConfig {
+            warm_after_days: 40.0,
+            cold_after_days: 20.0,
+            ..Default::default()
+        };
+        let from_the_start = SleepConfig {
+            warm_after_days: 0.0,
+            ..Default::default()
+        };
+        for cfg in [SleepConfig::default(), misordered, from_the_start] {
+            let p = run(&s, &cfg, 180.0);
+            let end = NOW + 180 * DAY_MS;
+            for (i, m) in s.memories.iter().enumerate() {
+                let state = |t: i64| {
+                    plan::forget_one(m, t, None, false, &cfg, || 99)
+                        .unwrap()
+                        .state
+                };
+                let mine: Vec<_> = p.transitions.iter().filter(|t| t.0 == i).collect();
+                for &&(_, from, to, at) in &mine {
+                    if at == NOW {
+                        continue;
+                    }
+                    assert_eq!((state(at - 1), state(at)), (from, to), "memory {i} at {at}");
+                }
+                // Between the steps the state is the last step's: sampled every six hours.
+                let mut t = NOW;
+                while t <= end {
+                    let expected = mine
+                        .iter()
+                        .take_while(|x| x.3 <= t)
+                        .last()
+                        .map_or(state(NOW), |x| x.2);
+                    assert_eq!(state(t), expected, "memory {i}, day {}", (t - NOW) / DAY_MS);
+                    t += DAY_MS / 4;
+                }
+                assert_eq!(p.at_horizon[i], Some(state(end)));
+            }
+        }
     }
 
     #[test]

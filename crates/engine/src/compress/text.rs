@@ -506,6 +506,11 @@ pub struct Word {
 
 /// The words of `text` in order.
 pub fn words(text: &str) -> Vec<Word> {
+    word_iter(text).collect()
+}
+
+/// [`words`], one at a time (a count that stops early reads only what it needs).
+pub fn word_iter(text: &str) -> impl Iterator<Item = Word> + '_ {
     text.split(|c: char| !(c.is_alphanumeric() || c == '\''))
         .filter(|w| !w.is_empty())
         .map(|raw| {
@@ -531,7 +536,6 @@ pub fn words(text: &str) -> Vec<Word> {
                 content,
             }
         })
-        .collect()
 }
 
 /// Stems of the content words of `text`.

@@ -10,17 +10,26 @@ use crate::golden::options_of;
 use crate::retrieve::overlay::{Overlay, Reads};
 use crate::retrieve::{self, SearchCtx, SearchQuery, SearchResponse, Weights};
 use crate::sleep::plan::Snapshot;
+use crate::sleep::SleepConfig;
 use crate::store::now_ms;
 use crate::whatif::{
-    compare, predict, ranks, GoldenSummary, GoldenWhatIf, SearchWhatIf, WhatIfReport,
-    WhatIfRequest, WhatIfTimings,
+    compare, predict, ranks, GoldenSummary, GoldenWhatIf, LifecycleWhatIf, SearchWhatIf,
+    SidePrediction, WhatIfReport, WhatIfRequest, WhatIfTimings, WordCounts,
 };
 use crate::Result;
-use std::cell::Cell;
 use std::time::Instant;
 
 fn ms(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1000.0
+}
+
+/// Both sides' lifecycle predictions, their report, and what they took.
+struct Predicted {
+    was: SidePrediction,
+    would: SidePrediction,
+    lifecycle: LifecycleWhatIf,
+    snapshot_ms: f64,
+    lifecycle_ms: f64,
 }
 
 /// One side of the comparison: its fusion weights, its store after the next cycle, and the
@@ -50,26 +59,36 @@ impl Somna {
         let after = before.patched(&req.patch)?;
         let now = req.now_ms.unwrap_or_else(now_ms);
 
-        let t = Instant::now();
-        let (snap, golden) = {
-            let store = self.store();
-            let read = store.read();
-            (Snapshot::read(&read, now)?, read.golden_queries()?)
-        };
-        let snapshot_ms = ms(t);
-
-        let t = Instant::now();
-        let words = vec![Cell::new(None); snap.memories.len()];
-        let was = predict(&snap, &before.sleep, horizon, &words);
-        // Unchanged lifecycle settings (a change of weights only) predict the same.
-        let would = if after.sleep == before.sleep {
-            was.clone()
-        } else {
-            predict(&snap, &after.sleep, horizon, &words)
-        };
-        let lifecycle = compare(&snap, &was, &would, horizon, limit);
-        let lifecycle_ms = ms(t);
-        drop(snap);
+        let golden = self.store().read().golden_queries()?;
+        // Every query's vector in one batch (a batch embeds several times faster per text
+        // than one text at a time); queries embedded lately are not embedded again. The
+        // batch runs on a thread of its own beside the snapshot and the lifecycle, which
+        // need the store and not the model: on a first run it is otherwise a tenth of the
+        // time, spent while a core idles.
+        let embedder = self.query_embedder();
+        let texts: Vec<&str> = golden
+            .iter()
+            .map(|g| g.query.as_str())
+            .chain(req.query.as_deref().map(str::trim))
+            .collect();
+        let (embedded, predicted) = std::thread::scope(|s| {
+            let embedding = s.spawn(|| {
+                let t = Instant::now();
+                embedder.embed(&texts).map(|_| ms(t))
+            });
+            let predicted = self.predict_both(now, &before.sleep, &after.sleep, horizon, limit);
+            (embedding.join(), predicted)
+        });
+        let embed_ms = embedded.map_err(|_| {
+            crate::Error::Embedding("the thread embedding the queries panicked".into())
+        })??;
+        let Predicted {
+            was,
+            would,
+            lifecycle,
+            snapshot_ms,
+            lifecycle_ms,
+        } = predicted?;
 
         // Equal overlays (unchanged lifecycle settings) see the same store: one `own`.
         let own = [Reads::default(), Reads::default()];
@@ -91,17 +110,6 @@ impl Somna {
             },
         ];
         let shared = Reads::default();
-        let t = Instant::now();
-        // Every query's vector in one batch (a batch embeds several times faster per text
-        // than one text at a time); queries embedded lately are not embedded again.
-        let embedder = self.query_embedder();
-        let texts: Vec<&str> = golden
-            .iter()
-            .map(|g| g.query.as_str())
-            .chain(req.query.as_deref().map(str::trim))
-            .collect();
-        embedder.embed(&texts)?;
-        let embed_ms = ms(t);
         let t = Instant::now();
         let mut queries = Vec::with_capacity(golden.len());
         for g in &golden {
@@ -159,6 +167,38 @@ impl Somna {
                 search_ms,
                 total_ms: ms(t0),
             },
+        })
+    }
+
+    /// Reads the store's snapshot for the lifecycle and predicts it under each side's
+    /// settings from `now` to `horizon` days later.
+    fn predict_both(
+        &self,
+        now: i64,
+        before: &SleepConfig,
+        after: &SleepConfig,
+        horizon: f64,
+        limit: usize,
+    ) -> Result<Predicted> {
+        let t = Instant::now();
+        let snap = Snapshot::read_for_lifecycle(&self.store().read(), now)?;
+        let snapshot_ms = ms(t);
+        let t = Instant::now();
+        let words = WordCounts::new(&snap, [before.forget_max_words, after.forget_max_words]);
+        let was = predict(&snap, before, horizon, &words);
+        // Unchanged lifecycle settings (a change of weights only) predict the same.
+        let would = if after == before {
+            was.clone()
+        } else {
+            predict(&snap, after, horizon, &words)
+        };
+        let lifecycle = compare(&snap, &was, &would, horizon, limit);
+        Ok(Predicted {
+            was,
+            would,
+            lifecycle,
+            snapshot_ms,
+            lifecycle_ms: ms(t),
         })
     }
 

@@ -42,6 +42,20 @@ impl Snapshot {
         })
     }
 
+    /// A snapshot for the lifecycle rules alone ([`replay`], [`batches`], [`forget_one`]):
+    /// its memories lack their 5W1H, tags, metadata and details
+    /// ([`crate::store::Tx::memories_for_lifecycle`]), so it must not be compressed or
+    /// written back. The what-if simulator reads this one.
+    pub fn read_for_lifecycle(read: &crate::store::Tx<'_>, now: i64) -> Result<Snapshot> {
+        Ok(Snapshot {
+            now,
+            memories: read.memories_for_lifecycle()?,
+            consolidated: read.derived_targets(Kind::Summary)?,
+            in_schema: read.derived_targets(Kind::Schema)?,
+            last_decay_at: read.last_decay_at()?,
+        })
+    }
+
     pub fn corpus(&self) -> Corpus {
         Corpus::of(
             self.memories
@@ -599,8 +613,7 @@ pub fn forget_one(
             importance = decayed;
         }
     }
-    let age = days(now - m.occurred_at.unwrap_or(m.created_at)).max(0.0);
-    let mut state = lifecycle(age, cfg);
+    let mut state = lifecycle(age_days(m, now), cfg);
     let forgotten = m.kind == Kind::Episode
         && consolidated
         && matches!(state, State::Cold | State::Archived)
@@ -617,9 +630,24 @@ pub fn forget_one(
     })
 }
 
+/// A memory's age at `now` in days, as the lifecycle measures it: from when it occurred
+/// (or was stored), never negative.
+pub fn age_days(m: &Memory, now: i64) -> f64 {
+    days(now - m.occurred_at.unwrap_or(m.created_at)).max(0.0)
+}
+
 /// The content words the forgetting rule counts.
 pub fn content_words(m: &Memory) -> usize {
     text::content_stems(&m.text).len()
+}
+
+/// [`content_words`], counted no further than one past `limit`: the forgetting rule only
+/// asks whether the count is at most a limit, and most texts pass any limit in a few words.
+pub fn content_words_up_to(m: &Memory, limit: usize) -> usize {
+    text::word_iter(&m.text)
+        .filter(|w| w.content)
+        .take(limit.saturating_add(1))
+        .count()
 }
 
 /// Phase 4: [`forget_one`] for every memory of the snapshot, as field changes.
@@ -678,6 +706,25 @@ pub fn forget(snap: &Snapshot, newly_consolidated: &HashSet<i64>, cfg: &SleepCon
 mod tests {
     use super::*;
     use crate::memory::{Source, W5H1};
+
+    #[test]
+    fn a_capped_word_count_answers_the_forgetting_rule_as_the_full_count_does() {
+        for text in [
+            "",
+            "ok",
+            "Wow nice",
+            "I won't go to the lighthouse's garden with Maya's kids",
+            "ferries, lighthouses, harbours, pottery glazes and mountain trails",
+        ] {
+            let m = mem(1, text, "s", 0.0, 0.5);
+            let full = content_words(&m);
+            for limit in 0..8 {
+                let capped = content_words_up_to(&m, limit);
+                assert_eq!(capped, full.min(limit + 1), "{text:?} at {limit}");
+                assert_eq!(capped <= limit, full <= limit, "{text:?} at {limit}");
+            }
+        }
+    }
 
     fn mem(id: i64, text: &str, session: &str, at_days: f64, importance: f64) -> Memory {
         Memory {

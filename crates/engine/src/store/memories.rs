@@ -1120,6 +1120,50 @@ impl Tx<'_> {
         rows.collect::<Result<_>>()
     }
 
+    /// Every memory not deleted, by id, without its 5W1H, tags, metadata and details (left
+    /// empty): what the lifecycle rules read (replay, batching, decay, forgetting) at a
+    /// fraction of [`Tx::all_memories`]' cost, most of which is those columns' strings
+    /// and JSON.
+    pub fn memories_for_lifecycle(&self) -> Result<Vec<Memory>> {
+        let mut stmt = self.conn().prepare(&format!(
+            "SELECT m.id, m.kind, m.text, m.conversation, m.session, m.occurred_at, m.created_at,
+                    m.updated_at, m.importance, m.novelty, COALESCE(a.count, 0), a.last_at,
+                    m.state, m.source, m.l_score, m.deleted_at, m.tokens, m.pinned,
+                    m.valid_from, m.valid_to, m.superseded_by
+             FROM {FROM} WHERE m.deleted_at IS NULL ORDER BY m.id"
+        ))?;
+        let rows = stmt.query_map([], |row| {
+            Ok(Memory {
+                id: row.get(0)?,
+                kind: parse_col::<Kind>(row, 1)?,
+                text: row.get(2)?,
+                w5h1: W5H1::default(),
+                conversation: row.get(3)?,
+                session: row.get(4)?,
+                occurred_at: row.get(5)?,
+                created_at: row.get(6)?,
+                updated_at: row.get(7)?,
+                importance: row.get(8)?,
+                novelty: row.get(9)?,
+                access_count: row.get(10)?,
+                last_accessed: row.get(11)?,
+                state: parse_col::<State>(row, 12)?,
+                tags: Vec::new(),
+                source: parse_col::<Source>(row, 13)?,
+                l_score: row.get(14)?,
+                metadata: serde_json::Value::Null,
+                details: Details::None,
+                deleted_at: row.get(15)?,
+                tokens: row.get(16)?,
+                pinned: row.get(17)?,
+                valid_from: row.get(18)?,
+                valid_to: row.get(19)?,
+                superseded_by: row.get(20)?,
+            })
+        })?;
+        rows.collect::<Result<_>>()
+    }
+
     /// Every visible (not deleted, not forgotten) memory's point attributes, by id, handed
     /// to `each` row by row (a store of millions is read without a list of rows).
     pub fn point_rows(&self, each: &mut dyn FnMut(PointRow)) -> Result<()> {

@@ -234,10 +234,15 @@ impl Tx<'_> {
     /// conversation summaries (ingest) do not count: a sleep cycle still consolidates.
     pub fn derived_targets(&self, kind: crate::memory::Kind) -> Result<HashSet<i64>> {
         let conn = self.conn();
+        // From the memories of `kind` to their links, not from every derived link to its
+        // memory: SQLite's planner otherwise starts from the links (90,000 at 100K
+        // memories) and looks each source up, even for a kind no memory has. CROSS JOIN
+        // is how SQLite is told the order; Postgres plans it itself.
         let mut stmt = conn.prepare(&format!(
-            "SELECT DISTINCT l.dst FROM links l JOIN memories s ON s.id = l.src
-             WHERE l.kind = 'derived_from' AND s.kind = ?1 AND s.deleted_at IS NULL
-               AND {} IS NULL",
+            "SELECT DISTINCT l.dst FROM memories s {} links l
+               ON l.src = s.id AND l.kind = 'derived_from'
+             WHERE s.kind = ?1 AND s.deleted_at IS NULL AND {} IS NULL",
+            conn.pick("CROSS JOIN", "JOIN"),
             conn.json_int("s.metadata", "$.conversation_window")
         ))?;
         let rows = stmt.query_map([kind.as_str()], |r| r.get(0))?;

@@ -26,8 +26,29 @@ fn nice_of_threads_named(name: &str) -> Vec<i32> {
         .collect()
 }
 
+/// Set in the process [`batches_embed_at_the_priority_of_the_thread_that_asked`] starts.
+const ALONE: &str = "SOMNA_TEST_PRIORITY_ALONE";
+
 #[test]
 fn batches_embed_at_the_priority_of_the_thread_that_asked() {
+    // Other tests of this binary embed at the same time from threads of normal priority,
+    // and their workers bear the same name: the check runs in a process of its own, this
+    // test binary started again for this test alone.
+    if std::env::var_os(ALONE).is_none() {
+        let name = "priority::batches_embed_at_the_priority_of_the_thread_that_asked";
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", name, "--test-threads=1", "--nocapture"])
+            .env(ALONE, "1")
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && stdout.contains("1 passed"),
+            "{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        return;
+    }
     // Loaded here, at normal priority, before the low-priority caller exists.
     let embedder = bert();
     let texts: Vec<String> = (0..600)

@@ -337,3 +337,41 @@ fn applied_settings_are_saved_logged_and_undone_in_order() {
     drop(engine);
     drop(dir);
 }
+
+#[test]
+fn the_lifecycle_snapshot_reads_what_the_full_one_does_but_the_columns_it_leaves_out() {
+    let f = store_with_a_past();
+    // A deleted memory is read by neither.
+    let gone = ids_of(
+        &f.engine,
+        Kind::Episode,
+        vec![State::Active, State::Warm, State::Cold],
+    )[0];
+    f.engine.delete(gone, false, "test").unwrap();
+    let (full, lean) = f
+        .engine
+        .with_store(|s| {
+            let read = s.read();
+            Ok((read.all_memories()?, read.memories_for_lifecycle()?))
+        })
+        .unwrap();
+    // The store's summaries carry details and its episodes a speaker, so the left-out
+    // columns are not empty to begin with.
+    assert!(full
+        .iter()
+        .any(|m| m.details != somna_engine::memory::Details::None));
+    assert!(full.iter().any(|m| m.w5h1.who.is_some()));
+    let expected: Vec<_> = full
+        .into_iter()
+        .filter(|m| m.deleted_at.is_none())
+        .map(|mut m| {
+            m.w5h1 = Default::default();
+            m.tags.clear();
+            m.metadata = serde_json::Value::Null;
+            m.details = somna_engine::memory::Details::None;
+            m
+        })
+        .collect();
+    assert!(expected.len() > 10 && !expected.iter().any(|m| m.id == gone));
+    assert_eq!(lean, expected);
+}
