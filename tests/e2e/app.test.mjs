@@ -167,12 +167,16 @@ test("the time scrubber shows the store before an import, then now again", { tim
   assert.ok(nowPos, "memory 1 is drawn");
   await s.click('[data-testid="time-open"]');
   await s.until(`document.querySelectorAll('[data-testid="tick-import"]').length >= 1`, 30000);
-  // While the instant moves the points are drawn fast (squares), round again once it rests.
-  assert.equal(await s.exec(`globalThis.__somnaScrubber.setAt(${at}); return globalThis.__somnaSpace.quality;`), "fast");
+  // While the instant moves the points are drawn fast (squares at half the resolution),
+  // round at full resolution again once it rests.
+  const fullRatio = await s.exec(`return globalThis.__somnaSpace.pixelRatio;`);
+  assert.deepEqual(
+    await s.exec(`globalThis.__somnaScrubber.setAt(${at}); const sp = globalThis.__somnaSpace; return [sp.quality, sp.pixelRatio];`),
+    ["fast", fullRatio / 2]);
   assert.match(await s.text('[data-testid="time-label"]'), /^as of .* UTC · [0-9,]+ memories then$/);
   // The points glide to where they were then.
   await s.until(`globalThis.__somnaSettled()`, 60000);
-  await s.until(`globalThis.__somnaSpace.quality === "full"`, 5000);
+  await s.until(`globalThis.__somnaSpace.quality === "full" && globalThis.__somnaSpace.pixelRatio === ${fullRatio}`, 5000);
   const thenPos = await s.exec(`return globalThis.__somnaSpace.positionOf(1);`);
   const moved = Math.hypot(...thenPos.map((v, i) => v - nowPos[i]));
   assert.ok(moved > 1e-3, `memory 1 moved ${moved} going back in time`);

@@ -126,14 +126,20 @@ try {
       await sc.open(true);
       const res = { open_ms: performance.now() - t, step: [], step_with_frame: [], rest_until_settled: [] };
       const line = await globalThis.__somnaApi.rpc.timeline(null);
+      // The app's own spans over 10 ms during the steps (render/perf.ts), with the step
+      // they fell in: what else ran on the main thread while a step waited for its frame.
+      globalThis.__somnaSpans.reset();
+      const starts = [];
       for (let i = 1; i <= 40; i++) {
         const at = Math.round(line.first + ((line.last - line.first) * i) / 41);
         t = performance.now();
+        starts.push(t);
         sc.setAt(at, true);
         res.step.push(performance.now() - t);
         await frame();
         res.step_with_frame.push(performance.now() - t);
       }
+      res.long_spans = globalThis.__somnaSpans.long.map((x) => ({ step: starts.filter((s) => s <= x.at).length, name: x.name, ms: Math.round(x.ms) }));
       for (const f of [0.25, 0.75]) {
         t = performance.now();
         sc.setAt(Math.round(line.first + (line.last - line.first) * f), true);

@@ -74,6 +74,9 @@ void main() {
 
 export type Quality = "full" | "fast";
 
+/// The drawing buffer's scale at "fast" quality against "full".
+const FAST_SCALE = 0.5;
+
 type Column = "positions" | "values" | "flags";
 
 export class PointsRenderer {
@@ -97,13 +100,17 @@ export class PointsRenderer {
   private screen = new Float32Array(0);
   private screenValid = false;
   private readonly vp = new THREE.Matrix4();
+  /// Drawing-buffer pixels per CSS pixel at full quality.
+  private readonly fullRatio: number;
 
   /// Throws when WebGL is unavailable.
   constructor(canvas: HTMLCanvasElement) {
     this.gl = new THREE.WebGLRenderer({ canvas, antialias: false, alpha: false, powerPreference: "high-performance" });
     this.gl.setClearColor(0x0b0d12, 1);
-    this.gl.setPixelRatio(Math.min(2, window.devicePixelRatio || 1));
-    const uniforms = { uSize: { value: 7.0 }, uPixelRatio: { value: this.gl.getPixelRatio() }, uDim: { value: 1.0 } };
+    this.fullRatio = Math.min(2, window.devicePixelRatio || 1);
+    this.gl.setPixelRatio(this.fullRatio);
+    // One uniforms object for both materials: a change of pixel ratio reaches either.
+    const uniforms = { uSize: { value: 7.0 }, uPixelRatio: { value: this.fullRatio }, uDim: { value: 1.0 } };
     const material = (fragmentShader: string) =>
       new THREE.ShaderMaterial({ vertexShader: VERT, fragmentShader, transparent: true, depthWrite: false, uniforms });
     this.material = material(FRAG);
@@ -112,6 +119,12 @@ export class PointsRenderer {
     this.points.frustumCulled = false;
     this.scene.add(this.points);
     this.camera.position.set(0, 0, 3.2);
+    // Both programs are compiled now, not the fast one in the first frame of a drag: with
+    // no GPU, compiling a shader (LLVM, on the CPU) made that frame the drag's slowest.
+    this.points.material = this.fastMaterial;
+    this.gl.compile(this.scene, this.camera);
+    this.points.material = this.material;
+    this.gl.compile(this.scene, this.camera);
   }
 
   get canvasSize(): { width: number; height: number } {
@@ -192,13 +205,26 @@ export class PointsRenderer {
     this.screenValid = false;
   }
 
-  /// Plain squares while the view changes frame after frame, round points otherwise;
-  /// returns true when a frame is needed.
+  /// Plain squares at half the resolution while the view changes frame after frame, round
+  /// points at full resolution otherwise; returns true when a frame is needed. Without a
+  /// GPU (WebKit under Xvfb: Mesa's llvmpipe) a frame of 100,000 points is rasterised on
+  /// the CPU, and a quarter of the pixels is most of the way to keeping each step of a
+  /// drag under 100 ms (see README, "Scrubbing at 100K"). The points keep their size on
+  /// screen; the picture is softer until the view rests.
   setQuality(q: Quality): boolean {
     const m = q === "fast" ? this.fastMaterial : this.material;
     if (this.points.material === m) return false;
     this.points.material = m;
+    const ratio = q === "fast" ? this.fullRatio * FAST_SCALE : this.fullRatio;
+    this.gl.setPixelRatio(ratio);
+    this.material.uniforms.uPixelRatio.value = ratio;
+    if (this.width > 0 && this.height > 0) this.gl.setSize(this.width, this.height, false);
     return true;
+  }
+
+  /// Drawing-buffer pixels per CSS pixel now (for tests).
+  get pixelRatio(): number {
+    return this.gl.getPixelRatio();
   }
 
   get quality(): Quality {

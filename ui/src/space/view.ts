@@ -187,6 +187,11 @@ export class Space {
     return this.r?.quality ?? "full";
   }
 
+  /// Drawing-buffer pixels per CSS pixel now (for tests).
+  get pixelRatio(): number {
+    return this.r?.pixelRatio ?? 0;
+  }
+
   private applyTime(): void {
     const cloud = this.cloud, p = cloud?.shown;
     if (!cloud || !p) return;
