@@ -119,12 +119,6 @@ export class PointsRenderer {
     this.points.frustumCulled = false;
     this.scene.add(this.points);
     this.camera.position.set(0, 0, 3.2);
-    // Both programs are compiled now, not the fast one in the first frame of a drag: with
-    // no GPU, compiling a shader (LLVM, on the CPU) made that frame the drag's slowest.
-    this.points.material = this.fastMaterial;
-    this.gl.compile(this.scene, this.camera);
-    this.points.material = this.material;
-    this.gl.compile(this.scene, this.camera);
   }
 
   get canvasSize(): { width: number; height: number } {
