@@ -1269,7 +1269,15 @@ export type WhatIfTimings = { snapshot_ms: number, lifecycle_ms: number,
 /**
  * Embedding the queries in one batch (about 0 when every one was embedded lately).
  */
-embed_ms: number, golden_ms: number, search_ms: number, total_ms: number, };
+embed_ms: number, 
+/**
+ * Ranking the golden queries and the current search both ways, on two threads.
+ */
+golden_ms: number, 
+/**
+ * Of `golden_ms`, the current search's two rankings (beside the golden queries').
+ */
+search_ms: number, total_ms: number, };
 
 export type WhatIfReport = { now: number, horizon_days: number, 
 /**

@@ -378,7 +378,7 @@ fn print_report(r: &WhatIfReport, limit: usize) {
         print_sides(&s.before, &s.after);
     }
     out!(
-        "\n({:.0} ms: snapshot {:.0}, lifecycle {:.0}, embedding {:.0}, golden {:.0}, search {:.0})",
+        "\n({:.0} ms: snapshot {:.0}, lifecycle {:.0}, embedding {:.0}, golden queries and search {:.0}, of it the search {:.0})",
         r.timings.total_ms,
         r.timings.snapshot_ms,
         r.timings.lifecycle_ms,

@@ -33,8 +33,8 @@ use crate::sleep::plan::{self, Snapshot};
 use crate::sleep::SleepConfig;
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
-use std::cell::Cell;
 use std::collections::{BTreeMap, HashSet};
+use std::sync::atomic::{AtomicU32, Ordering};
 
 const DAY_MS: i64 = 86_400_000;
 /// Transitions are placed to this precision.
@@ -210,7 +210,9 @@ pub struct WhatIfTimings {
     /// Embedding the queries in one batch (about 0 when every one was embedded lately).
     #[serde(default)]
     pub embed_ms: f64,
+    /// Ranking the golden queries and the current search both ways, on two threads.
     pub golden_ms: f64,
+    /// Of `golden_ms`, the current search's two rankings (beside the golden queries').
     pub search_ms: f64,
     pub total_ms: f64,
 }
@@ -251,31 +253,39 @@ pub fn next_consolidated(snap: &Snapshot, cfg: &SleepConfig) -> HashSet<i64> {
 }
 
 /// Each memory's content-word count for the forgetting rule, counted once for both sides
-/// and only as far as the larger of their limits needs ([`plan::content_words_up_to`]).
+/// (which may be predicted on two threads at once) and only as far as the larger of their
+/// limits needs ([`plan::content_words_up_to`]).
 pub struct WordCounts {
     limit: usize,
-    counts: Vec<Cell<Option<usize>>>,
+    /// The count, or [`WordCounts::UNKNOWN`] until counted.
+    counts: Vec<AtomicU32>,
 }
 
 impl WordCounts {
+    const UNKNOWN: u32 = u32::MAX;
+
     /// For the memories of `snap` and sides whose `forget_max_words` are `limits`.
     pub fn new(snap: &Snapshot, limits: impl IntoIterator<Item = usize>) -> Self {
         WordCounts {
             limit: limits.into_iter().max().unwrap_or(0),
-            counts: vec![Cell::new(None); snap.memories.len()],
+            counts: (0..snap.memories.len())
+                .map(|_| AtomicU32::new(Self::UNKNOWN))
+                .collect(),
         }
     }
 
     /// What `forget_one` compares with a limit of at most `self.limit`: the exact count up
-    /// to it, one more past it.
+    /// to it, one more past it. Two threads asking at once may both count; they agree.
     fn of(&self, i: usize, m: &Memory) -> usize {
-        match self.counts[i].get() {
-            Some(n) => n,
-            None => {
+        match self.counts[i].load(Ordering::Relaxed) {
+            Self::UNKNOWN => {
                 let n = plan::content_words_up_to(m, self.limit);
-                self.counts[i].set(Some(n));
+                // A count past u32's range is past any limit too.
+                let kept = u32::try_from(n).unwrap_or(Self::UNKNOWN - 1);
+                self.counts[i].store(kept, Ordering::Relaxed);
                 n
             }
+            n => n as usize,
         }
     }
 }
@@ -420,42 +430,75 @@ pub fn compare(
     };
     let next_after = next(after);
     let next_before = next(before);
-    // One row per (memory, state reached), with each side's instant.
-    let mut rows: BTreeMap<(usize, &'static str), Transition> = BTreeMap::new();
-    let mut add = |p: &SidePrediction, is_after: bool| {
-        for &(i, from, to, at) in &p.transitions {
-            let m = &snap.memories[i];
-            let row = rows.entry((i, to.as_str())).or_insert_with(|| Transition {
-                memory_id: m.id,
-                kind: m.kind,
-                // Filled for the rows the report keeps (a few of up to hundreds of
-                // thousands): see below.
-                text: String::new(),
-                from,
-                to,
-                after_at: None,
-                before_at: None,
-            });
+    // One row per (memory, state reached), with each side's instant, by memory and then
+    // the state's name. Each side lists a memory's transitions together, memories in
+    // order, so the two lists are merged in one pass.
+    let (after_list, before_list) = (&after.transitions, &before.transitions);
+    let mut all: Vec<(usize, Transition)> =
+        Vec::with_capacity(after_list.len().max(before_list.len()));
+    let (mut a, mut b) = (0, 0);
+    let mut group: Vec<Transition> = Vec::new();
+    while let Some(i) = [after_list.get(a), before_list.get(b)]
+        .into_iter()
+        .flatten()
+        .map(|t| t.0)
+        .min()
+    {
+        let m = &snap.memories[i];
+        let mut add = |&(_, from, to, at): &(usize, State, State, i64), is_after: bool| {
+            let row = match group.iter().position(|t| t.to == to) {
+                Some(k) => &mut group[k],
+                None => {
+                    group.push(Transition {
+                        memory_id: m.id,
+                        kind: m.kind,
+                        // Filled for the rows the report keeps (a few of up to hundreds of
+                        // thousands): see below.
+                        text: String::new(),
+                        from,
+                        to,
+                        after_at: None,
+                        before_at: None,
+                    });
+                    group.last_mut().expect("just pushed")
+                }
+            };
             if is_after {
                 row.after_at = Some(at);
                 row.from = from;
             } else {
                 row.before_at = Some(at);
             }
+        };
+        for t in after_list[a..].iter().take_while(|t| t.0 == i) {
+            add(t, true);
+            a += 1;
         }
-    };
-    add(after, true);
-    add(before, false);
-    let mut all: Vec<(usize, Transition)> = rows.into_iter().map(|((i, _), t)| (i, t)).collect();
+        for t in before_list[b..].iter().take_while(|t| t.0 == i) {
+            add(t, false);
+            b += 1;
+        }
+        group.sort_by_key(|t| t.to.as_str());
+        all.extend(group.drain(..).map(|t| (i, t)));
+    }
     let differing = all.iter().filter(|(_, t)| t.differs()).count();
-    all.sort_by_key(|(_, t)| {
+    // The first `limit` rows: those the settings move first, soonest first. The position
+    // breaks the last ties, so only the rows kept need sorting.
+    let key = |(n, (_, t)): &(usize, (usize, Transition))| {
         (
             !t.differs(),
             t.after_at.or(t.before_at).unwrap_or(i64::MAX),
             t.memory_id,
+            *n,
         )
-    });
-    all.truncate(limit);
+    };
+    let mut all: Vec<(usize, (usize, Transition))> = all.into_iter().enumerate().collect();
+    if limit < all.len() {
+        all.select_nth_unstable_by_key(limit, key);
+        all.truncate(limit);
+    }
+    all.sort_unstable_by_key(key);
+    let all = all.into_iter().map(|(_, row)| row);
     let kept = all.into_iter().map(|(i, mut t)| {
         t.text = preview(&snap.memories[i]);
         t
@@ -749,6 +792,70 @@ mod tests {
         assert_eq!(report.series[0].after as usize, report.next_cycle_after);
         // The hidden set is what the next cycle forgets.
         assert_eq!(p.overlay.hidden, HashSet::from([1]));
+    }
+
+    #[test]
+    fn each_memory_and_state_is_one_row_with_both_sides_and_a_limit_keeps_the_first_rows() {
+        // Ages and texts spread so that the two settings move some memories on other days,
+        // forget some only on one side, and leave others alone.
+        let ms: Vec<Memory> = (0..40)
+            .map(|i| {
+                let text = if i % 3 == 0 {
+                    "Thanks!"
+                } else {
+                    "A long memory about the violin recital in Porto"
+                };
+                mem(
+                    i,
+                    text,
+                    (i * 7 % 200) as f64,
+                    0.2 + (i % 5) as f64 * 0.1,
+                    NOW,
+                )
+            })
+            .collect();
+        let consolidated: Vec<i64> = (0..40).filter(|i| i % 2 == 0).collect();
+        let s = snap(ms, &consolidated);
+        let before = SleepConfig::default();
+        let after = SleepConfig {
+            importance_half_life_days: 10.0,
+            archive_after_days: 40.0,
+            forget_importance: 0.5,
+            forget_max_words: 6,
+            ..SleepConfig::default()
+        };
+        let words = WordCounts::new(&s, [before.forget_max_words, after.forget_max_words]);
+        let (b, a) = (
+            predict(&s, &before, 180.0, &words),
+            predict(&s, &after, 180.0, &words),
+        );
+        let all = compare(&s, &b, &a, 180.0, usize::MAX);
+        // One row per memory and state reached, holding each side's instant.
+        // (memory, state reached) → (proposed instant, saved instant).
+        type Instants = (Option<i64>, Option<i64>);
+        let mut expected: BTreeMap<(i64, &str), Instants> = BTreeMap::new();
+        for (p, is_after) in [(&a, true), (&b, false)] {
+            for &(i, _, to, at) in &p.transitions {
+                let e = expected.entry((s.memories[i].id, to.as_str())).or_default();
+                *(if is_after { &mut e.0 } else { &mut e.1 }) = Some(at);
+            }
+        }
+        let mut rows: Vec<_> = all
+            .transitions
+            .iter()
+            .map(|t| ((t.memory_id, t.to.as_str()), (t.after_at, t.before_at)))
+            .collect();
+        rows.sort_by_key(|r| r.0);
+        assert_eq!(rows, expected.into_iter().collect::<Vec<_>>());
+        assert!(all.differing > 0 && all.differing < all.transitions.len());
+        // Moved rows first, soonest first.
+        let key = |t: &Transition| (!t.differs(), t.after_at.or(t.before_at).unwrap_or(i64::MAX));
+        assert!(all.transitions.windows(2).all(|w| key(&w[0]) <= key(&w[1])));
+        for limit in [0, 1, 5, all.transitions.len() / 2] {
+            let head = compare(&s, &b, &a, 180.0, limit);
+            assert_eq!(head.transitions, all.transitions[..limit], "limit {limit}");
+            assert_eq!(head.differing, all.differing);
+        }
     }
 
     #[test]

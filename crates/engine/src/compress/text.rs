@@ -511,31 +511,103 @@ pub fn words(text: &str) -> Vec<Word> {
 
 /// [`words`], one at a time (a count that stops early reads only what it needs).
 pub fn word_iter(text: &str) -> impl Iterator<Item = Word> + '_ {
+    raw_words(text).map(word_of)
+}
+
+/// The stretches of `text` that are words: letters, digits and apostrophes.
+fn raw_words(text: &str) -> impl Iterator<Item = &str> + '_ {
     text.split(|c: char| !(c.is_alphanumeric() || c == '\''))
         .filter(|w| !w.is_empty())
-        .map(|raw| {
-            let lower = raw.to_lowercase();
-            let lower = lower.trim_matches('\'');
-            let base = lower
-                .strip_suffix("'s")
-                .or_else(|| lower.strip_suffix("’s"))
-                .unwrap_or(lower);
-            // A contraction ("won't", "I've") is never a topic.
-            let contraction = base.contains('\'');
-            let base = base.replace('\'', "");
-            let stem = stem(&base);
-            let content = !contraction
-                && base.chars().count() >= 3
-                && !base.chars().all(|c| c.is_ascii_digit())
-                && !stopwords().contains(base.as_str())
-                && !stopwords().contains(stem.as_str());
-            Word {
-                capitalized: raw.chars().next().is_some_and(char::is_uppercase),
-                surface: base,
-                stem,
-                content,
-            }
-        })
+}
+
+fn word_of(raw: &str) -> Word {
+    let lower = raw.to_lowercase();
+    let lower = lower.trim_matches('\'');
+    let base = lower
+        .strip_suffix("'s")
+        .or_else(|| lower.strip_suffix("’s"))
+        .unwrap_or(lower);
+    // A contraction ("won't", "I've") is never a topic.
+    let contraction = base.contains('\'');
+    let base = base.replace('\'', "");
+    let stem = stem(&base);
+    let content = !contraction
+        && base.chars().count() >= 3
+        && !base.chars().all(|c| c.is_ascii_digit())
+        && !stopwords().contains(base.as_str())
+        && !stopwords().contains(stem.as_str());
+    Word {
+        capitalized: raw.chars().next().is_some_and(char::is_uppercase),
+        surface: base,
+        stem,
+        content,
+    }
+}
+
+/// How many words of `text` are content words ([`Word::content`]), counted no further than
+/// `cap`: what [`word_iter`] decides, without its strings. An ASCII word (most are) is
+/// judged in one reused buffer; any other goes through [`word_iter`]'s own steps. The
+/// what-if simulator counts the words of every memory the forgetting rule reaches (up to
+/// 100,000), on every simulation.
+pub fn content_words_up_to(text: &str, cap: usize) -> usize {
+    let mut lower = String::new();
+    let mut n = 0;
+    for raw in raw_words(text) {
+        if n >= cap {
+            break;
+        }
+        let content = if raw.is_ascii() {
+            ascii_content(raw, &mut lower)
+        } else {
+            word_of(raw).content
+        };
+        n += usize::from(content);
+    }
+    n
+}
+
+/// [`word_of`]'s `content` for an ASCII word, lower-cased into `lower`.
+fn ascii_content(raw: &str, lower: &mut String) -> bool {
+    lower.clear();
+    lower.extend(raw.chars().map(|c| c.to_ascii_lowercase()));
+    let trimmed = lower.trim_matches('\'');
+    let base = trimmed.strip_suffix("'s").unwrap_or(trimmed);
+    // A contraction is never content; without one, removing apostrophes changes nothing.
+    if base.contains('\'') || base.len() < 3 || base.bytes().all(|b| b.is_ascii_digit()) {
+        return false;
+    }
+    let words = stopwords();
+    if words.contains(base) {
+        return false;
+    }
+    match stem_in_place(base) {
+        Stem::Same => true,
+        Stem::Prefix(p) => !words.contains(p),
+        Stem::Y(p) => !words.contains(format!("{p}y").as_str()),
+    }
+}
+
+/// What [`stem`] makes of a word, without a new string where it can.
+enum Stem<'a> {
+    Same,
+    /// A prefix of the word.
+    Prefix(&'a str),
+    /// This prefix followed by "y".
+    Y(&'a str),
+}
+
+fn stem_in_place(w: &str) -> Stem<'_> {
+    let n = w.len();
+    if n > 4 && w.ends_with("ies") {
+        return Stem::Y(&w[..n - 3]);
+    }
+    if n > 4 && (w.ends_with("sses") || w.ends_with("ches") || w.ends_with("shes")) {
+        return Stem::Prefix(&w[..n - 2]);
+    }
+    if n > 3 && w.ends_with('s') && !w.ends_with("ss") && !w.ends_with("us") && !w.ends_with("is") {
+        return Stem::Prefix(&w[..n - 1]);
+    }
+    Stem::Same
 }
 
 /// Stems of the content words of `text`.
@@ -549,17 +621,11 @@ pub fn content_stems(text: &str) -> Vec<String> {
 
 /// A light plural stemmer: "paintings" → "painting", "classes" → "class", "kids" → "kid".
 fn stem(w: &str) -> String {
-    let n = w.len();
-    if n > 4 && w.ends_with("ies") {
-        return format!("{}y", &w[..n - 3]);
+    match stem_in_place(w) {
+        Stem::Same => w.to_string(),
+        Stem::Prefix(p) => p.to_string(),
+        Stem::Y(p) => format!("{p}y"),
     }
-    if n > 4 && (w.ends_with("sses") || w.ends_with("ches") || w.ends_with("shes")) {
-        return w[..n - 2].to_string();
-    }
-    if n > 3 && w.ends_with('s') && !w.ends_with("ss") && !w.ends_with("us") && !w.ends_with("is") {
-        return w[..n - 1].to_string();
-    }
-    w.to_string()
 }
 
 /// Document frequencies of stems over a corpus (one document per memory).
@@ -621,6 +687,49 @@ pub fn join_and(items: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_fast_content_word_count_decides_each_word_as_word_iter_does() {
+        use rand::{Rng, SeedableRng};
+        let mut texts: Vec<String> = [
+            "",
+            "I won't go to the lighthouse's garden with Maya's kids",
+            "Ferries, lighthouses, harbours; pottery glazes and mountain trails!",
+            "'quoted' words, ''odd'' ones, it's Bob's and the kids' bikes",
+            "1999 2024s 42nd 3d abc ABC Abc aBC",
+            "stories classes watches dishes bus this glass series bodies bees",
+            "Ünïcödé wörds, café crème, Straße, ÉCOLE, naïve résumés, 東京 タワー",
+            "emoji 🎉 party🎉time and ’curly’ quotes’s end",
+            "the and of THE And Of yours themselves everything",
+        ]
+        .map(String::from)
+        .to_vec();
+        // Random texts over an alphabet that reaches every rule: stopwords, plural
+        // endings, apostrophes, digits, capitals and letters outside ASCII.
+        let pieces = [
+            "the", "and", "ies", "s", "ss", "us", "is", "'", "'s", "’", "3", "42", "é", "İ", "ß",
+            "Ab", "cd", "ef", "xyz", " ", " ", ",", "-", "won", "t", "body", "class", "ch", "sh",
+        ];
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        for _ in 0..2000 {
+            let n = rng.gen_range(0..30);
+            texts.push(
+                (0..n)
+                    .map(|_| pieces[rng.gen_range(0..pieces.len())])
+                    .collect(),
+            );
+        }
+        for text in &texts {
+            let content = word_iter(text).filter(|w| w.content).count();
+            for cap in 0..12 {
+                assert_eq!(
+                    content_words_up_to(text, cap),
+                    content.min(cap),
+                    "{text:?} capped at {cap}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn sentences_split_at_terminal_punctuation() {

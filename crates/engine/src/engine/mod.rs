@@ -157,6 +157,12 @@ pub struct Somna {
     sync: Mutex<crate::store::ExternalCursor>,
     /// The store's change stream (also reachable without the store lock).
     changes: Arc<ChangeBus>,
+    /// A second connection to the store for reads on a second thread (the what-if
+    /// simulator's searches), opened when first asked for ([`Store::reader`]).
+    spare: Mutex<Option<Store>>,
+    /// A thread kept for work beside the caller's (the what-if simulator's second half),
+    /// started when first asked for ([`Somna::beside`]).
+    beside: std::sync::OnceLock<rayon::ThreadPool>,
 }
 
 impl Somna {
@@ -205,6 +211,8 @@ impl Somna {
             ledger: Default::default(),
             policies: RwLock::new(Arc::new(Policies::none())),
             sync: Mutex::new(sync),
+            spare: Mutex::new(None),
+            beside: Default::default(),
         })
     }
 
@@ -225,6 +233,37 @@ impl Somna {
 
     pub(crate) fn store(&self) -> MutexGuard<'_, Store> {
         self.store.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The second connection ([`Somna::spare`]), taken for one piece of work and put back
+    /// with [`Somna::put_spare`] (a new one while another thread has it); `None` when the
+    /// store has no other connection (in memory).
+    pub(crate) fn take_spare(&self) -> Result<Option<Store>> {
+        let mut spare = self.spare.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(store) = spare.take() {
+            return Ok(Some(store));
+        }
+        drop(spare);
+        self.store().reader()
+    }
+
+    /// One thread, kept, for work beside the calling thread's: a thread started for the
+    /// work and ended after it costs more than the work saves (see `engine/whatif.rs`).
+    /// It is started by the first caller and has its priority.
+    pub(crate) fn beside(&self) -> Result<&rayon::ThreadPool> {
+        if let Some(pool) = self.beside.get() {
+            return Ok(pool);
+        }
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .thread_name(|_| "somna-beside".into())
+            .build()
+            .map_err(|e| Error::Internal(format!("could not start a thread: {e}")))?;
+        Ok(self.beside.get_or_init(|| pool))
+    }
+
+    pub(crate) fn put_spare(&self, store: Store) {
+        *self.spare.lock().unwrap_or_else(|p| p.into_inner()) = Some(store);
     }
 
     /// The store if no one holds it (for work that may be skipped, like a ledger flush).

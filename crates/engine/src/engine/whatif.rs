@@ -7,16 +7,20 @@
 use super::Somna;
 use crate::embed::Embedder;
 use crate::golden::options_of;
+use crate::memory::Kind;
 use crate::retrieve::overlay::{Overlay, Reads};
 use crate::retrieve::{self, SearchCtx, SearchQuery, SearchResponse, Weights};
 use crate::sleep::plan::Snapshot;
 use crate::sleep::SleepConfig;
 use crate::store::now_ms;
+use crate::store::{GoldenQuery, Store};
 use crate::whatif::{
     compare, predict, ranks, GoldenSummary, GoldenWhatIf, LifecycleWhatIf, SearchWhatIf,
     SidePrediction, WhatIfReport, WhatIfRequest, WhatIfTimings, WordCounts,
 };
 use crate::Result;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 use std::time::Instant;
 
 fn ms(t: Instant) -> f64 {
@@ -32,6 +36,9 @@ struct Predicted {
     lifecycle_ms: f64,
 }
 
+/// A query ranked both ways (saved, proposed), and how long its two searches took (ms).
+type Ranked = ([SearchResponse; 2], f64);
+
 /// One side of the comparison: its fusion weights, its store after the next cycle, and the
 /// answers kept for that store across the simulation's searches.
 struct Side<'a> {
@@ -44,6 +51,19 @@ impl Somna {
     /// What `req.patch` would do beside the saved settings (see [`crate::whatif`]). Writes
     /// nothing.
     pub fn what_if(&self, req: &WhatIfRequest) -> Result<WhatIfReport> {
+        self.what_if_on(req, true)
+    }
+
+    /// [`Somna::what_if`] on the calling thread and the store's one connection alone, for
+    /// tests that hold the two-thread simulation to it.
+    #[cfg(any(test, feature = "testing"))]
+    pub fn what_if_on_one_thread(&self, req: &WhatIfRequest) -> Result<WhatIfReport> {
+        self.what_if_on(req, false)
+    }
+
+    /// With `two_threads`, the store's reads and the searches are shared out with a second
+    /// thread on a second connection (when the store has one).
+    fn what_if_on(&self, req: &WhatIfRequest, two_threads: bool) -> Result<WhatIfReport> {
         let t0 = Instant::now();
         let horizon = req.horizon_days()?;
         let limit = req.limit()?;
@@ -60,6 +80,12 @@ impl Somna {
         let now = req.now_ms.unwrap_or_else(now_ms);
 
         let golden = self.store().read().golden_queries()?;
+        // A second connection to the store, for a second thread's reads.
+        let mut spare = if two_threads {
+            self.take_spare()?
+        } else {
+            None
+        };
         // Every query's vector in one batch (a batch embeds several times faster per text
         // than one text at a time); queries embedded lately are not embedded again. The
         // batch runs on a thread of its own beside the snapshot and the lifecycle, which
@@ -76,7 +102,14 @@ impl Somna {
                 let t = Instant::now();
                 embedder.embed(&texts).map(|_| ms(t))
             });
-            let predicted = self.predict_both(now, &before.sleep, &after.sleep, horizon, limit);
+            let predicted = self.predict_both(
+                spare.as_mut(),
+                now,
+                &before.sleep,
+                &after.sleep,
+                horizon,
+                limit,
+            );
             (embedding.join(), predicted)
         });
         let embed_ms = embedded.map_err(|_| {
@@ -109,9 +142,14 @@ impl Somna {
                 own: after_own,
             },
         ];
-        let shared = Reads::default();
-        let t = Instant::now();
-        let mut queries = Vec::with_capacity(golden.len());
+        // The golden queries and the current search, each ranked both ways, shared out
+        // between two threads: this one on the store's connection and one on a second.
+        let mut items: Vec<(Option<&GoldenQuery>, SearchQuery)> = Vec::new();
+        if let Some(q) = &req.query {
+            let mut sq = SearchQuery::new(q.trim());
+            sq.k = k;
+            items.push((None, sq));
+        }
         for g in &golden {
             let opts = options_of(g);
             let mut sq = SearchQuery::new(&g.query);
@@ -121,7 +159,27 @@ impl Somna {
             if let Some(m) = opts.mode {
                 sq.mode = m;
             }
-            let [b, a] = self.both_ways(&sq, &sides, &shared)?;
+            items.push((Some(g), sq));
+        }
+        let shared = Reads::default();
+        let t = Instant::now();
+        let ranked = self.rank_all(&items, &sides, &shared, &mut spare)?;
+        if let Some(store) = spare {
+            self.put_spare(store);
+        }
+        let golden_ms = ms(t);
+        let mut search = None;
+        let mut search_ms = 0.0;
+        let mut queries = Vec::with_capacity(golden.len());
+        for ((g, _), ([b, a], took)) in items.iter().zip(ranked) {
+            let Some(g) = g else {
+                search = Some(SearchWhatIf {
+                    before: b,
+                    after: a,
+                });
+                search_ms = took;
+                continue;
+            };
             let ids =
                 |r: &SearchResponse| -> Vec<i64> { r.hits.iter().map(|h| h.memory.id).collect() };
             let (before_ranks, before_recall) = ranks(&g.expected, &ids(&b), g.k);
@@ -138,19 +196,6 @@ impl Somna {
             });
         }
         let golden = summarise(queries);
-        let golden_ms = ms(t);
-
-        let t = Instant::now();
-        let search = match &req.query {
-            Some(q) => {
-                let mut sq = SearchQuery::new(q.trim());
-                sq.k = k;
-                let [before, after] = self.both_ways(&sq, &sides, &shared)?;
-                Some(SearchWhatIf { before, after })
-            }
-            None => None,
-        };
-        let search_ms = ms(t);
         Ok(WhatIfReport {
             now,
             horizon_days: horizon,
@@ -171,9 +216,12 @@ impl Somna {
     }
 
     /// Reads the store's snapshot for the lifecycle and predicts it under each side's
-    /// settings from `now` to `horizon` days later.
+    /// settings from `now` to `horizon` days later. With a second connection (`spare`) the
+    /// snapshot is read in two halves and the two sides are predicted at once, each on a
+    /// thread of its own: both are most of a simulation's time, and a core would idle.
     fn predict_both(
         &self,
+        spare: Option<&mut Store>,
         now: i64,
         before: &SleepConfig,
         after: &SleepConfig,
@@ -181,16 +229,34 @@ impl Somna {
         limit: usize,
     ) -> Result<Predicted> {
         let t = Instant::now();
-        let snap = Snapshot::read_for_lifecycle(&self.store().read(), now)?;
+        let two_threads = spare.is_some();
+        let snap = match spare {
+            Some(spare) => self.read_snapshot_in_halves(spare, now)?,
+            None => Snapshot::read_for_lifecycle(&self.store().read(), now)?,
+        };
         let snapshot_ms = ms(t);
         let t = Instant::now();
         let words = WordCounts::new(&snap, [before.forget_max_words, after.forget_max_words]);
-        let was = predict(&snap, before, horizon, &words);
         // Unchanged lifecycle settings (a change of weights only) predict the same.
-        let would = if after == before {
-            was.clone()
+        let (was, would) = if after == before {
+            let was = predict(&snap, before, horizon, &words);
+            (was.clone(), was)
         } else {
-            predict(&snap, after, horizon, &words)
+            let mut would = None;
+            let would_slot = &mut would;
+            let was = if two_threads {
+                self.beside()?.in_place_scope(|s| {
+                    s.spawn(|_| *would_slot = Some(predict(&snap, after, horizon, &words)));
+                    predict(&snap, before, horizon, &words)
+                })
+            } else {
+                *would_slot = Some(predict(&snap, after, horizon, &words));
+                predict(&snap, before, horizon, &words)
+            };
+            let would = would.ok_or_else(|| {
+                crate::Error::Internal("the proposed settings were not predicted".into())
+            })?;
+            (was, would)
         };
         let lifecycle = compare(&snap, &was, &would, horizon, limit);
         Ok(Predicted {
@@ -202,32 +268,125 @@ impl Somna {
         })
     }
 
-    /// `q` with each side's weights over each side's store after the next cycle.
-    fn both_ways(
+    /// [`Snapshot::read_for_lifecycle`] read as two ranges of ids, the lower on the store's
+    /// connection and the upper on `spare` at once (each read is mostly the decoding of
+    /// its rows, one core's work). The two reads are two read transactions: a write
+    /// committed between them is seen by one and not the other, which a simulation of the
+    /// months ahead can bear (it writes nothing).
+    fn read_snapshot_in_halves(&self, spare: &mut Store, now: i64) -> Result<Snapshot> {
+        let store = self.store();
+        let (low, high) = store.read().memory_id_bounds()?;
+        let middle = low + (high - low) / 2 + 1;
+        // Room for every row from the start: the list is most of the snapshot's memory.
+        let rows = |ids: std::ops::Range<i64>| usize::try_from(ids.end - ids.start).unwrap_or(0);
+        let mut upper = Vec::with_capacity(rows(middle..high + 1));
+        let mut memories = Vec::with_capacity(rows(low..high + 1));
+        let mut rest = None;
+        let (upper_rows, rest_slot) = (&mut upper, &mut rest);
+        let consolidated = self.beside()?.in_place_scope(|s| {
+            s.spawn(move |_| {
+                let read = spare.read();
+                *rest_slot = Some(
+                    read.memories_for_lifecycle(middle..i64::MAX, upper_rows)
+                        .and_then(|()| {
+                            Ok((read.derived_targets(Kind::Schema)?, read.last_decay_at()?))
+                        }),
+                );
+            });
+            let read = store.read();
+            read.memories_for_lifecycle(i64::MIN..middle, &mut memories)?;
+            read.derived_targets(Kind::Summary)
+        })?;
+        let (in_schema, last_decay_at) = rest.ok_or_else(|| {
+            crate::Error::Internal("the snapshot's upper half was not read".into())
+        })??;
+        memories.append(&mut upper);
+        Ok(Snapshot {
+            now,
+            memories,
+            consolidated,
+            in_schema,
+            last_decay_at,
+        })
+    }
+
+    /// Each query of `items` with each side's weights over each side's store after the
+    /// next cycle, and how long its two searches took (ms). The queries are shared out
+    /// between this thread, on the store's connection, and a second thread on a second
+    /// connection ([`Somna::take_spare`]), each taking the next query left: a search
+    /// spends most of its time in the store (FTS5 scoring, memory rows), which one
+    /// connection serves to one thread at a time. An in-memory store ranks on one thread.
+    fn rank_all(
         &self,
-        q: &SearchQuery,
+        items: &[(Option<&GoldenQuery>, SearchQuery)],
         sides: &[Side<'_>; 2],
         shared: &Reads,
-    ) -> Result<[SearchResponse; 2]> {
-        let store = self.store();
+        spare: &mut Option<Store>,
+    ) -> Result<Vec<Ranked>> {
         let index = self.index_read();
         let actors = self.actors.read().unwrap_or_else(|p| p.into_inner());
-        let ctx = SearchCtx {
-            store: &store,
-            index: &index,
-            embedder: &self.query_embedder(),
-            known_actors: &actors,
-            has_causal_links: self
-                .has_causal_links
-                .load(std::sync::atomic::Ordering::Relaxed),
+        let embedder = self.query_embedder();
+        let has_causal_links = self
+            .has_causal_links
+            .load(std::sync::atomic::Ordering::Relaxed);
+        let next = AtomicUsize::new(0);
+        let slots: Vec<Mutex<Option<Result<Ranked>>>> =
+            items.iter().map(|_| Mutex::new(None)).collect();
+        // Takes the next query on `store` until none is left or one fails.
+        let rank = |store: &Store| loop {
+            let ctx = SearchCtx {
+                store,
+                index: &index,
+                embedder: &embedder,
+                known_actors: &actors,
+                has_causal_links,
+            };
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some((_, q)) = items.get(i) else { break };
+            let t = Instant::now();
+            let out = both_ways(&ctx, q, sides, shared).map(|r| (r, ms(t)));
+            let failed = out.is_err();
+            *slots[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(out);
+            if failed {
+                next.store(items.len(), Ordering::Relaxed);
+            }
         };
-        let run = |side: &Side<'_>| {
-            let mut sq = q.clone();
-            sq.weights = side.weights;
-            retrieve::search_with_overlay(&ctx, &sq, side.overlay, (shared, side.own))
-        };
-        Ok([run(&sides[0])?, run(&sides[1])?])
+        match spare.as_mut().filter(|_| items.len() > 1) {
+            Some(spare) => self.beside()?.in_place_scope(|s| {
+                let rank = &rank;
+                s.spawn(move |_| rank(spare));
+                rank(&self.store());
+            }),
+            None => rank(&self.store()),
+        }
+        slots
+            .into_iter()
+            .map(|slot| {
+                slot.into_inner()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .unwrap_or_else(|| {
+                        Err(crate::Error::Internal(
+                            "a what-if query was left unranked".into(),
+                        ))
+                    })
+            })
+            .collect()
     }
+}
+
+/// `q` with each side's weights over each side's store after the next cycle.
+fn both_ways(
+    ctx: &SearchCtx<'_>,
+    q: &SearchQuery,
+    sides: &[Side<'_>; 2],
+    shared: &Reads,
+) -> Result<[SearchResponse; 2]> {
+    let run = |side: &Side<'_>| {
+        let mut sq = q.clone();
+        sq.weights = side.weights;
+        retrieve::search_with_overlay(ctx, &sq, side.overlay, (shared, side.own))
+    };
+    Ok([run(&sides[0])?, run(&sides[1])?])
 }
 
 fn summarise(queries: Vec<GoldenWhatIf>) -> GoldenSummary {

@@ -61,7 +61,9 @@ fn key(filter: &MemoryFilter) -> String {
     serde_json::to_string(filter).unwrap_or_default()
 }
 
-/// The kept answer under `k`, or `read`'s (then kept).
+/// The kept answer under `k`, or `read`'s (then kept). Two threads may read the same
+/// answer at once; the first one kept is the one both return, so a visibility keeps one
+/// address for [`which`] while it is in use.
 fn kept<K: std::hash::Hash + Eq, V: Clone>(
     map: &Mutex<HashMap<K, V>>,
     k: K,
@@ -71,10 +73,12 @@ fn kept<K: std::hash::Hash + Eq, V: Clone>(
         return Ok(v.clone());
     }
     let v = read()?;
-    map.lock()
+    Ok(map
+        .lock()
         .unwrap_or_else(|p| p.into_inner())
-        .insert(k, v.clone());
-    Ok(v)
+        .entry(k)
+        .or_insert(v)
+        .clone())
 }
 
 /// `inner` with an [`Overlay`] over it. `shared` keeps the store's answers for every

@@ -47,9 +47,11 @@ impl Snapshot {
     /// ([`crate::store::Tx::memories_for_lifecycle`]), so it must not be compressed or
     /// written back. The what-if simulator reads this one.
     pub fn read_for_lifecycle(read: &crate::store::Tx<'_>, now: i64) -> Result<Snapshot> {
+        let mut memories = Vec::new();
+        read.memories_for_lifecycle(i64::MIN..i64::MAX, &mut memories)?;
         Ok(Snapshot {
             now,
-            memories: read.memories_for_lifecycle()?,
+            memories,
             consolidated: read.derived_targets(Kind::Summary)?,
             in_schema: read.derived_targets(Kind::Schema)?,
             last_decay_at: read.last_decay_at()?,
@@ -644,10 +646,7 @@ pub fn content_words(m: &Memory) -> usize {
 /// [`content_words`], counted no further than one past `limit`: the forgetting rule only
 /// asks whether the count is at most a limit, and most texts pass any limit in a few words.
 pub fn content_words_up_to(m: &Memory, limit: usize) -> usize {
-    text::word_iter(&m.text)
-        .filter(|w| w.content)
-        .take(limit.saturating_add(1))
-        .count()
+    text::content_words_up_to(&m.text, limit.saturating_add(1))
 }
 
 /// Phase 4: [`forget_one`] for every memory of the snapshot, as field changes.

@@ -341,9 +341,10 @@ pub(crate) fn placeholders(n: usize) -> String {
 }
 
 fn parse_col<T: std::str::FromStr<Err = Error>>(row: &Row<'_>, i: usize) -> Result<T> {
-    let s: String = row.get(i)?;
-    s.parse()
-        .map_err(|e: Error| Error::Internal(format!("column {i} of a memory: {e}")))
+    row.with_str(i, |s| {
+        s.parse()
+            .map_err(|e: Error| Error::Internal(format!("column {i} of a memory: {e}")))
+    })
 }
 
 fn json_col<T: serde::de::DeserializeOwned>(row: &Row<'_>, i: usize) -> Result<T> {
@@ -1120,19 +1121,25 @@ impl Tx<'_> {
         rows.collect::<Result<_>>()
     }
 
-    /// Every memory not deleted, by id, without its 5W1H, tags, metadata and details (left
-    /// empty): what the lifecycle rules read (replay, batching, decay, forgetting) at a
-    /// fraction of [`Tx::all_memories`]' cost, most of which is those columns' strings
-    /// and JSON.
-    pub fn memories_for_lifecycle(&self) -> Result<Vec<Memory>> {
-        let mut stmt = self.conn().prepare(&format!(
+    /// Every memory not deleted whose id is in `ids`, by id, without its 5W1H, tags,
+    /// metadata and details (left empty), pushed onto `out`: what the lifecycle rules read
+    /// (replay, batching, decay, forgetting) at a fraction of [`Tx::all_memories`]' cost,
+    /// most of which is those columns' strings and JSON. Two ranges can be read on two
+    /// connections at once, and the rows of both go into one list made large enough.
+    pub fn memories_for_lifecycle(
+        &self,
+        ids: std::ops::Range<i64>,
+        out: &mut Vec<Memory>,
+    ) -> Result<()> {
+        let mut stmt = self.conn().prepare_cached(&format!(
             "SELECT m.id, m.kind, m.text, m.conversation, m.session, m.occurred_at, m.created_at,
                     m.updated_at, m.importance, m.novelty, COALESCE(a.count, 0), a.last_at,
                     m.state, m.source, m.l_score, m.deleted_at, m.tokens, m.pinned,
                     m.valid_from, m.valid_to, m.superseded_by
-             FROM {FROM} WHERE m.deleted_at IS NULL ORDER BY m.id"
+             FROM {FROM} WHERE m.deleted_at IS NULL AND m.id >= ?1 AND m.id < ?2
+             ORDER BY m.id"
         ))?;
-        let rows = stmt.query_map([], |row| {
+        let rows = stmt.query_map([ids.start, ids.end], |row| {
             Ok(Memory {
                 id: row.get(0)?,
                 kind: parse_col::<Kind>(row, 1)?,
@@ -1161,7 +1168,20 @@ impl Tx<'_> {
                 superseded_by: row.get(20)?,
             })
         })?;
-        rows.collect::<Result<_>>()
+        for row in rows {
+            out.push(row?);
+        }
+        Ok(())
+    }
+
+    /// The lowest and highest memory id, deleted memories included (`(0, 0)` when the
+    /// store has none): where [`Tx::memories_for_lifecycle`]'s reads can be split.
+    pub fn memory_id_bounds(&self) -> Result<(i64, i64)> {
+        self.conn().query_row(
+            "SELECT COALESCE(MIN(id), 0), COALESCE(MAX(id), 0) FROM memories",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
     }
 
     /// Every visible (not deleted, not forgotten) memory's point attributes, by id, handed

@@ -125,6 +125,21 @@ impl Store {
         }
     }
 
+    /// Another connection to this store, for reads on another thread beside this
+    /// connection's (a connection serves one thread at a time): for a SQLite file a
+    /// connection of its own to the file, for Postgres a [`Store::sibling`]; `None` for an
+    /// in-memory store, which no other connection can see.
+    pub fn reader(&self) -> Result<Option<Store>> {
+        match &self.backend {
+            Backend::Sqlite(_) if self.path == Path::new(":memory:") => Ok(None),
+            Backend::Sqlite(_) => Ok(Some(Self::with(
+                Backend::Sqlite(sqlite::open(&self.path)?),
+                self.path.clone(),
+            ))),
+            Backend::Postgres(_) => self.sibling(),
+        }
+    }
+
     /// Whether this store lives in Postgres.
     pub fn is_postgres(&self) -> bool {
         matches!(self.backend, Backend::Postgres(_))

@@ -312,6 +312,26 @@ impl Row<'_> {
         }
     }
 
+    /// Column `i`, a text, handed to `f` where it lies (no string is made of it): for
+    /// columns parsed into something else, as the memories' kind and state.
+    pub fn with_str<T>(&self, i: usize, f: impl FnOnce(&str) -> Result<T>) -> Result<T> {
+        match self.inner {
+            RowOf::Sqlite(r) => f(r
+                .get_ref(i)?
+                .as_str()
+                .map_err(|e| Error::Internal(format!("column {i} is not text: {e}")))?),
+            RowOf::Postgres(r) => {
+                use postgres::types::Type;
+                match *r.columns()[i].type_() {
+                    Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME => {
+                        f(r.try_get::<_, &str>(i)?)
+                    }
+                    _ => Err(pg_type_error(r, i, "text")),
+                }
+            }
+        }
+    }
+
     /// Column `i` shown whatever its type (for tests that compare whole rows).
     pub fn show(&self, i: usize) -> String {
         match self.inner {

@@ -352,7 +352,9 @@ fn the_lifecycle_snapshot_reads_what_the_full_one_does_but_the_columns_it_leaves
         .engine
         .with_store(|s| {
             let read = s.read();
-            Ok((read.all_memories()?, read.memories_for_lifecycle()?))
+            let mut lean = Vec::new();
+            read.memories_for_lifecycle(i64::MIN..i64::MAX, &mut lean)?;
+            Ok((read.all_memories()?, lean))
         })
         .unwrap();
     // The store's summaries carry details and its episodes a speaker, so the left-out
@@ -374,4 +376,57 @@ fn the_lifecycle_snapshot_reads_what_the_full_one_does_but_the_columns_it_leaves
         .collect();
     assert!(expected.len() > 10 && !expected.iter().any(|m| m.id == gone));
     assert_eq!(lean, expected);
+}
+
+#[test]
+fn two_threads_on_two_connections_simulate_what_one_thread_does() {
+    let f = store_with_a_past();
+    let episodes = ids_of(&f.engine, Kind::Episode, State::ALL.to_vec());
+    for (query, expected) in [
+        ("pottery kiln bowl", &episodes[..2]),
+        ("violin vibrato teacher", &episodes[12..14]),
+        ("weekend plans", &episodes[4..5]),
+        ("what did Ann say about her sister", &episodes[6..8]),
+        ("lighthouse trip photos", &episodes[9..10]),
+    ] {
+        f.engine
+            .golden_add(query, expected, 5, &Default::default())
+            .unwrap();
+    }
+    let req = WhatIfRequest {
+        patch: patch(),
+        query: Some("pottery class".into()),
+        now_ms: Some(now_ms() + 20 * DAY),
+        limit: Some(100_000),
+        ..Default::default()
+    };
+    // Twice each way: the second connection is kept from one simulation to the next.
+    for _ in 0..2 {
+        let two = f.engine.what_if(&req).unwrap();
+        let one = f.engine.what_if_on_one_thread(&req).unwrap();
+        assert!(two.lifecycle.simulated > 20, "{}", two.lifecycle.simulated);
+        assert_eq!(two.lifecycle, one.lifecycle);
+        assert_eq!(two.golden, one.golden);
+        assert_eq!(two.golden.queries.len(), 5);
+        // Scores within a millionth: recency is reckoned from the clock, which moves
+        // between the two searches.
+        let same = |a: &somna_engine::SearchResponse, b: &somna_engine::SearchResponse| {
+            let ids = |r: &somna_engine::SearchResponse| -> Vec<i64> {
+                r.hits.iter().map(|h| h.memory.id).collect()
+            };
+            assert_eq!(ids(a), ids(b));
+            for (x, y) in a.hits.iter().zip(&b.hits) {
+                assert!(
+                    (x.score - y.score).abs() < 1e-6,
+                    "{} vs {}",
+                    x.score,
+                    y.score
+                );
+            }
+        };
+        let (s2, s1) = (two.search.unwrap(), one.search.unwrap());
+        assert!(!s2.after.hits.is_empty());
+        same(&s2.before, &s1.before);
+        same(&s2.after, &s1.after);
+    }
 }
