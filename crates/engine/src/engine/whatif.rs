@@ -275,12 +275,12 @@ impl Somna {
     /// months ahead can bear (it writes nothing).
     fn read_snapshot_in_halves(&self, spare: &mut Store, now: i64) -> Result<Snapshot> {
         let store = self.store();
-        let (low, high) = store.read().memory_id_bounds()?;
+        let (low, high, count) = store.read().memory_id_bounds()?;
         let middle = low + (high - low) / 2 + 1;
-        // Room for every row from the start: the list is most of the snapshot's memory.
-        let rows = |ids: std::ops::Range<i64>| usize::try_from(ids.end - ids.start).unwrap_or(0);
-        let mut upper = Vec::with_capacity(rows(middle..high + 1));
-        let mut memories = Vec::with_capacity(rows(low..high + 1));
+        // Room for every row from the start (the list is most of the snapshot's memory):
+        // at most `count`, about half of it in each half of the ids.
+        let mut upper = Vec::with_capacity(count / 2 + 1);
+        let mut memories = Vec::with_capacity(count);
         let mut rest = None;
         let (upper_rows, rest_slot) = (&mut upper, &mut rest);
         let consolidated = self.beside()?.in_place_scope(|s| {

@@ -1174,13 +1174,17 @@ impl Tx<'_> {
         Ok(())
     }
 
-    /// The lowest and highest memory id, deleted memories included (`(0, 0)` when the
-    /// store has none): where [`Tx::memories_for_lifecycle`]'s reads can be split.
-    pub fn memory_id_bounds(&self) -> Result<(i64, i64)> {
+    /// The lowest and highest memory id and how many memories there are, deleted ones
+    /// included (`(0, 0, 0)` when the store has none): where [`Tx::memories_for_lifecycle`]'s
+    /// reads can be split, and how many rows they can return at most.
+    pub fn memory_id_bounds(&self) -> Result<(i64, i64, usize)> {
         self.conn().query_row(
-            "SELECT COALESCE(MIN(id), 0), COALESCE(MAX(id), 0) FROM memories",
+            "SELECT COALESCE(MIN(id), 0), COALESCE(MAX(id), 0), COUNT(*) FROM memories",
             [],
-            |r| Ok((r.get(0)?, r.get(1)?)),
+            |r| {
+                let count: i64 = r.get(2)?;
+                Ok((r.get(0)?, r.get(1)?, usize::try_from(count).unwrap_or(0)))
+            },
         )
     }
 
