@@ -5,6 +5,7 @@
 
 use crate::memory::Memory;
 use crate::metrics::{ndcg_at_k, recall_at_k};
+use crate::retrieve::SearchQuery;
 use crate::retrieve::{Route, ScoreMode};
 use crate::store::{GoldenQuery, GoldenResultRow, GoldenRunRow, MemoryFilter, Tx};
 use crate::Result;
@@ -65,6 +66,20 @@ const EPS: f64 = 1e-9;
 /// The search options a saved query keeps.
 pub fn options_of(q: &GoldenQuery) -> GoldenOptions {
     serde_json::from_value(q.options.clone()).unwrap_or_default()
+}
+
+/// The search a saved query runs: its text, k and kept options (the weights are the
+/// caller's).
+pub fn search_query_of(q: &GoldenQuery) -> SearchQuery {
+    let opts = options_of(q);
+    let mut sq = SearchQuery::new(&q.query);
+    sq.k = q.k;
+    sq.filter = opts.filter;
+    sq.route = opts.route;
+    if let Some(m) = opts.mode {
+        sq.mode = m;
+    }
+    sq
 }
 
 /// One query's result: the ids it ranked in its top k, scored against the expected ones.

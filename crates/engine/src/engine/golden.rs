@@ -5,9 +5,9 @@
 use super::Somna;
 use crate::events::Job;
 use crate::golden::{
-    assemble, options_of, recent_runs, runs_for_cycle, score, GoldenEntry, GoldenOptions, GoldenRun,
+    assemble, recent_runs, runs_for_cycle, score, search_query_of, GoldenEntry, GoldenOptions,
+    GoldenRun,
 };
-use crate::retrieve::SearchQuery;
 use crate::store::{now_ms, GoldenQuery, GoldenRunRow};
 use crate::{Error, Result};
 
@@ -84,15 +84,8 @@ impl Somna {
         job.report("golden", 0, queries.len() as u64);
         for (i, g) in queries.iter().enumerate() {
             job.cancel.check()?;
-            let opts = options_of(g);
-            let mut sq = SearchQuery::new(&g.query);
-            sq.k = g.k;
+            let mut sq = search_query_of(g);
             sq.weights = weights;
-            sq.filter = opts.filter;
-            sq.route = opts.route;
-            if let Some(m) = opts.mode {
-                sq.mode = m;
-            }
             let ranked: Vec<i64> = self
                 .search_readonly(&sq)?
                 .hits

@@ -6,7 +6,7 @@
 
 use super::Somna;
 use crate::embed::Embedder;
-use crate::golden::options_of;
+use crate::golden::search_query_of;
 use crate::memory::Kind;
 use crate::retrieve::overlay::{Overlay, Reads};
 use crate::retrieve::{self, SearchCtx, SearchQuery, SearchResponse, Weights};
@@ -144,23 +144,17 @@ impl Somna {
         ];
         // The golden queries and the current search, each ranked both ways, shared out
         // between two threads: this one on the store's connection and one on a second.
-        let mut items: Vec<(Option<&GoldenQuery>, SearchQuery)> = Vec::new();
-        if let Some(q) = &req.query {
-            let mut sq = SearchQuery::new(q.trim());
-            sq.k = k;
-            items.push((None, sq));
-        }
-        for g in &golden {
-            let opts = options_of(g);
-            let mut sq = SearchQuery::new(&g.query);
-            sq.k = g.k;
-            sq.filter = opts.filter;
-            sq.route = opts.route;
-            if let Some(m) = opts.mode {
-                sq.mode = m;
-            }
-            items.push((Some(g), sq));
-        }
+        let items: Vec<(Option<&GoldenQuery>, SearchQuery)> = req
+            .query
+            .as_deref()
+            .map(|q| {
+                let mut sq = SearchQuery::new(q.trim());
+                sq.k = k;
+                (None, sq)
+            })
+            .into_iter()
+            .chain(golden.iter().map(|g| (Some(g), search_query_of(g))))
+            .collect();
         let shared = Reads::default();
         let t = Instant::now();
         let ranked = self.rank_all(&items, &sides, &shared, &mut spare)?;
@@ -168,34 +162,7 @@ impl Somna {
             self.put_spare(store);
         }
         let golden_ms = ms(t);
-        let mut search = None;
-        let mut search_ms = 0.0;
-        let mut queries = Vec::with_capacity(golden.len());
-        for ((g, _), ([b, a], took)) in items.iter().zip(ranked) {
-            let Some(g) = g else {
-                search = Some(SearchWhatIf {
-                    before: b,
-                    after: a,
-                });
-                search_ms = took;
-                continue;
-            };
-            let ids =
-                |r: &SearchResponse| -> Vec<i64> { r.hits.iter().map(|h| h.memory.id).collect() };
-            let (before_ranks, before_recall) = ranks(&g.expected, &ids(&b), g.k);
-            let (after_ranks, after_recall) = ranks(&g.expected, &ids(&a), g.k);
-            queries.push(GoldenWhatIf {
-                query_id: g.id,
-                query: g.query.clone(),
-                k: g.k,
-                expected: g.expected.clone(),
-                before_ranks,
-                after_ranks,
-                before_recall,
-                after_recall,
-            });
-        }
-        let golden = summarise(queries);
+        let (golden, search, search_ms) = outcomes(&items, ranked);
         Ok(WhatIfReport {
             now,
             horizon_days: horizon,
@@ -242,21 +209,11 @@ impl Somna {
             let was = predict(&snap, before, horizon, &words);
             (was.clone(), was)
         } else {
-            let mut would = None;
-            let would_slot = &mut would;
-            let was = if two_threads {
-                self.beside()?.in_place_scope(|s| {
-                    s.spawn(|_| *would_slot = Some(predict(&snap, after, horizon, &words)));
-                    predict(&snap, before, horizon, &words)
-                })
-            } else {
-                *would_slot = Some(predict(&snap, after, horizon, &words));
-                predict(&snap, before, horizon, &words)
-            };
-            let would = would.ok_or_else(|| {
-                crate::Error::Internal("the proposed settings were not predicted".into())
-            })?;
-            (was, would)
+            self.at_once(
+                two_threads,
+                || predict(&snap, before, horizon, &words),
+                || predict(&snap, after, horizon, &words),
+            )?
         };
         let lifecycle = compare(&snap, &was, &would, horizon, limit);
         Ok(Predicted {
@@ -281,25 +238,21 @@ impl Somna {
         // at most `count`, about half of it in each half of the ids.
         let mut upper = Vec::with_capacity(count / 2 + 1);
         let mut memories = Vec::with_capacity(count);
-        let mut rest = None;
-        let (upper_rows, rest_slot) = (&mut upper, &mut rest);
-        let consolidated = self.beside()?.in_place_scope(|s| {
-            s.spawn(move |_| {
+        let upper_rows = &mut upper;
+        let (consolidated, rest) = self.at_once(
+            true,
+            || {
+                let read = store.read();
+                read.memories_for_lifecycle(i64::MIN..middle, &mut memories)?;
+                read.derived_targets(Kind::Summary)
+            },
+            move || -> Result<_> {
                 let read = spare.read();
-                *rest_slot = Some(
-                    read.memories_for_lifecycle(middle..i64::MAX, upper_rows)
-                        .and_then(|()| {
-                            Ok((read.derived_targets(Kind::Schema)?, read.last_decay_at()?))
-                        }),
-                );
-            });
-            let read = store.read();
-            read.memories_for_lifecycle(i64::MIN..middle, &mut memories)?;
-            read.derived_targets(Kind::Summary)
-        })?;
-        let (in_schema, last_decay_at) = rest.ok_or_else(|| {
-            crate::Error::Internal("the snapshot's upper half was not read".into())
-        })??;
+                read.memories_for_lifecycle(middle..i64::MAX, upper_rows)?;
+                Ok((read.derived_targets(Kind::Schema)?, read.last_decay_at()?))
+            },
+        )?;
+        let (consolidated, (in_schema, last_decay_at)) = (consolidated?, rest?);
         memories.append(&mut upper);
         Ok(Snapshot {
             now,
@@ -308,6 +261,30 @@ impl Somna {
             in_schema,
             last_decay_at,
         })
+    }
+
+    /// `first` on this thread and `second` at the same time on the kept helper thread
+    /// ([`Somna::beside`]); with `beside` false, both here, one after the other.
+    fn at_once<A, B: Send>(
+        &self,
+        beside: bool,
+        first: impl FnOnce() -> A,
+        second: impl FnOnce() -> B + Send,
+    ) -> Result<(A, B)> {
+        if !beside {
+            let b = second();
+            return Ok((first(), b));
+        }
+        let mut out = None;
+        let slot = &mut out;
+        let a = self.beside()?.in_place_scope(|s| {
+            s.spawn(move |_| *slot = Some(second()));
+            first()
+        });
+        let b = out.ok_or_else(|| {
+            crate::Error::Internal("the work beside this thread's was not done".into())
+        })?;
+        Ok((a, b))
     }
 
     /// Each query of `items` with each side's weights over each side's store after the
@@ -333,7 +310,7 @@ impl Somna {
         let slots: Vec<Mutex<Option<Result<Ranked>>>> =
             items.iter().map(|_| Mutex::new(None)).collect();
         // Takes the next query on `store` until none is left or one fails.
-        let rank = |store: &Store| loop {
+        let rank = |store: &Store| {
             let ctx = SearchCtx {
                 store,
                 index: &index,
@@ -341,22 +318,23 @@ impl Somna {
                 known_actors: &actors,
                 has_causal_links,
             };
-            let i = next.fetch_add(1, Ordering::Relaxed);
-            let Some((_, q)) = items.get(i) else { break };
-            let t = Instant::now();
-            let out = both_ways(&ctx, q, sides, shared).map(|r| (r, ms(t)));
-            let failed = out.is_err();
-            *slots[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(out);
-            if failed {
-                next.store(items.len(), Ordering::Relaxed);
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some((_, q)) = items.get(i) else { break };
+                let t = Instant::now();
+                let out = both_ways(&ctx, q, sides, shared).map(|r| (r, ms(t)));
+                let failed = out.is_err();
+                *slots[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(out);
+                if failed {
+                    next.store(items.len(), Ordering::Relaxed);
+                }
             }
         };
         match spare.as_mut().filter(|_| items.len() > 1) {
-            Some(spare) => self.beside()?.in_place_scope(|s| {
+            Some(spare) => {
                 let rank = &rank;
-                s.spawn(move |_| rank(spare));
-                rank(&self.store());
-            }),
+                self.at_once(true, || rank(&self.store()), move || rank(spare))?;
+            }
             None => rank(&self.store()),
         }
         slots
@@ -387,6 +365,41 @@ fn both_ways(
         retrieve::search_with_overlay(ctx, &sq, side.overlay, (shared, side.own))
     };
     Ok([run(&sides[0])?, run(&sides[1])?])
+}
+
+/// The golden queries' ranks and R@k each way, and the current search both ways with how
+/// long its searches took (ms), from `items` ranked by [`Somna::rank_all`].
+fn outcomes(
+    items: &[(Option<&GoldenQuery>, SearchQuery)],
+    ranked: Vec<Ranked>,
+) -> (GoldenSummary, Option<SearchWhatIf>, f64) {
+    let mut search = None;
+    let mut search_ms = 0.0;
+    let mut queries = Vec::with_capacity(items.len());
+    for ((g, _), ([b, a], took)) in items.iter().zip(ranked) {
+        let Some(g) = g else {
+            search = Some(SearchWhatIf {
+                before: b,
+                after: a,
+            });
+            search_ms = took;
+            continue;
+        };
+        let ids = |r: &SearchResponse| -> Vec<i64> { r.hits.iter().map(|h| h.memory.id).collect() };
+        let (before_ranks, before_recall) = ranks(&g.expected, &ids(&b), g.k);
+        let (after_ranks, after_recall) = ranks(&g.expected, &ids(&a), g.k);
+        queries.push(GoldenWhatIf {
+            query_id: g.id,
+            query: g.query.clone(),
+            k: g.k,
+            expected: g.expected.clone(),
+            before_ranks,
+            after_ranks,
+            before_recall,
+            after_recall,
+        });
+    }
+    (summarise(queries), search, search_ms)
 }
 
 fn summarise(queries: Vec<GoldenWhatIf>) -> GoldenSummary {

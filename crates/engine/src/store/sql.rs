@@ -246,15 +246,21 @@ impl PgScalar for bool {
     }
 }
 
+/// Whether column `i` holds text (read as a Rust string).
+fn pg_is_text(row: &postgres::Row, i: usize) -> bool {
+    use postgres::types::Type;
+    matches!(
+        *row.columns()[i].type_(),
+        Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME
+    )
+}
+
 impl PgScalar for String {
     fn pg(row: &postgres::Row, i: usize) -> Result<Option<Self>> {
-        use postgres::types::Type;
-        match *row.columns()[i].type_() {
-            Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME => {
-                Ok(row.try_get::<_, Option<String>>(i)?)
-            }
-            _ => Err(pg_type_error(row, i, "text")),
+        if !pg_is_text(row, i) {
+            return Err(pg_type_error(row, i, "text"));
         }
+        Ok(row.try_get::<_, Option<String>>(i)?)
     }
 }
 
@@ -320,15 +326,8 @@ impl Row<'_> {
                 .get_ref(i)?
                 .as_str()
                 .map_err(|e| Error::Internal(format!("column {i} is not text: {e}")))?),
-            RowOf::Postgres(r) => {
-                use postgres::types::Type;
-                match *r.columns()[i].type_() {
-                    Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME => {
-                        f(r.try_get::<_, &str>(i)?)
-                    }
-                    _ => Err(pg_type_error(r, i, "text")),
-                }
-            }
+            RowOf::Postgres(r) if pg_is_text(r, i) => f(r.try_get::<_, &str>(i)?),
+            RowOf::Postgres(r) => Err(pg_type_error(r, i, "text")),
         }
     }
 
