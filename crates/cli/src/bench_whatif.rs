@@ -30,7 +30,8 @@ pub struct WhatIfBench {
     pub golden_queries: usize,
     /// Simulations after the first (each query already embedded).
     pub runs: usize,
-    /// The first simulation (every query embedded) and its stages (ms).
+    /// The process's first simulation (the search's query embedded, the golden queries'
+    /// vectors read from the store) and its stages (ms).
     pub first_ms: f64,
     pub first: WhatIfTimings,
     /// Medians of the `runs` simulations after the first (ms).
@@ -83,8 +84,9 @@ pub fn run(
         }
     }
     if have < golden {
-        // Opened again, so the first simulation embeds its queries as the app's first does
-        // (the engine keeps the vectors of texts its searches embedded lately).
+        // Opened again, so the first simulation is a process's first, as the app's first is
+        // (the engine keeps the vectors of texts its searches embedded lately; the golden
+        // queries' vectors are read from the store, where `golden_add` saved them).
         drop(engine);
         engine = Somna::open_with(&config, embedder, &Job::default())?;
     }
@@ -106,8 +108,8 @@ pub fn run(
         query: Some("who fixed the deploy script last week".into()),
         ..Default::default()
     };
-    // The first run embeds every query; the others find them embedded, as when a person
-    // moves one setting after another.
+    // The first run reads the golden queries' saved vectors and embeds the search's query;
+    // the others find it embedded, as when a person moves one setting after another.
     let t = Instant::now();
     let first = engine.what_if(&req)?;
     let first_ms = t.elapsed().as_secs_f64() * 1000.0;
@@ -261,7 +263,7 @@ pub fn print(b: &WhatIfBench) {
     );
     let f = &b.first;
     out!(
-        "  first run (every query embedded): {:.0} ms: snapshot {:.0}, lifecycle {:.0}, embedding {:.0} (beside both), golden queries and search {:.0} (of it the search {:.0})",
+        "  first run of the process: {:.0} ms: snapshot {:.0}, lifecycle {:.0}, embedding {:.0} (beside both), golden queries and search {:.0} (of it the search {:.0})",
         b.first_ms,
         f.snapshot_ms,
         f.lifecycle_ms,

@@ -25,11 +25,11 @@ pub struct Recent {
 }
 
 impl Recent {
-    fn get(&self, text: &str) -> Option<Vec<f32>> {
+    pub(crate) fn get(&self, text: &str) -> Option<Vec<f32>> {
         self.lock().vectors.get(text).cloned()
     }
 
-    fn put(&self, text: &str, v: &[f32]) {
+    pub(crate) fn put(&self, text: &str, v: &[f32]) {
         let mut kept = self.lock();
         let Kept { vectors, order } = &mut *kept;
         if vectors.insert(text.to_string(), v.to_vec()).is_none() {

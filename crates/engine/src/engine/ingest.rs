@@ -3,6 +3,7 @@
 //! ingestion transaction itself live in `crate::ingest`.
 
 use super::{import_batch_sizes, Somna, IMPORT_BATCH};
+use crate::embed::Embedder;
 use crate::events::Job;
 use crate::ingest::{
     self, parse_chat_jsonl_lines, parse_locomo_text, read_text, strip_bom, AddOptions, AddReport,
@@ -354,6 +355,18 @@ impl Somna {
                 )));
             }
         }
+        // The golden queries' vectors, saved with them as `golden_add` saves them (an export
+        // does not carry them: they follow from the text and the model).
+        let golden_texts: Vec<&str> = doc
+            .golden_queries
+            .iter()
+            .map(|g| g.query.as_str())
+            .collect();
+        let golden_vectors = if golden_texts.is_empty() {
+            Vec::new()
+        } else {
+            self.query_embedder().embed(&golden_texts)?
+        };
         let mut store = self.store();
         store.transaction(|tx| {
             let deferred = doc.memories.len() >= BULK_LOAD && tx.defer_vector_index()?;
@@ -435,9 +448,10 @@ impl Somna {
                     l.method, l.dims, l.computed_at
                 )))?;
             }
-            for q in &doc.golden_queries {
+            for (q, v) in doc.golden_queries.iter().zip(&golden_vectors) {
                 tx.restore_golden(q)
                     .map_err(taken(format!("golden query {}", q.id)))?;
+                tx.set_golden_vector(q.id, self.embedder.model_id(), v)?;
             }
             for run in &doc.golden_runs {
                 let results: Vec<_> = doc

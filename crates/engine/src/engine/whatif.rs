@@ -80,6 +80,8 @@ impl Somna {
         let now = req.now_ms.unwrap_or_else(now_ms);
 
         let golden = self.store().read().golden_queries()?;
+        // The queries' saved vectors, so the batch below embeds only queries without one.
+        self.recall_golden_vectors()?;
         // A second connection to the store, for a second thread's reads.
         let mut spare = if two_threads {
             self.take_spare()?

@@ -2,7 +2,7 @@
 //! suite's saved queries and their runs.
 
 use super::sql::{params, OptionalExtension};
-use super::{Change, Tx};
+use super::{blob_to_vec, vec_to_blob, Change, Tx};
 use crate::Result;
 use serde::{Deserialize, Serialize};
 
@@ -111,6 +111,35 @@ impl Tx<'_> {
                 query_row,
             )
             .optional()
+    }
+
+    /// Saves the vector `model` gives golden query `id`'s text (it replaces one from another
+    /// model).
+    pub fn set_golden_vector(&self, id: i64, model: &str, vector: &[f32]) -> Result<()> {
+        self.note(Change::Golden)?;
+        self.conn().execute(
+            "UPDATE golden_queries SET vector = ?1, vector_model = ?2 WHERE id = ?3",
+            params![vec_to_blob(vector), model, id],
+        )?;
+        Ok(())
+    }
+
+    /// The saved golden queries' texts with the vectors `model` gave them, for those that
+    /// have one from that model.
+    pub fn golden_vectors(&self, model: &str) -> Result<Vec<(String, Vec<f32>)>> {
+        let mut stmt = self.conn().prepare(
+            "SELECT query, vector FROM golden_queries
+             WHERE vector_model = ?1 AND vector IS NOT NULL ORDER BY id",
+        )?;
+        let rows = stmt.query_map([model], |r| Ok((r.get::<String>(0)?, r.get::<Vec<u8>>(1)?)))?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (query, blob) = row?;
+            if let Some(v) = blob_to_vec(&blob) {
+                out.push((query, v));
+            }
+        }
+        Ok(out)
     }
 
     /// Removes a saved query and its past results; false when there was none.

@@ -27,6 +27,10 @@ use tokio_postgres_rustls::MakeRustlsConnect;
 /// The schema version this build writes: the SQLite store's version with the same tables.
 pub const PG_SCHEMA_VERSION: i64 = super::sqlite::SCHEMA_VERSION;
 
+/// The oldest schema a Postgres store can be at and still be brought up to date (by
+/// [`ADDED`]): the version Postgres stores were first made at.
+const PG_UPGRADES_FROM: i64 = 12;
+
 /// The advisory lock key creating or migrating the schema takes (database-wide: schemas
 /// of one database are created one at a time).
 const SCHEMA_LOCK: i64 = 0x536f_6d6e_6102;
@@ -390,9 +394,12 @@ pub(super) const VECTOR_INDEX: &str = vector_index!();
 /// What the schema gained after stores were first made from it, as idempotent statements
 /// run at every open (a store made before then gets it once, made since finds it there):
 /// the embeddings moved from `memories.embedding` to `memory_vectors` (the old column's
-/// space is reclaimed as rows are rewritten, or at once by `VACUUM FULL memories`).
+/// space is reclaimed as rows are rewritten, or at once by `VACUUM FULL memories`), and
+/// golden queries keep their vectors (schema 13, `migrations/0013_golden_vectors.sql`).
 const ADDED: &str = concat!(
     "SET LOCAL maintenance_work_mem = '256MB';
+ALTER TABLE golden_queries ADD COLUMN IF NOT EXISTS vector BYTEA;
+ALTER TABLE golden_queries ADD COLUMN IF NOT EXISTS vector_model TEXT;
 CREATE TABLE IF NOT EXISTS memory_vectors (
     id        BIGINT PRIMARY KEY REFERENCES memories (id) ON DELETE CASCADE,
     embedding vector(384) NOT NULL
@@ -455,12 +462,19 @@ fn migrate(conn: &PgConn) -> Result<()> {
                 known: PG_SCHEMA_VERSION,
             });
         }
-        if version < PG_SCHEMA_VERSION {
+        if version < PG_UPGRADES_FROM {
             return Err(Error::Internal(format!(
                 "the Postgres store is at schema {version}, this build knows {PG_SCHEMA_VERSION} and has no migration between them"
             )));
         }
-        c.batch_execute(ADDED)
+        c.batch_execute(ADDED)?;
+        // What a later schema added is in `ADDED`, now run: the store is at this version.
+        if version < PG_SCHEMA_VERSION {
+            c.batch_execute(&format!(
+                "UPDATE somna_schema SET version = {PG_SCHEMA_VERSION}"
+            ))?;
+        }
+        Ok(())
     })
 }
 

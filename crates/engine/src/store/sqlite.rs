@@ -40,6 +40,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0010_occurred_index.sql"),
     include_str!("migrations/0011_stale_facts.sql"),
     include_str!("migrations/0012_layout_history.sql"),
+    include_str!("migrations/0013_golden_vectors.sql"),
 ];
 
 /// The store's schema version after all migrations.

@@ -4,7 +4,7 @@
 //! these tests fail, they never skip. Each test gets a schema of its own in that database.
 
 use crate::common::*;
-use somna_engine::embed::Embedder;
+use somna_engine::embed::{Embedder, HashEmbedder};
 use somna_engine::index::SearchPath;
 use somna_engine::ingest::ExportDoc;
 use somna_engine::retrieve::Origin as Found;
@@ -474,4 +474,59 @@ fn a_lexical_search_for_two_common_words_on_postgres_ranks_as_scoring_every_matc
         found.iter().all(|(_, t)| !t.starts_with("gamma delta")),
         "a long memory holding both words scores below a short one holding one: {found:?}"
     );
+}
+
+#[test]
+fn a_postgres_store_made_at_schema_12_is_brought_up_to_date_on_open_and_an_older_one_is_refused() {
+    let Fixture { engine, cfg, dir } = Fixture::postgres_hash();
+    engine
+        .add(CONVERSATION, &sample_conversation(), &AddOptions::default())
+        .unwrap();
+    let id = engine.list(&ListQuery::default()).unwrap().memories[0].id;
+    drop(engine);
+    let url = cfg.db_path.to_str().unwrap().to_string();
+    let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    let version = |c: &mut postgres::Client| -> i64 {
+        c.query_one("SELECT version FROM somna_schema", &[])
+            .unwrap()
+            .get(0)
+    };
+    assert_eq!(version(&mut client), somna_engine::store::SCHEMA_VERSION);
+    // The store as schema 12 made it: golden queries without their vectors.
+    client
+        .batch_execute(
+            "ALTER TABLE golden_queries DROP COLUMN vector, DROP COLUMN vector_model;
+             UPDATE somna_schema SET version = 12",
+        )
+        .unwrap();
+    let engine = open_hash(&cfg);
+    assert_eq!(version(&mut client), somna_engine::store::SCHEMA_VERSION);
+    let golden = engine
+        .golden_add("pottery", &[id], 5, &Default::default())
+        .unwrap();
+    let model = HashEmbedder::new(384).model_id().to_string();
+    let saved = engine_store_vectors(&cfg, &model);
+    assert_eq!(saved, [golden.query]);
+    drop(engine);
+    // Older than any Postgres store was made at: refused, named.
+    client
+        .batch_execute("UPDATE somna_schema SET version = 11")
+        .unwrap();
+    let err = Somna::open_with(&cfg, Arc::new(HashEmbedder::new(384)), &Job::default())
+        .err()
+        .expect("a store at schema 11 is refused");
+    assert!(err.to_string().contains("schema 11"), "{err}");
+    drop(dir);
+}
+
+/// The texts of the golden queries whose vector `model` made, read from the store itself.
+fn engine_store_vectors(cfg: &somna_engine::Config, model: &str) -> Vec<String> {
+    somna_engine::store::Store::open(&cfg.db_path)
+        .unwrap()
+        .read()
+        .golden_vectors(model)
+        .unwrap()
+        .into_iter()
+        .map(|(text, _)| text)
+        .collect()
 }

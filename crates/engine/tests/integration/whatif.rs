@@ -430,3 +430,116 @@ fn two_threads_on_two_connections_simulate_what_one_thread_does() {
         same(&s2.after, &s1.after);
     }
 }
+
+/// The hashing embedder, counting the texts it is asked to embed.
+struct Counting {
+    inner: somna_engine::embed::HashEmbedder,
+    texts: std::sync::atomic::AtomicUsize,
+}
+
+impl Counting {
+    fn embedded(&self) -> usize {
+        self.texts.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+impl somna_engine::embed::Embedder for Counting {
+    fn dim(&self) -> usize {
+        self.inner.dim()
+    }
+    fn model_id(&self) -> &str {
+        self.inner.model_id()
+    }
+    fn embed(&self, texts: &[&str]) -> somna_engine::Result<Vec<Vec<f32>>> {
+        self.texts
+            .fetch_add(texts.len(), std::sync::atomic::Ordering::SeqCst);
+        self.inner.embed(texts)
+    }
+    fn count_tokens(&self, text: &str) -> usize {
+        self.inner.count_tokens(text)
+    }
+}
+
+/// Opens `cfg`'s store in a new engine (as a new process would) whose embedder counts.
+fn open_counting(cfg: &Config) -> (Somna, std::sync::Arc<Counting>) {
+    let counting = std::sync::Arc::new(Counting {
+        inner: somna_engine::embed::HashEmbedder::new(384),
+        texts: Default::default(),
+    });
+    let engine = Somna::open_with(cfg, counting.clone(), &Job::default()).unwrap();
+    (engine, counting)
+}
+
+#[test]
+fn a_golden_query_is_embedded_when_saved_and_a_new_process_simulates_without_embedding_it() {
+    let Fixture { engine, cfg, dir } = store_with_a_past();
+    let episodes = ids_of(&engine, Kind::Episode, State::ALL.to_vec());
+    let golden: Vec<i64> = [
+        ("pottery kiln bowl", &episodes[..2]),
+        ("violin vibrato teacher", &episodes[12..14]),
+        ("lighthouse trip photos", &episodes[9..10]),
+    ]
+    .into_iter()
+    .map(|(query, expected)| {
+        engine
+            .golden_add(query, expected, 5, &Default::default())
+            .unwrap()
+            .id
+    })
+    .collect();
+    drop(engine);
+    let req = WhatIfRequest {
+        patch: patch(),
+        query: Some("pottery class".into()),
+        ..Default::default()
+    };
+    let simulate = |cfg: &Config| {
+        let (engine, counting) = open_counting(cfg);
+        let before = counting.embedded();
+        let report = engine.what_if(&req).unwrap();
+        assert_eq!(report.golden.queries.len(), 3);
+        (engine, counting.embedded() - before)
+    };
+    // A new process embeds only the search's query: the golden queries' vectors were saved
+    // with them.
+    let (engine, embedded) = simulate(&cfg);
+    assert_eq!(embedded, 1, "only the search's query is embedded");
+    drop(engine);
+
+    // Vectors another model made are not used: the simulation embeds those queries (and
+    // saves nothing: it writes nothing), and the next golden run saves this model's.
+    let mut store = somna_engine::store::Store::open(&cfg.db_path).unwrap();
+    store
+        .transaction(|tx| tx.set_golden_vector(golden[1], "another-model", &[0.5; 384]))
+        .unwrap();
+    drop(store);
+    let (engine, embedded) = simulate(&cfg);
+    assert_eq!(
+        embedded, 2,
+        "the search's query and the query saved by another model"
+    );
+    drop(engine);
+    let (engine, embedded) = simulate(&cfg);
+    assert_eq!(embedded, 2, "a simulation saves no vector");
+    let run = engine.golden_run("manual", None, &Job::default()).unwrap();
+    assert_eq!(run.outcomes.len(), 3);
+    drop(engine);
+    let (engine, embedded) = simulate(&cfg);
+    assert_eq!(embedded, 1, "the golden run saved the missing vector");
+    drop(engine);
+    // The saved vector is the one this model gives the text.
+    let hash = somna_engine::embed::HashEmbedder::new(384);
+    let saved = somna_engine::store::Store::open(&cfg.db_path)
+        .unwrap()
+        .read()
+        .golden_vectors(somna_engine::embed::Embedder::model_id(&hash))
+        .unwrap();
+    assert_eq!(saved.len(), 3);
+    for (text, v) in saved {
+        assert_eq!(
+            v,
+            somna_engine::embed::Embedder::embed_one(&hash, &text).unwrap()
+        );
+    }
+    drop(dir);
+}

@@ -221,7 +221,9 @@ CREATE TABLE golden_queries (
     expected   TEXT   NOT NULL,
     k          BIGINT NOT NULL,
     options    TEXT   NOT NULL DEFAULT '{}',
-    created_at BIGINT NOT NULL
+    created_at BIGINT NOT NULL,
+    vector       BYTEA,
+    vector_model TEXT
 );
 
 CREATE TABLE golden_runs (
