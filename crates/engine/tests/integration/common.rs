@@ -298,3 +298,48 @@ pub fn sample_conversation() -> Vec<Message> {
         msg_at("Bob", "Let's celebrate your birthday on the 14th of July at the Italian restaurant by the river.", "s2", s2(9, 45)),
     ]
 }
+
+/// The hashing embedder (384 dimensions), counting its calls and the texts it embeds.
+pub struct CountingEmbedder {
+    inner: HashEmbedder,
+    calls: std::sync::atomic::AtomicUsize,
+    texts: std::sync::atomic::AtomicUsize,
+}
+
+impl Default for CountingEmbedder {
+    fn default() -> Self {
+        Self {
+            inner: HashEmbedder::new(384),
+            calls: Default::default(),
+            texts: Default::default(),
+        }
+    }
+}
+
+impl CountingEmbedder {
+    pub fn calls(&self) -> usize {
+        self.calls.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    pub fn texts(&self) -> usize {
+        self.texts.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+impl Embedder for CountingEmbedder {
+    fn dim(&self) -> usize {
+        self.inner.dim()
+    }
+    fn model_id(&self) -> &str {
+        self.inner.model_id()
+    }
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.texts
+            .fetch_add(texts.len(), std::sync::atomic::Ordering::SeqCst);
+        self.inner.embed(texts)
+    }
+    fn count_tokens(&self, text: &str) -> usize {
+        self.inner.count_tokens(text)
+    }
+}

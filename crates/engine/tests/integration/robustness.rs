@@ -1057,28 +1057,6 @@ fn forgotten_memories_are_hidden_until_restored() {
     assert_eq!(top_id(&f.engine, texts[0]), ids[0]);
 }
 
-/// The hashing embedder, counting how often it is called.
-struct CountingEmbedder {
-    inner: somna_engine::embed::HashEmbedder,
-    calls: std::sync::atomic::AtomicUsize,
-}
-
-impl somna_engine::embed::Embedder for CountingEmbedder {
-    fn dim(&self) -> usize {
-        self.inner.dim()
-    }
-    fn model_id(&self) -> &str {
-        self.inner.model_id()
-    }
-    fn embed(&self, texts: &[&str]) -> somna_engine::Result<Vec<Vec<f32>>> {
-        self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        self.inner.embed(texts)
-    }
-    fn count_tokens(&self, text: &str) -> usize {
-        self.inner.count_tokens(text)
-    }
-}
-
 #[test]
 fn concurrent_adds_share_one_embedding_batch() {
     let dir = tempdir();
@@ -1086,10 +1064,7 @@ fn concurrent_adds_share_one_embedding_batch() {
     // The batch is full with both callers' texts; a lone caller waits up to 2 s.
     cfg.queue_batch = 2;
     cfg.queue_flush = std::time::Duration::from_secs(2);
-    let emb = std::sync::Arc::new(CountingEmbedder {
-        inner: somna_engine::embed::HashEmbedder::new(384),
-        calls: Default::default(),
-    });
+    let emb = std::sync::Arc::new(CountingEmbedder::default());
     let engine = Somna::open_with(&cfg, emb.clone(), &Job::default()).unwrap();
     let start = std::sync::Barrier::new(2);
     std::thread::scope(|s| {
@@ -1108,9 +1083,5 @@ fn concurrent_adds_share_one_embedding_batch() {
         }
     });
     assert_eq!(snapshot(&engine).memories, 2);
-    assert_eq!(
-        emb.calls.load(std::sync::atomic::Ordering::SeqCst),
-        1,
-        "the two adds were embedded separately"
-    );
+    assert_eq!(emb.calls(), 1, "the two adds were embedded separately");
 }

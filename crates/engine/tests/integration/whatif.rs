@@ -2,7 +2,7 @@
 //! same settings on a copy of the store; it writes nothing; applied settings are logged and
 //! undone.
 
-use crate::common::{backend, config, open_hash, tempdir, Backend, Fixture};
+use crate::common::{backend, config, open_hash, tempdir, Backend, CountingEmbedder, Fixture};
 use crate::sleep::{conversation_in, ids_of};
 use somna_engine::store::now_ms;
 use somna_engine::whatif::WhatIfRequest;
@@ -431,41 +431,9 @@ fn two_threads_on_two_connections_simulate_what_one_thread_does() {
     }
 }
 
-/// The hashing embedder, counting the texts it is asked to embed.
-struct Counting {
-    inner: somna_engine::embed::HashEmbedder,
-    texts: std::sync::atomic::AtomicUsize,
-}
-
-impl Counting {
-    fn embedded(&self) -> usize {
-        self.texts.load(std::sync::atomic::Ordering::SeqCst)
-    }
-}
-
-impl somna_engine::embed::Embedder for Counting {
-    fn dim(&self) -> usize {
-        self.inner.dim()
-    }
-    fn model_id(&self) -> &str {
-        self.inner.model_id()
-    }
-    fn embed(&self, texts: &[&str]) -> somna_engine::Result<Vec<Vec<f32>>> {
-        self.texts
-            .fetch_add(texts.len(), std::sync::atomic::Ordering::SeqCst);
-        self.inner.embed(texts)
-    }
-    fn count_tokens(&self, text: &str) -> usize {
-        self.inner.count_tokens(text)
-    }
-}
-
 /// Opens `cfg`'s store in a new engine (as a new process would) whose embedder counts.
-fn open_counting(cfg: &Config) -> (Somna, std::sync::Arc<Counting>) {
-    let counting = std::sync::Arc::new(Counting {
-        inner: somna_engine::embed::HashEmbedder::new(384),
-        texts: Default::default(),
-    });
+fn open_counting(cfg: &Config) -> (Somna, std::sync::Arc<CountingEmbedder>) {
+    let counting = std::sync::Arc::new(CountingEmbedder::default());
     let engine = Somna::open_with(cfg, counting.clone(), &Job::default()).unwrap();
     (engine, counting)
 }
@@ -495,10 +463,10 @@ fn a_golden_query_is_embedded_when_saved_and_a_new_process_simulates_without_emb
     };
     let simulate = |cfg: &Config| {
         let (engine, counting) = open_counting(cfg);
-        let before = counting.embedded();
+        let before = counting.texts();
         let report = engine.what_if(&req).unwrap();
         assert_eq!(report.golden.queries.len(), 3);
-        (engine, counting.embedded() - before)
+        (engine, counting.texts() - before)
     };
     // A new process embeds only the search's query: the golden queries' vectors were saved
     // with them.
