@@ -22,7 +22,10 @@ describe("statesAt", () => {
 
   it("counts an id the steps do not know as there, and counts what was shown", () => {
     expect([...statesAt(steps, Int32Array.from([2, 3, 4]), 20)]).toEqual([0, 0, -1]);
+    expect(countAt(steps, 5)).toBe(0);
+    expect(countAt(steps, 10)).toBe(1);
     expect(countAt(steps, 25)).toBe(2);
+    expect(countAt(steps, 45)).toBe(1);
     expect(countAt(steps, 60)).toBe(2);
   });
 });

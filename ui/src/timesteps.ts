@@ -18,20 +18,28 @@ export function statesAt(steps: VisibilitySteps, ids: Int32Array | number[], at:
       out[i] = 0;
       continue;
     }
-    const a = steps.offsets[k], b = steps.offsets[k + 1];
-    // The last step at or before `at`.
-    let lo = a, hi = b;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (steps.at[mid] <= at) lo = mid + 1;
-      else hi = mid;
-    }
-    out[i] = lo === a ? -1 : steps.states[lo - 1];
+    out[i] = stateOf(steps, k, at);
   }
   return out;
 }
 
-/// Counts the memories shown at `at` (for the label).
+/// The state code at `at` of the memory at position `k` of the steps (-1: not there).
+function stateOf(steps: VisibilitySteps, k: number, at: number): number {
+  const a = steps.offsets[k], b = steps.offsets[k + 1];
+  // The last step at or before `at`.
+  let lo = a, hi = b;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (steps.at[mid] <= at) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo === a ? -1 : steps.states[lo - 1];
+}
+
+/// Counts the memories shown at `at` (for the label, at every step of a drag: a count, no
+/// list of every memory's state).
 export function countAt(steps: VisibilitySteps, at: number): number {
-  return statesAt(steps, steps.ids, at).reduce((n, c) => n + (c >= 0 ? 1 : 0), 0);
+  let n = 0;
+  for (let k = 0; k < steps.ids.length; k++) if (stateOf(steps, k, at) >= 0) n++;
+  return n;
 }

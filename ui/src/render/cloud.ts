@@ -64,7 +64,10 @@ export class PointCloud {
   /// Time travel: per row the state code then (-1: not there, or hidden, then), or null for
   /// now; and the rows it hid (restored when it changes).
   private timeStates: Int8Array | null = null;
-  private timeHidden: number[] = [];
+  /// The rows it hid are the first `timeHiddenN` (a list kept from step to step: at an
+  /// early instant nearly every row is hidden, 100,000 at 100K memories).
+  private timeHidden = new Int32Array(0);
+  private timeHiddenN = 0;
 
   constructor(private readonly r: PointsRenderer, private readonly worker: () => WorkerProxy<UploadProtocol>) {}
 
@@ -79,16 +82,21 @@ export class PointCloud {
   private applyTime(): void {
     const p = this.shown, f = this.flags;
     if (!p || f.length !== p.n) return;
-    for (const i of this.timeHidden) if (f[i] === 0) f[i] = 1;
-    this.timeHidden = [];
+    const hidden = this.timeHidden;
+    for (let k = 0; k < this.timeHiddenN; k++) if (f[hidden[k]] === 0) f[hidden[k]] = 1;
+    this.timeHiddenN = 0;
     const codes = this.timeStates;
     if (codes && codes.length === p.n) {
+      if (this.timeHidden.length < p.n) this.timeHidden = new Int32Array(p.n);
+      const into = this.timeHidden;
+      let n = 0;
       for (let i = 0; i < p.n; i++) {
         if (codes[i] < 0 && f[i] !== 0) {
           f[i] = 0;
-          this.timeHidden.push(i);
+          into[n++] = i;
         }
       }
+      this.timeHiddenN = n;
     }
     this.r.invalidate("flags");
     if (this.colorBy === "state") {
@@ -170,7 +178,7 @@ export class PointCloud {
     if (this.stale || sent.colorBy !== this.colorBy) paintValues(this.colorBy, points, this.hues, this.values);
     this.stale = false;
     // Fresh flags: what time travel hid is shown again unless the Space sets it anew.
-    this.timeHidden = [];
+    this.timeHiddenN = 0;
     this.timeStates = null;
     this.r.setProps({ positions: this.positions, values: this.values, flags: this.flags, table: tableOf(this.colorBy), ramp: isRamp(this.colorBy) });
     const parts = perf.upload_parts;
