@@ -176,40 +176,20 @@ impl Embedder for CachedEmbedder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::embed::HashEmbedder;
-    use std::sync::atomic::{AtomicUsize, Ordering};
-
-    /// Counts the texts it embeds.
-    struct Counting(HashEmbedder, AtomicUsize);
-
-    impl Embedder for Counting {
-        fn dim(&self) -> usize {
-            self.0.dim()
-        }
-        fn model_id(&self) -> &str {
-            self.0.model_id()
-        }
-        fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
-            self.1.fetch_add(texts.len(), Ordering::SeqCst);
-            self.0.embed(texts)
-        }
-        fn count_tokens(&self, text: &str) -> usize {
-            self.0.count_tokens(text)
-        }
-    }
+    use crate::embed::{CountingEmbedder, HashEmbedder};
 
     #[test]
     fn texts_seen_before_are_served_from_the_file_even_after_reopening() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("cache.bin");
-        let inner = Arc::new(Counting(HashEmbedder::new(16), AtomicUsize::new(0)));
-        let direct = inner.0.embed(&["a b", "c d"]).unwrap();
+        let inner = Arc::new(CountingEmbedder::new(16));
+        let direct = inner.hashing().embed(&["a b", "c d"]).unwrap();
         let cache = CachedEmbedder::open(inner.clone(), &path).unwrap();
         assert_eq!(
             cache.embed(&["a b", "c d", "a b"]).unwrap()[..2],
             direct[..]
         );
-        assert_eq!(inner.1.load(Ordering::SeqCst), 2);
+        assert_eq!(inner.texts(), 2);
         drop(cache);
         let cache = CachedEmbedder::open(inner.clone(), &path).unwrap();
         assert_eq!(cache.len(), 2);
@@ -217,9 +197,9 @@ mod tests {
             cache.embed(&["c d", "a b"]).unwrap(),
             vec![direct[1].clone(), direct[0].clone()]
         );
-        assert_eq!(inner.1.load(Ordering::SeqCst), 2, "nothing embedded again");
+        assert_eq!(inner.texts(), 2, "nothing embedded again");
         cache.embed(&["e f"]).unwrap();
-        assert_eq!(inner.1.load(Ordering::SeqCst), 3);
+        assert_eq!(inner.texts(), 3);
     }
 
     #[test]

@@ -69,6 +69,60 @@ impl Embedder for HashEmbedder {
     }
 }
 
+/// The hashing embedder, counting its calls and the texts it embeds: for tests of what is
+/// embedded again and what is not (this crate's and, with the `testing` feature, others').
+#[cfg(any(test, feature = "testing"))]
+pub struct CountingEmbedder {
+    hashing: HashEmbedder,
+    calls: std::sync::atomic::AtomicUsize,
+    texts: std::sync::atomic::AtomicUsize,
+}
+
+#[cfg(any(test, feature = "testing"))]
+impl CountingEmbedder {
+    pub fn new(dim: usize) -> Self {
+        Self {
+            hashing: HashEmbedder::new(dim),
+            calls: Default::default(),
+            texts: Default::default(),
+        }
+    }
+
+    /// Calls of `embed` (and of `embed_one`, which calls it) so far.
+    pub fn calls(&self) -> usize {
+        self.calls.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Texts embedded so far.
+    pub fn texts(&self) -> usize {
+        self.texts.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// The embedder it counts for, to embed without counting.
+    pub fn hashing(&self) -> &HashEmbedder {
+        &self.hashing
+    }
+}
+
+#[cfg(any(test, feature = "testing"))]
+impl Embedder for CountingEmbedder {
+    fn dim(&self) -> usize {
+        self.hashing.dim()
+    }
+    fn model_id(&self) -> &str {
+        self.hashing.model_id()
+    }
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.texts
+            .fetch_add(texts.len(), std::sync::atomic::Ordering::SeqCst);
+        self.hashing.embed(texts)
+    }
+    fn count_tokens(&self, text: &str) -> usize {
+        self.hashing.count_tokens(text)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

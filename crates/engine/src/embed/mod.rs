@@ -12,6 +12,8 @@ pub mod recent;
 
 pub use bert::{BertEmbedder, EncoderKind, BATCH_SIZE, MAX_TOKENS};
 pub use cache::CachedEmbedder;
+#[cfg(any(test, feature = "testing"))]
+pub use hashing::CountingEmbedder;
 pub use hashing::HashEmbedder;
 pub use model::ModelDir;
 pub use queue::EmbedQueue;

@@ -114,37 +114,11 @@ impl Embedder for RecentEmbedder<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::embed::HashEmbedder;
-    use std::sync::atomic::{AtomicUsize, Ordering};
-
-    /// Counts the texts it is asked to embed.
-    struct Counting {
-        inner: HashEmbedder,
-        texts: AtomicUsize,
-    }
-
-    impl Embedder for Counting {
-        fn dim(&self) -> usize {
-            self.inner.dim()
-        }
-        fn model_id(&self) -> &str {
-            self.inner.model_id()
-        }
-        fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
-            self.texts.fetch_add(texts.len(), Ordering::Relaxed);
-            self.inner.embed(texts)
-        }
-        fn count_tokens(&self, text: &str) -> usize {
-            self.inner.count_tokens(text)
-        }
-    }
+    use crate::embed::{CountingEmbedder, HashEmbedder};
 
     #[test]
     fn a_text_seen_before_is_not_embedded_again_and_vectors_keep_their_order() {
-        let inner = Counting {
-            inner: HashEmbedder::new(16),
-            texts: AtomicUsize::new(0),
-        };
+        let inner = CountingEmbedder::new(16);
         let recent = Recent::default();
         let e = RecentEmbedder {
             inner: &inner,
@@ -152,12 +126,12 @@ mod tests {
         };
         let first = e.embed_one("where is Ann").unwrap();
         let batch = e.embed(&["new one", "where is Ann", "another"]).unwrap();
-        assert_eq!(inner.texts.load(Ordering::Relaxed), 3);
+        assert_eq!(inner.texts(), 3);
         assert_eq!(batch[1], first);
-        assert_eq!(batch[0], inner.inner.embed_one("new one").unwrap());
-        assert_eq!(batch[2], inner.inner.embed_one("another").unwrap());
+        assert_eq!(batch[0], inner.hashing().embed_one("new one").unwrap());
+        assert_eq!(batch[2], inner.hashing().embed_one("another").unwrap());
         e.embed(&["new one", "another"]).unwrap();
-        assert_eq!(inner.texts.load(Ordering::Relaxed), 3);
+        assert_eq!(inner.texts(), 3);
     }
 
     #[test]

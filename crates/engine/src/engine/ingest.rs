@@ -336,25 +336,8 @@ impl Somna {
     /// another dimension, and an export made with another embedding model. The export's
     /// settings replace the store's; its ledger rows follow any the store already has.
     pub fn import_export(&self, doc: &ExportDoc, job: &Job) -> Result<usize> {
-        if doc.format != ingest::EXPORT_FORMAT
-            || !(1..=ingest::EXPORT_VERSION).contains(&doc.version)
-        {
-            return Err(Error::InvalidInput(format!(
-                "not a Somna export this version reads (format {:?} version {}; versions 1 to {} are read)",
-                doc.format,
-                doc.version,
-                ingest::EXPORT_VERSION
-            )));
-        }
+        self.check_export(doc)?;
         let dim = self.embedder.dim();
-        if let Some(model) = doc.settings.get(EMBEDDING_MODEL) {
-            if model.as_str() != self.embedder.model_id() {
-                return Err(Error::InvalidInput(format!(
-                    "the export's embeddings come from {model:?}; this store uses {:?}",
-                    self.embedder.model_id()
-                )));
-            }
-        }
         // The golden queries' vectors, saved with them as `golden_add` saves them (an export
         // does not carry them: they follow from the text and the model).
         let golden_texts: Vec<&str> = doc
@@ -448,48 +431,7 @@ impl Somna {
                     l.method, l.dims, l.computed_at
                 )))?;
             }
-            for (q, v) in doc.golden_queries.iter().zip(&golden_vectors) {
-                tx.restore_golden(q)
-                    .map_err(taken(format!("golden query {}", q.id)))?;
-                tx.set_golden_vector(q.id, self.embedder.model_id(), v)?;
-            }
-            for run in &doc.golden_runs {
-                let results: Vec<_> = doc
-                    .golden_results
-                    .iter()
-                    .filter(|r| r.run_id == run.id)
-                    .collect();
-                tx.restore_golden_run(run, &results)
-                    .map_err(taken(format!("golden run {}", run.id)))?;
-            }
-            if let Some(r) = doc
-                .golden_results
-                .iter()
-                .find(|r| !doc.golden_runs.iter().any(|run| run.id == r.run_id))
-            {
-                return Err(Error::InvalidInput(format!(
-                    "a golden result names run {}, which the export does not hold",
-                    r.run_id
-                )));
-            }
-            tx.restore_ledger(&doc.ledger)?;
-            for c in &doc.fact_contradictions {
-                tx.restore_contradiction(c).map_err(taken(format!(
-                    "the contradiction of fact {} by fact {}",
-                    c.fact_id, c.by_id
-                )))?;
-            }
-            for r in &doc.fact_restated {
-                tx.restore_restatement(r)
-                    .map_err(taken(format!("the re-statements of fact {}", r.memory_id)))?;
-            }
-            for (key, value) in &doc.settings {
-                tx.set_meta(key, value)?;
-            }
-            if let Some(last) = doc.last_memory_id {
-                tx.raise_last_memory_id(last)?;
-            }
-            Ok(())
+            restore_records(tx, doc, &golden_vectors, self.embedder.model_id())
         })?;
         if doc.memories.len() >= BULK_LOAD {
             store.refresh_statistics()?;
@@ -500,4 +442,84 @@ impl Somna {
         self.refresh_actors(&store)?;
         Ok(doc.memories.len())
     }
+}
+
+impl Somna {
+    /// Refuses an export this build does not read, or one whose embeddings come from
+    /// another model than this store's.
+    fn check_export(&self, doc: &ExportDoc) -> Result<()> {
+        if doc.format != ingest::EXPORT_FORMAT
+            || !(1..=ingest::EXPORT_VERSION).contains(&doc.version)
+        {
+            return Err(Error::InvalidInput(format!(
+                "not a Somna export this version reads (format {:?} version {}; versions 1 to {} are read)",
+                doc.format,
+                doc.version,
+                ingest::EXPORT_VERSION
+            )));
+        }
+        if let Some(model) = doc.settings.get(EMBEDDING_MODEL) {
+            if model.as_str() != self.embedder.model_id() {
+                return Err(Error::InvalidInput(format!(
+                    "the export's embeddings come from {model:?}; this store uses {:?}",
+                    self.embedder.model_id()
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What an export holds besides the memories, links, messages, history, operations,
+/// clusters and layouts, written in `tx`: the golden queries (with `golden_vectors`, their
+/// vectors from `model`, in order), runs and results, the ledger, the facts' contradictions
+/// and re-statements, the settings and the highest memory id ever given.
+fn restore_records(
+    tx: &crate::store::Tx<'_>,
+    doc: &ExportDoc,
+    golden_vectors: &[Vec<f32>],
+    model: &str,
+) -> Result<()> {
+    for (q, v) in doc.golden_queries.iter().zip(golden_vectors) {
+        tx.restore_golden(q)
+            .map_err(taken(format!("golden query {}", q.id)))?;
+        tx.set_golden_vector(q.id, model, v)?;
+    }
+    for run in &doc.golden_runs {
+        let results: Vec<_> = doc
+            .golden_results
+            .iter()
+            .filter(|r| r.run_id == run.id)
+            .collect();
+        tx.restore_golden_run(run, &results)
+            .map_err(taken(format!("golden run {}", run.id)))?;
+    }
+    if let Some(r) = doc
+        .golden_results
+        .iter()
+        .find(|r| !doc.golden_runs.iter().any(|run| run.id == r.run_id))
+    {
+        return Err(Error::InvalidInput(format!(
+            "a golden result names run {}, which the export does not hold",
+            r.run_id
+        )));
+    }
+    tx.restore_ledger(&doc.ledger)?;
+    for c in &doc.fact_contradictions {
+        tx.restore_contradiction(c).map_err(taken(format!(
+            "the contradiction of fact {} by fact {}",
+            c.fact_id, c.by_id
+        )))?;
+    }
+    for r in &doc.fact_restated {
+        tx.restore_restatement(r)
+            .map_err(taken(format!("the re-statements of fact {}", r.memory_id)))?;
+    }
+    for (key, value) in &doc.settings {
+        tx.set_meta(key, value)?;
+    }
+    if let Some(last) = doc.last_memory_id {
+        tx.raise_last_memory_id(last)?;
+    }
+    Ok(())
 }

@@ -3,6 +3,7 @@
 //! and never writes half of something.
 
 use crate::common::*;
+use somna_engine::embed::CountingEmbedder;
 use somna_engine::ingest::{parse_chat_jsonl, parse_locomo};
 use somna_engine::memory::LinkKind;
 use somna_engine::retrieve::{Route, SearchResponse};
@@ -1064,7 +1065,7 @@ fn concurrent_adds_share_one_embedding_batch() {
     // The batch is full with both callers' texts; a lone caller waits up to 2 s.
     cfg.queue_batch = 2;
     cfg.queue_flush = std::time::Duration::from_secs(2);
-    let emb = std::sync::Arc::new(CountingEmbedder::default());
+    let emb = std::sync::Arc::new(CountingEmbedder::new(384));
     let engine = Somna::open_with(&cfg, emb.clone(), &Job::default()).unwrap();
     let start = std::sync::Barrier::new(2);
     std::thread::scope(|s| {

@@ -2,8 +2,9 @@
 //! same settings on a copy of the store; it writes nothing; applied settings are logged and
 //! undone.
 
-use crate::common::{backend, config, open_hash, tempdir, Backend, CountingEmbedder, Fixture};
+use crate::common::{backend, config, open_hash, tempdir, Backend, Fixture};
 use crate::sleep::{conversation_in, ids_of};
+use somna_engine::embed::CountingEmbedder;
 use somna_engine::store::now_ms;
 use somna_engine::whatif::WhatIfRequest;
 use somna_engine::{
@@ -433,7 +434,7 @@ fn two_threads_on_two_connections_simulate_what_one_thread_does() {
 
 /// Opens `cfg`'s store in a new engine (as a new process would) whose embedder counts.
 fn open_counting(cfg: &Config) -> (Somna, std::sync::Arc<CountingEmbedder>) {
-    let counting = std::sync::Arc::new(CountingEmbedder::default());
+    let counting = std::sync::Arc::new(CountingEmbedder::new(384));
     let engine = Somna::open_with(cfg, counting.clone(), &Job::default()).unwrap();
     (engine, counting)
 }
