@@ -11,8 +11,11 @@
 //!
 //! Cost: reading the changes after `at` is a range scan of `history_time` (migration 0008),
 //! O(k log n) for k changes since `at` in a history of n rows, plus the operations since
-//! `at` and the current rows of the memories they touch; reverting them is O(k). A listing
-//! as of `at` adds the page read from the store. What is not reconstructed: access counts
+//! `at` and the current rows of the memories they touch; reverting them is O(k). Memories
+//! created after `at` did not exist then whatever happened to them since: they are only
+//! named (their ids, from the `memories_created` index), and neither their rows nor their
+//! changes are read. A listing as of `at` adds the page read from the store, of the
+//! memories created by `at`. What is not reconstructed: access counts
 //! (counted by searches, which record no history) and cluster membership (liquid steps
 //! move members without a log); both are shown as they are now.
 //!
@@ -32,24 +35,28 @@ use std::collections::{HashMap, HashSet};
 pub struct AsOf {
     /// Unix ms.
     pub at: i64,
-    /// Memories changed or created after `at`, as they were at `at`: `None` when the
-    /// memory did not exist then. A memory not in here was then as it is now.
+    /// Memories changed after `at` (other than those in `later`), as they were at `at`:
+    /// `None` when the memory did not exist then (one created after `at` and gone now).
     pub then: HashMap<i64, Option<Memory>>,
     /// The same memories as they are now (missing: not in the store now), read once for
     /// the callers that compare then with now (a search's vectors, a listing's total).
     pub today: HashMap<i64, Memory>,
+    /// Memories in the store now that were created after `at`: they did not exist then.
+    /// Neither read nor reverted: early in a store's life this is most of it.
+    pub later: HashSet<i64>,
 }
 
 impl AsOf {
     /// Reads the changes after `at` from the store and reverts them.
     pub fn read(tx: &Tx<'_>, at: i64) -> Result<Self> {
-        let history = tx.history_since(at)?;
+        let later: HashSet<i64> = tx.ids_created_after(at)?.into_iter().collect();
+        let history = tx.history_since_of_existing(at)?;
         let ops = tx.operations_since(at)?;
-        let mut touched: HashSet<i64> = tx.ids_created_after(at)?.into_iter().collect();
-        touched.extend(history.iter().map(|h| h.memory_id));
+        let mut touched: HashSet<i64> = history.iter().map(|h| h.memory_id).collect();
         for op in &ops {
             touched.extend(op_changes(op).into_iter().map(|c| c.memory_id));
         }
+        touched.retain(|id| !later.contains(id));
         let ids: Vec<i64> = touched.iter().copied().collect();
         let now: HashMap<i64, Memory> = tx
             .get_memories(&ids)?
@@ -60,17 +67,26 @@ impl AsOf {
             at,
             then: reconstruct(at, &touched, now.clone(), &history, &ops),
             today: now,
+            later,
         })
     }
 
     /// True when memory `id` differs at `at` from today.
     pub fn changed(&self, id: i64) -> bool {
-        self.then.contains_key(&id)
+        self.then.contains_key(&id) || self.later.contains(&id)
+    }
+
+    /// How many memories differ at `at` from today.
+    pub fn changed_count(&self) -> usize {
+        self.then.len() + self.later.len()
     }
 
     /// Memory `id` at `at`, given how it is now (`None`: not in the store now); `None` when
     /// it did not exist then.
     pub fn memory(&self, id: i64, now: Option<Memory>) -> Option<Memory> {
+        if self.later.contains(&id) {
+            return None;
+        }
         match self.then.get(&id) {
             Some(then) => then.clone(),
             None => now,
@@ -78,10 +94,10 @@ impl AsOf {
     }
 
     /// A page of the listing `q` as of `at`. `page_now` reads a page of today's listing
-    /// (the same filter and order) of the given size; the delta's memories are taken out
-    /// of it and put in as they were, so the page costs one read of `offset + limit +
-    /// changed` rows. `in_cluster` answers the cluster filter, which a memory's fields do
-    /// not carry.
+    /// (the same filter and order) of the given size, of the memories created at or before
+    /// `at` (the others did not exist then); the delta's memories are taken out of it and
+    /// put in as they were, so the page costs one read of `offset + limit + changed` rows.
+    /// `in_cluster` answers the cluster filter, which a memory's fields do not carry.
     pub fn list(
         &self,
         q: &ListQuery,
@@ -559,9 +575,16 @@ mod tests {
         b_then.text = "b then".into();
         let asof = AsOf {
             at: 25,
-            then: HashMap::from([(2, Some(b_then)), (3, None)]),
-            today: HashMap::from([(2, b.clone()), (3, c.clone())]),
+            then: HashMap::from([(2, Some(b_then))]),
+            today: HashMap::from([(2, b.clone())]),
+            later: HashSet::from([3]),
         };
+        assert_eq!(
+            asof.memory(3, Some(c.clone())),
+            None,
+            "created after the instant"
+        );
+        assert_eq!(asof.changed_count(), 2);
         let q = ListQuery {
             limit: 10,
             ..Default::default()

@@ -99,16 +99,17 @@ impl Somna {
         let memories = then.list(
             q,
             |n| {
-                read.list_memories(&ListQuery {
+                let q = ListQuery {
                     offset: 0,
                     limit: n,
                     ..q.clone()
-                })
+                };
+                read.list_memories_created_by(&q, Some(at))
             },
             |id| members.contains(&id),
         )?;
-        // The total then: today's, less the changed memories it counts, plus those the
-        // filter passed then.
+        // The total then: today's over the memories created by then, less the changed
+        // memories it counts, plus those the filter passed then.
         let in_cluster = |id: i64| q.filter.cluster.is_none() || members.contains(&id);
         let counted_now = then
             .today
@@ -122,7 +123,8 @@ impl Somna {
             .filter(|m| q.filter.matches(m) && in_cluster(m.id))
             .count() as u64;
         Ok(Page {
-            total: read.count_memories(&q.filter)? - counted_now + counted_then,
+            total: read.count_memories_created_by(&q.filter, Some(at))? - counted_now
+                + counted_then,
             offset: q.offset,
             memories,
             as_of: Some(at),

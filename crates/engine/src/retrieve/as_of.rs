@@ -113,7 +113,7 @@ impl Sources for AsOfSources<'_> {
             .cluster
             .map(|c| self.now.read.cluster_member_ids(c))
             .transpose()?;
-        let (mut shown, mut hidden) = (HashSet::new(), HashSet::new());
+        let (mut shown, mut hidden) = (HashSet::new(), self.then.later.clone());
         for (id, m) in &self.then.then {
             let visible = m.as_ref().is_some_and(|m| {
                 filter.matches(m) && members.as_ref().is_none_or(|s| s.contains(id))
@@ -191,7 +191,7 @@ impl Sources for AsOfSources<'_> {
         let allowed = self.allowed(filter)?;
         Ok(self
             .now
-            .lexical(query, &widened(filter), limit + self.then.then.len())?
+            .lexical(query, &widened(filter), limit + self.then.changed_count())?
             .into_iter()
             .filter(|(id, _)| allowed.allows(*id) && !self.retexted.contains(id))
             .take(limit)
@@ -252,7 +252,7 @@ impl Sources for AsOfSources<'_> {
         let allowed = self.allowed(filter)?;
         Ok(self
             .now
-            .occurred_in(days, &widened(filter), limit + self.then.then.len())?
+            .occurred_in(days, &widened(filter), limit + self.then.changed_count())?
             .into_iter()
             .filter(|id| allowed.allows(*id))
             .take(limit)

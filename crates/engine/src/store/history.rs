@@ -95,6 +95,23 @@ impl Tx<'_> {
         rows.collect::<Result<_>>()
     }
 
+    /// [`Tx::history_since`] for the memories that existed at `at`: without the entries of
+    /// memories created after `at` (in the store now: they did not exist then, whatever
+    /// their history says) and without `add` entries (creation is decided by `created_at`).
+    /// A scrubber early in a store's life asks for an instant before most of its memories:
+    /// this reads the changes of the few that existed, not of all.
+    pub fn history_since_of_existing(&self, at: i64) -> Result<Vec<HistoryEntry>> {
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT h.id, h.memory_id, h.event, h.old_value, NULL, '', NULL, h.created_at
+             FROM history h
+             WHERE h.created_at > ?1 AND h.event <> 'add'
+               AND NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = h.memory_id AND m.created_at > ?1)
+             ORDER BY h.created_at, h.id",
+        )?;
+        let rows = stmt.query_map([at], entry)?;
+        rows.collect::<Result<_>>()
+    }
+
     /// When each memory was added and by whom (the history's `add` entries), oldest first.
     pub fn add_times(&self) -> Result<Vec<(i64, String)>> {
         let mut stmt = self.conn().prepare(
