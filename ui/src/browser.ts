@@ -11,6 +11,8 @@ import { KINDS, STATES } from "./types";
 import { listWindow, ROW } from "./virtual";
 
 const PAGE = 200;
+/// The least time between two listings that follow a drag of the time scrubber (ms).
+const ASOF_LIST_MS = 250;
 
 export class Browser {
   readonly el: HTMLElement;
@@ -26,6 +28,9 @@ export class Browser {
   /// List requests on their way, and whether a reload waits for them to answer.
   private listing = 0;
   private reloadWaiting = false;
+  /// When the list last followed the time scrubber, and its next follow when one waits.
+  private asofListed = -Infinity;
+  private asofTimer: ReturnType<typeof setTimeout> | null = null;
   private convSelect: HTMLSelectElement;
   private whoInput: HTMLInputElement;
   private whoList: HTMLDataListElement;
@@ -137,7 +142,7 @@ export class Browser {
     bus.on("selection", () => this.markSelection(), "browser");
     bus.on("search", () => this.showSearch(), "browser");
     bus.on("data", () => this.reload(), "browser");
-    bus.on("asof", () => this.reload(), "browser");
+    bus.on("asof", () => this.followTime(), "browser");
     bus.on("clusters", () => this.fillClusters(), "browser");
   }
 
@@ -202,6 +207,22 @@ export class Browser {
 
   private query(offset: number): ListQuery {
     return { filter: state.filter, sort: this.sort, descending: this.descending, offset, limit: PAGE };
+  }
+
+  /// Lists the store as of the scrubber's instant, at most every ASOF_LIST_MS: a drag moves
+  /// it every frame, and a listing per step (the engine's read, the rows' re-render) took a
+  /// core from the frames. A follow that waits lists the latest instant, so the instant the
+  /// scrubber rests on is always listed.
+  private followTime(): void {
+    if (this.asofTimer !== null) return;
+    const go = () => {
+      this.asofTimer = null;
+      this.asofListed = performance.now();
+      this.reload();
+    };
+    const wait = this.asofListed + ASOF_LIST_MS - performance.now();
+    if (wait <= 0) go();
+    else this.asofTimer = setTimeout(go, wait);
   }
 
   reload(): void {
