@@ -105,7 +105,7 @@ impl Tx<'_> {
             "SELECT h.id, h.memory_id, h.event, h.old_value, NULL, '', NULL, h.created_at
              FROM history h
              WHERE h.created_at > ?1 AND h.event <> 'add'
-               AND NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = h.memory_id AND m.created_at > ?1)
+               AND h.memory_id NOT IN (SELECT id FROM memories WHERE created_at > ?1)
              ORDER BY h.created_at, h.id",
         )?;
         let rows = stmt.query_map([at], entry)?;

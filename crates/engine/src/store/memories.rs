@@ -1292,6 +1292,59 @@ mod tests {
     }
 
     #[test]
+    fn a_listing_and_a_count_by_an_instant_leave_out_what_was_created_after_it() {
+        let mut store = Store::open_in_memory().unwrap();
+        let ids = store
+            .transaction(|tx| {
+                let mut ids = Vec::new();
+                for (i, created) in [30, 10, 20, 40].into_iter().enumerate() {
+                    let mut m = NewMemory::new(Kind::Episode, format!("m{i}"));
+                    m.conversation = Some(if i == 2 { "b" } else { "a" }.into());
+                    ids.push(tx.insert_memory(&m, 1.0, created)?);
+                }
+                Ok(ids)
+            })
+            .unwrap();
+        let in_a = MemoryFilter {
+            conversation: Some("a".into()),
+            ..Default::default()
+        };
+        let q = super::ListQuery {
+            filter: in_a.clone(),
+            limit: 10,
+            ..Default::default()
+        };
+        let (listed, counted, all, later) = store
+            .snapshot(|tx| {
+                let listed: Vec<i64> = tx
+                    .list_memories_created_by(&q, Some(30))?
+                    .iter()
+                    .map(|m| m.id)
+                    .collect();
+                let mut later = tx.ids_created_after(20)?;
+                later.sort_unstable();
+                Ok((
+                    listed,
+                    tx.count_memories_created_by(&in_a, Some(30))?,
+                    tx.count_memories_created_by(&in_a, None)?,
+                    later,
+                ))
+            })
+            .unwrap();
+        assert_eq!(
+            listed,
+            vec![ids[0], ids[1]],
+            "created by 30, in a: newest id first"
+        );
+        assert_eq!((counted, all), (2, 3));
+        assert_eq!(later, vec![ids[0], ids[3]]);
+        let none_yet = store
+            .snapshot(|tx| tx.count_memories_created_by(&in_a, Some(5)))
+            .unwrap();
+        assert_eq!(none_yet, 0);
+    }
+
+    #[test]
     fn memories_that_happened_between_two_times_come_most_important_first_within_the_filter() {
         let mut store = Store::open_in_memory().unwrap();
         let day = 86_400_000;
