@@ -259,7 +259,14 @@ strip_question: number,
  * Bob …" searches the other words), whom the actor signal already scores; otherwise a
  * short memory that only names them ("Bob works as a pastry chef") wins on BM25.
  */
-lexical_without_actors: number, };
+lexical_without_actors: number, 
+/**
+ * 1: the question is embedded without the names of the people it is about. A memory's
+ * embedded text starts with its speaker's name, so a short turn that says little
+ * ("Jon: Thanks for having my back.") is near any question naming Jon by the name
+ * alone; the actor signal already scores who a memory is by.
+ */
+semantic_without_actors: number, };
 
 export type SearchQuery = { query: string, k: number, mode: ScoreMode, 
 /**

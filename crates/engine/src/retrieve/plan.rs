@@ -68,15 +68,20 @@ pub(crate) fn plan(
     let analysis = analyse(&query, known_actors);
     // What is embedded: the question (without its question words, if so tuned), then the
     // parts of a multi-part question.
-    let mut to_embed = vec![if tuning.strip_question > 0.0 {
+    let actors = query_actors(&query, q.actor.as_deref(), known_actors);
+    let question = if tuning.strip_question > 0.0 {
         evidence::strip_question(&query)
     } else {
         query.clone()
+    };
+    let mut to_embed = vec![if tuning.semantic_without_actors > 0.0 {
+        without_names(&question, &actors)
+    } else {
+        question
     }];
     if tuning.clause > 0.0 {
         to_embed.extend(analysis.clauses.iter().cloned());
     }
-    let actors = query_actors(&query, q.actor.as_deref(), known_actors);
     let lexical_query = if tuning.lexical_without_actors > 0.0 {
         without_names(&query, &actors)
     } else {
@@ -253,6 +258,7 @@ mod tests {
     #[test]
     fn clauses_are_embedded_only_when_tuned_and_questions_stripped_only_when_tuned() {
         let mut q = SearchQuery::new("When did Caroline go hiking and what did Melanie paint?");
+        q.tuning.semantic_without_actors = 0.0;
         let p = plan(&q, false, &known(), 0).unwrap();
         assert_eq!(p.to_embed, vec![p.query.clone()]);
         q.tuning.clause = 0.1;
@@ -260,5 +266,19 @@ mod tests {
         let p = plan(&q, false, &known(), 0).unwrap();
         assert_eq!(p.to_embed[0], evidence::strip_question(&p.query));
         assert_eq!(&p.to_embed[1..], p.analysis.clauses.as_slice());
+    }
+
+    #[test]
+    fn the_question_is_embedded_without_the_names_of_its_actors_by_default() {
+        let mut q = SearchQuery::new("Which cities has Melanie visited?");
+        let p = plan(&q, false, &known(), 0).unwrap();
+        assert_eq!(p.to_embed, vec!["Which cities has  visited?".to_string()]);
+        assert_eq!(p.actors, vec!["Melanie"]);
+        // A question that is only a name keeps it: nothing else would be embedded.
+        q.query = "Melanie".into();
+        assert_eq!(plan(&q, false, &known(), 0).unwrap().to_embed, vec!["Melanie"]);
+        q.query = "Which cities has Melanie visited?".into();
+        q.tuning.semantic_without_actors = 0.0;
+        assert_eq!(plan(&q, false, &known(), 0).unwrap().to_embed, vec![q.query.clone()]);
     }
 }
