@@ -34,9 +34,10 @@ impl Somna {
             return Err(Error::InvalidInput("k must be between 1 and 1000".into()));
         }
         let query = query.trim();
-        // Its vector is saved with it: a process that ranks the saved queries reads it
-        // instead of embedding the query again (see `recall_golden_vectors`).
-        let vector = self.query_embedder().embed_one(query)?;
+        // The vector of the text its search embeds is saved with it: a process that ranks
+        // the saved queries reads it instead of embedding it again (`recall_golden_vectors`).
+        let text = self.golden_text(query);
+        let vector = self.query_embedder().embed_one(&text)?;
         let mut store = self.store();
         let mut ids = expected.to_vec();
         ids.sort_unstable();
@@ -47,15 +48,24 @@ impl Somna {
                 tx.require_memory(*id)?;
             }
             let id = tx.insert_golden(query, &ids, k, &options, now_ms())?;
-            tx.set_golden_vector(id, self.embedder.model_id(), &vector)?;
+            tx.set_golden_vector(id, self.embedder.model_id(), &text, &vector)?;
             Ok(id)
         })?;
         store.read().get_golden(id)?.ok_or(Error::NotFound { id })
     }
 
+    /// The text a search embeds for the golden query `query` (see
+    /// [`retrieve::embedded_question`](crate::retrieve::embedded_question)): its saved vector
+    /// is that text's.
+    pub(crate) fn golden_text(&self, query: &str) -> String {
+        let actors = self.actors.read().unwrap_or_else(|p| p.into_inner());
+        golden_text_among(query, &actors)
+    }
+
     /// Puts the saved golden queries' vectors (those this engine's model made) in front of
-    /// the query embedder, so that ranking the queries embeds none of them again; returns
-    /// the texts that had one. A process's first what-if simulation or golden run would
+    /// the query embedder, each under the text it was made from, so that ranking the queries
+    /// embeds none of them again while their searches embed those texts; returns the texts
+    /// that had one. A process's first what-if simulation or golden run would
     /// otherwise embed every query first (about a third of a simulation at 100K memories).
     pub(crate) fn recall_golden_vectors(&self) -> Result<HashSet<String>> {
         let saved = self
@@ -127,15 +137,16 @@ impl Somna {
         let mut store = self.store();
         // The vectors of queries saved before vectors were (or by another model), embedded
         // by this run's searches, are saved with the run.
-        let unsaved: Vec<(i64, Vec<f32>)> = queries
+        let unsaved: Vec<(i64, String, Vec<f32>)> = queries
             .iter()
-            .filter(|g| !saved.contains(&g.query))
-            .filter_map(|g| self.recent.get(&g.query).map(|v| (g.id, v)))
+            .map(|g| (g.id, self.golden_text(&g.query)))
+            .filter(|(_, text)| !saved.contains(text))
+            .filter_map(|(id, text)| self.recent.get(&text).map(|v| (id, text, v)))
             .collect();
         let model = self.embedder.model_id();
         let id = store.transaction(|tx| {
-            for (query, vector) in &unsaved {
-                tx.set_golden_vector(*query, model, vector)?;
+            for (query, text, vector) in &unsaved {
+                tx.set_golden_vector(*query, model, text, vector)?;
             }
             tx.insert_golden_run(run_at, stage, cycle_id, &rows)
         })?;
@@ -182,4 +193,10 @@ impl Somna {
             notes.push(format!("golden queries ({stage}) failed: {e}"));
         }
     }
+}
+
+/// The text a search embeds for the golden query `query` when the store's speakers are
+/// `actors`.
+pub(crate) fn golden_text_among(query: &str, actors: &[String]) -> String {
+    crate::retrieve::embedded_question(&crate::retrieve::SearchQuery::new(query), actors)
 }

@@ -339,16 +339,30 @@ impl Somna {
         self.check_export(doc)?;
         let dim = self.embedder.dim();
         // The golden queries' vectors, saved with them as `golden_add` saves them (an export
-        // does not carry them: they follow from the text and the model).
-        let golden_texts: Vec<&str> = doc
+        // does not carry them: they follow from the text and the model), each of the text
+        // its search will embed once the export's speakers are the store's too.
+        let mut actors = self
+            .actors
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        actors.extend(
+            doc.memories
+                .iter()
+                .filter_map(|m| m.memory.w5h1.who.clone()),
+        );
+        actors.sort_unstable();
+        actors.dedup();
+        let golden_texts: Vec<String> = doc
             .golden_queries
             .iter()
-            .map(|g| g.query.as_str())
+            .map(|g| super::golden::golden_text_among(&g.query, &actors))
             .collect();
         let golden_vectors = if golden_texts.is_empty() {
             Vec::new()
         } else {
-            self.query_embedder().embed(&golden_texts)?
+            let texts: Vec<&str> = golden_texts.iter().map(String::as_str).collect();
+            self.query_embedder().embed(&texts)?
         };
         let mut store = self.store();
         store.transaction(|tx| {
@@ -431,7 +445,13 @@ impl Somna {
                     l.method, l.dims, l.computed_at
                 )))?;
             }
-            restore_records(tx, doc, &golden_vectors, self.embedder.model_id())
+            restore_records(
+                tx,
+                doc,
+                &golden_texts,
+                &golden_vectors,
+                self.embedder.model_id(),
+            )
         })?;
         if doc.memories.len() >= BULK_LOAD {
             store.refresh_statistics()?;
@@ -471,19 +491,25 @@ impl Somna {
 }
 
 /// What an export holds besides the memories, links, messages, history, operations,
-/// clusters and layouts, written in `tx`: the golden queries (with `golden_vectors`, their
-/// vectors from `model`, in order), runs and results, the ledger, the facts' contradictions
+/// clusters and layouts, written in `tx`: the golden queries (with `golden_vectors`, the
+/// vectors `model` gave their `golden_texts`, in order), runs and results, the ledger, the facts' contradictions
 /// and re-statements, the settings and the highest memory id ever given.
 fn restore_records(
     tx: &crate::store::Tx<'_>,
     doc: &ExportDoc,
+    golden_texts: &[String],
     golden_vectors: &[Vec<f32>],
     model: &str,
 ) -> Result<()> {
-    for (q, v) in doc.golden_queries.iter().zip(golden_vectors) {
+    for ((q, text), v) in doc
+        .golden_queries
+        .iter()
+        .zip(golden_texts)
+        .zip(golden_vectors)
+    {
         tx.restore_golden(q)
             .map_err(taken(format!("golden query {}", q.id)))?;
-        tx.set_golden_vector(q.id, model, v)?;
+        tx.set_golden_vector(q.id, model, text, v)?;
     }
     for run in &doc.golden_runs {
         let results: Vec<_> = doc

@@ -94,11 +94,14 @@ impl Somna {
         // need the store and not the model: on a first run it is otherwise a tenth of the
         // time, spent while a core idles.
         let embedder = self.query_embedder();
-        let texts: Vec<&str> = golden
+        // (the texts their searches embed: without the names of the people they are about)
+        let owned: Vec<String> = golden
             .iter()
             .map(|g| g.query.as_str())
             .chain(req.query.as_deref().map(str::trim))
+            .map(|q| self.golden_text(q))
             .collect();
+        let texts: Vec<&str> = owned.iter().map(String::as_str).collect();
         let (embedded, predicted) = std::thread::scope(|s| {
             let embedding = s.spawn(|| {
                 let t = Instant::now();

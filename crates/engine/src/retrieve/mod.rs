@@ -15,6 +15,7 @@ mod gather;
 pub mod overlay;
 mod pack;
 mod plan;
+pub(crate) use plan::embedded_question;
 mod reasons;
 mod router;
 mod score;

@@ -69,16 +69,7 @@ pub(crate) fn plan(
     // What is embedded: the question (without its question words, if so tuned), then the
     // parts of a multi-part question.
     let actors = query_actors(&query, q.actor.as_deref(), known_actors);
-    let question = if tuning.strip_question > 0.0 {
-        evidence::strip_question(&query)
-    } else {
-        query.clone()
-    };
-    let mut to_embed = vec![if tuning.semantic_without_actors > 0.0 {
-        without_names(&question, &actors)
-    } else {
-        question
-    }];
+    let mut to_embed = vec![question_text(&query, &tuning, &actors)];
     if tuning.clause > 0.0 {
         to_embed.extend(analysis.clauses.iter().cloned());
     }
@@ -106,6 +97,29 @@ pub(crate) fn plan(
         },
         query,
     })
+}
+
+/// The text a search embeds for the question `query` (trimmed and cut): without its
+/// question words and without the names of `actors`, as `tuning` says.
+fn question_text(query: &str, tuning: &Tuning, actors: &[String]) -> String {
+    let question = if tuning.strip_question > 0.0 {
+        evidence::strip_question(query)
+    } else {
+        query.to_string()
+    };
+    if tuning.semantic_without_actors > 0.0 {
+        without_names(&question, actors)
+    } else {
+        question
+    }
+}
+
+/// The text a search for `q` embeds for its question, given the store's speaker names
+/// (`known_actors`): what a saved vector for `q` must be the vector of.
+pub(crate) fn embedded_question(q: &SearchQuery, known_actors: &[String]) -> String {
+    let query: String = q.query.trim().chars().take(MAX_QUERY_CHARS).collect();
+    let actors = query_actors(&query, q.actor.as_deref(), known_actors);
+    question_text(&query, &q.tuning, &actors)
 }
 
 /// Candidates each source brings: five per result up to [`POOL_FULL`], then k plus
@@ -276,9 +290,32 @@ mod tests {
         assert_eq!(p.actors, vec!["Melanie"]);
         // A question that is only a name keeps it: nothing else would be embedded.
         q.query = "Melanie".into();
-        assert_eq!(plan(&q, false, &known(), 0).unwrap().to_embed, vec!["Melanie"]);
+        assert_eq!(
+            plan(&q, false, &known(), 0).unwrap().to_embed,
+            vec!["Melanie"]
+        );
         q.query = "Which cities has Melanie visited?".into();
         q.tuning.semantic_without_actors = 0.0;
-        assert_eq!(plan(&q, false, &known(), 0).unwrap().to_embed, vec![q.query.clone()]);
+        assert_eq!(
+            plan(&q, false, &known(), 0).unwrap().to_embed,
+            vec![q.query.clone()]
+        );
+    }
+
+    #[test]
+    fn the_embedded_question_is_what_the_plan_embeds() {
+        for text in [
+            "  Which cities has Melanie visited? ",
+            "Melanie",
+            "where is jon snow",
+        ] {
+            let mut q = SearchQuery::new(text);
+            for (strip, names) in [(0.0, 1.0), (1.0, 0.0), (1.0, 1.0), (0.0, 0.0)] {
+                q.tuning.strip_question = strip;
+                q.tuning.semantic_without_actors = names;
+                let p = plan(&q, false, &known(), 0).unwrap();
+                assert_eq!(embedded_question(&q, &known()), p.to_embed[0], "{text}");
+            }
+        }
     }
 }

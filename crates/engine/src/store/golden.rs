@@ -113,30 +113,37 @@ impl Tx<'_> {
             .optional()
     }
 
-    /// Saves the vector `model` gives golden query `id`'s text (it replaces one from another
-    /// model).
-    pub fn set_golden_vector(&self, id: i64, model: &str, vector: &[f32]) -> Result<()> {
+    /// Saves the vector `model` gives `text`, the text a search embeds for golden query `id`
+    /// (it replaces one from another model or of another text).
+    pub fn set_golden_vector(
+        &self,
+        id: i64,
+        model: &str,
+        text: &str,
+        vector: &[f32],
+    ) -> Result<()> {
         self.note(Change::Golden)?;
         self.conn().execute(
-            "UPDATE golden_queries SET vector = ?1, vector_model = ?2 WHERE id = ?3",
-            params![vec_to_blob(vector), model, id],
+            "UPDATE golden_queries SET vector = ?1, vector_model = ?2, vector_text = ?3
+             WHERE id = ?4",
+            params![vec_to_blob(vector), model, text, id],
         )?;
         Ok(())
     }
 
-    /// The saved golden queries' texts with the vectors `model` gave them, for those that
-    /// have one from that model.
+    /// The saved golden vectors `model` made, each with the text it was made from (the
+    /// query as written for a vector saved before that text was kept).
     pub fn golden_vectors(&self, model: &str) -> Result<Vec<(String, Vec<f32>)>> {
         let mut stmt = self.conn().prepare(
-            "SELECT query, vector FROM golden_queries
+            "SELECT COALESCE(vector_text, query), vector FROM golden_queries
              WHERE vector_model = ?1 AND vector IS NOT NULL ORDER BY id",
         )?;
         let rows = stmt.query_map([model], |r| Ok((r.get::<String>(0)?, r.get::<Vec<u8>>(1)?)))?;
         let mut out = Vec::new();
         for row in rows {
-            let (query, blob) = row?;
+            let (text, blob) = row?;
             if let Some(v) = blob_to_vec(&blob) {
-                out.push((query, v));
+                out.push((text, v));
             }
         }
         Ok(out)

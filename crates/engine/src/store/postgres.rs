@@ -395,11 +395,13 @@ pub(super) const VECTOR_INDEX: &str = vector_index!();
 /// run at every open (a store made before then gets it once, made since finds it there):
 /// the embeddings moved from `memories.embedding` to `memory_vectors` (the old column's
 /// space is reclaimed as rows are rewritten, or at once by `VACUUM FULL memories`), and
-/// golden queries keep their vectors (schema 13, `migrations/0013_golden_vectors.sql`).
+/// golden queries keep their vectors (schema 13, `migrations/0013_golden_vectors.sql`) and
+/// the text each vector is of (schema 14, `migrations/0014_golden_vector_text.sql`).
 const ADDED: &str = concat!(
     "SET LOCAL maintenance_work_mem = '256MB';
 ALTER TABLE golden_queries ADD COLUMN IF NOT EXISTS vector BYTEA;
 ALTER TABLE golden_queries ADD COLUMN IF NOT EXISTS vector_model TEXT;
+ALTER TABLE golden_queries ADD COLUMN IF NOT EXISTS vector_text TEXT;
 CREATE TABLE IF NOT EXISTS memory_vectors (
     id        BIGINT PRIMARY KEY REFERENCES memories (id) ON DELETE CASCADE,
     embedding vector(384) NOT NULL

@@ -41,6 +41,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0011_stale_facts.sql"),
     include_str!("migrations/0012_layout_history.sql"),
     include_str!("migrations/0013_golden_vectors.sql"),
+    include_str!("migrations/0014_golden_vector_text.sql"),
 ];
 
 /// The store's schema version after all migrations.

@@ -445,7 +445,10 @@ fn a_golden_query_is_embedded_when_saved_and_a_new_process_simulates_without_emb
     let episodes = ids_of(&engine, Kind::Episode, State::ALL.to_vec());
     let golden: Vec<i64> = [
         ("pottery kiln bowl", &episodes[..2]),
-        ("violin vibrato teacher", &episodes[12..14]),
+        (
+            "What did Ann say of her violin vibrato teacher?",
+            &episodes[12..14],
+        ),
         ("lighthouse trip photos", &episodes[9..10]),
     ]
     .into_iter()
@@ -479,7 +482,14 @@ fn a_golden_query_is_embedded_when_saved_and_a_new_process_simulates_without_emb
     // saves nothing: it writes nothing), and the next golden run saves this model's.
     let mut store = somna_engine::store::Store::open(&cfg.db_path).unwrap();
     store
-        .transaction(|tx| tx.set_golden_vector(golden[1], "another-model", &[0.5; 384]))
+        .transaction(|tx| {
+            tx.set_golden_vector(
+                golden[1],
+                "another-model",
+                "What did  say of her violin vibrato teacher?",
+                &[0.5; 384],
+            )
+        })
         .unwrap();
     drop(store);
     let (engine, embedded) = simulate(&cfg);
@@ -496,19 +506,51 @@ fn a_golden_query_is_embedded_when_saved_and_a_new_process_simulates_without_emb
     let (engine, embedded) = simulate(&cfg);
     assert_eq!(embedded, 1, "the golden run saved the missing vector");
     drop(engine);
-    // The saved vector is the one this model gives the text.
+    // The saved vector is the one this model gives the text the search embeds: the
+    // question without the name of the speaker it is about.
     let hash = somna_engine::embed::HashEmbedder::new(384);
+    let model = somna_engine::embed::Embedder::model_id(&hash).to_string();
     let saved = somna_engine::store::Store::open(&cfg.db_path)
         .unwrap()
         .read()
-        .golden_vectors(somna_engine::embed::Embedder::model_id(&hash))
+        .golden_vectors(&model)
         .unwrap();
-    assert_eq!(saved.len(), 3);
-    for (text, v) in saved {
+    let texts: Vec<&str> = saved.iter().map(|(t, _)| t.as_str()).collect();
+    assert_eq!(
+        texts,
+        [
+            "pottery kiln bowl",
+            "What did  say of her violin vibrato teacher?",
+            "lighthouse trip photos"
+        ]
+    );
+    for (text, v) in &saved {
         assert_eq!(
-            v,
-            somna_engine::embed::Embedder::embed_one(&hash, &text).unwrap()
+            *v,
+            somna_engine::embed::Embedder::embed_one(&hash, text).unwrap()
         );
     }
+    // A vector saved of another text (as a store saved them before the search left the
+    // names out: of the query as written) is not used, and the next run saves the right one.
+    let mut store = somna_engine::store::Store::open(&cfg.db_path).unwrap();
+    let written = "What did Ann say of her violin vibrato teacher?";
+    let old = somna_engine::embed::Embedder::embed_one(&hash, written).unwrap();
+    store
+        .transaction(|tx| tx.set_golden_vector(golden[1], &model, written, &old))
+        .unwrap();
+    drop(store);
+    let (engine, embedded) = simulate(&cfg);
+    assert_eq!(
+        embedded, 2,
+        "the search's query and the query saved of another text"
+    );
+    engine.golden_run("manual", None, &Job::default()).unwrap();
+    drop(engine);
+    let (engine, embedded) = simulate(&cfg);
+    assert_eq!(
+        embedded, 1,
+        "the golden run saved the vector of the embedded text"
+    );
+    drop(engine);
     drop(dir);
 }

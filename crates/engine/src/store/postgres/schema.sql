@@ -223,7 +223,8 @@ CREATE TABLE golden_queries (
     options    TEXT   NOT NULL DEFAULT '{}',
     created_at BIGINT NOT NULL,
     vector       BYTEA,
-    vector_model TEXT
+    vector_model TEXT,
+    vector_text  TEXT
 );
 
 CREATE TABLE golden_runs (
