@@ -338,32 +338,7 @@ impl Somna {
     pub fn import_export(&self, doc: &ExportDoc, job: &Job) -> Result<usize> {
         self.check_export(doc)?;
         let dim = self.embedder.dim();
-        // The golden queries' vectors, saved with them as `golden_add` saves them (an export
-        // does not carry them: they follow from the text and the model), each of the text
-        // its search will embed once the export's speakers are the store's too.
-        let mut actors = self
-            .actors
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
-        actors.extend(
-            doc.memories
-                .iter()
-                .filter_map(|m| m.memory.w5h1.who.clone()),
-        );
-        actors.sort_unstable();
-        actors.dedup();
-        let golden_texts: Vec<String> = doc
-            .golden_queries
-            .iter()
-            .map(|g| super::golden::golden_text_among(&g.query, &actors))
-            .collect();
-        let golden_vectors = if golden_texts.is_empty() {
-            Vec::new()
-        } else {
-            let texts: Vec<&str> = golden_texts.iter().map(String::as_str).collect();
-            self.query_embedder().embed(&texts)?
-        };
+        let (golden_texts, golden_vectors) = self.export_golden_vectors(doc)?;
         let mut store = self.store();
         store.transaction(|tx| {
             let deferred = doc.memories.len() >= BULK_LOAD && tx.defer_vector_index()?;
@@ -465,6 +440,37 @@ impl Somna {
 }
 
 impl Somna {
+    /// The texts the searches of `doc`'s golden queries will embed once the export's
+    /// speakers are the store's too, and their vectors: saved with the queries as
+    /// `golden_add` saves them (an export does not carry them: they follow from the text
+    /// and the model).
+    fn export_golden_vectors(&self, doc: &ExportDoc) -> Result<(Vec<String>, Vec<Vec<f32>>)> {
+        let mut actors = self
+            .actors
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        actors.extend(
+            doc.memories
+                .iter()
+                .filter_map(|m| m.memory.w5h1.who.clone()),
+        );
+        actors.sort_unstable();
+        actors.dedup();
+        let golden_texts: Vec<String> = doc
+            .golden_queries
+            .iter()
+            .map(|g| super::golden::golden_text_among(&g.query, &actors))
+            .collect();
+        let golden_vectors = if golden_texts.is_empty() {
+            Vec::new()
+        } else {
+            let texts: Vec<&str> = golden_texts.iter().map(String::as_str).collect();
+            self.query_embedder().embed(&texts)?
+        };
+        Ok((golden_texts, golden_vectors))
+    }
+
     /// Refuses an export this build does not read, or one whose embeddings come from
     /// another model than this store's.
     fn check_export(&self, doc: &ExportDoc) -> Result<()> {
