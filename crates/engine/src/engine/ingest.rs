@@ -445,29 +445,29 @@ impl Somna {
     /// `golden_add` saves them (an export does not carry them: they follow from the text
     /// and the model).
     fn export_golden_vectors(&self, doc: &ExportDoc) -> Result<(Vec<String>, Vec<Vec<f32>>)> {
-        let mut actors = self
-            .actors
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
+        if doc.golden_queries.is_empty() {
+            return Ok((Vec::new(), Vec::new()));
+        }
+        let mut actors: std::collections::BTreeSet<String> = doc
+            .memories
+            .iter()
+            .filter_map(|m| m.memory.w5h1.who.clone())
+            .collect();
         actors.extend(
-            doc.memories
+            self.actors
+                .read()
+                .unwrap_or_else(|p| p.into_inner())
                 .iter()
-                .filter_map(|m| m.memory.w5h1.who.clone()),
+                .cloned(),
         );
-        actors.sort_unstable();
-        actors.dedup();
+        let actors: Vec<String> = actors.into_iter().collect();
         let golden_texts: Vec<String> = doc
             .golden_queries
             .iter()
             .map(|g| super::golden::golden_text_among(&g.query, &actors))
             .collect();
-        let golden_vectors = if golden_texts.is_empty() {
-            Vec::new()
-        } else {
-            let texts: Vec<&str> = golden_texts.iter().map(String::as_str).collect();
-            self.query_embedder().embed(&texts)?
-        };
+        let texts: Vec<&str> = golden_texts.iter().map(String::as_str).collect();
+        let golden_vectors = self.query_embedder().embed(&texts)?;
         Ok((golden_texts, golden_vectors))
     }
 
