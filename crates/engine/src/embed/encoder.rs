@@ -161,3 +161,18 @@ impl Encoder {
         Ok(x.reshape((batch, len, h))?)
     }
 }
+
+#[cfg(all(test, target_arch = "x86_64"))]
+mod tests {
+    /// candle's matmul runs gemm's AVX-512 kernels only with gemm's `x86-v4` feature, which
+    /// turns on pulp's: without it `pulp::x86::V4` does not exist and this does not compile.
+    #[test]
+    fn the_matrix_products_have_avx512_kernels_where_the_cpu_has_avx512() {
+        let cpu_has = std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx512bw")
+            && std::arch::is_x86_feature_detected!("avx512cd")
+            && std::arch::is_x86_feature_detected!("avx512dq")
+            && std::arch::is_x86_feature_detected!("avx512vl");
+        assert_eq!(pulp::x86::V4::try_new().is_some(), cpu_has);
+    }
+}
