@@ -7,7 +7,8 @@
 //! 1.9 ms against 0.6 ms with the weight stored (in, out); see `somna bench --only query`).
 //! This encoder stores every weight transposed once at load time and fuses the query, key
 //! and value projections into one product. GELU is `gelu.rs`'s vectorised one (within
-//! 4e-7 of candle's). The arithmetic is otherwise `BertModel`'s; the parity test against
+//! 4e-7 of candle's), and each bias is added in the same pass as GELU or the residual
+//! (`bias.rs`). The arithmetic is otherwise `BertModel`'s; the parity test against
 //! sentence-transformers guards it.
 
 use crate::Result;
@@ -42,7 +43,23 @@ impl Dense {
 
     /// `x` is (rows, in); the result (rows, out).
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
-        Ok(x.matmul(&self.weight)?.broadcast_add(&self.bias)?)
+        Ok(super::bias::add_bias(&x.matmul(&self.weight)?, &self.bias)?)
+    }
+
+    /// `forward(x) + residual`, in one pass after the product.
+    fn forward_plus(&self, x: &Tensor, residual: &Tensor) -> Result<Tensor> {
+        let product = x.matmul(&self.weight)?;
+        Ok(super::bias::add_bias_residual(
+            &product, &self.bias, residual,
+        )?)
+    }
+
+    /// GELU of `forward(x)`, in one pass after the product.
+    fn forward_gelu(&self, x: &Tensor) -> Result<Tensor> {
+        Ok(super::gelu::bias_gelu(
+            &x.matmul(&self.weight)?,
+            &self.bias,
+        )?)
     }
 }
 
@@ -152,11 +169,11 @@ impl Encoder {
                 .reshape((batch * len, h))?;
             let attended = layer
                 .attention_norm
-                .forward(&(layer.attention_out.forward(&context)? + &x)?)?;
-            let inner = super::gelu::gelu_erf(&layer.intermediate.forward(&attended)?)?;
+                .forward(&layer.attention_out.forward_plus(&context, &x)?)?;
+            let inner = layer.intermediate.forward_gelu(&attended)?;
             x = layer
                 .output_norm
-                .forward(&(layer.output.forward(&inner)? + &attended)?)?;
+                .forward(&layer.output.forward_plus(&inner, &attended)?)?;
         }
         Ok(x.reshape((batch, len, h))?)
     }

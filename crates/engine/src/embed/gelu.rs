@@ -8,8 +8,7 @@
 //! 20,001 points of [0, 4]; in f32 the largest error against the exact erf is 3.6e-7
 //! (the unit test holds it to candle's `gelu_erf`).
 
-use candle_core::backend::BackendStorage;
-use candle_core::{CpuStorage, CustomOp1, Layout, Shape, Tensor};
+use candle_core::{CpuStorage, CustomOp2, Layout, Shape, Tensor};
 
 /// P's coefficients, of (x²)⁰ … (x²)⁶.
 const P: [f32; 7] = [
@@ -38,38 +37,43 @@ fn gelu(x: f32) -> f32 {
     0.5 * x * (1.0 + erf(x * std::f32::consts::FRAC_1_SQRT_2))
 }
 
-struct Gelu;
+struct BiasGelu;
 
-impl CustomOp1 for Gelu {
+impl CustomOp2 for BiasGelu {
     fn name(&self) -> &'static str {
-        "somna-gelu"
+        "somna-bias-gelu"
     }
 
     fn cpu_fwd(
         &self,
-        storage: &CpuStorage,
-        layout: &Layout,
+        xs: &CpuStorage,
+        xl: &Layout,
+        bs: &CpuStorage,
+        bl: &Layout,
     ) -> candle_core::Result<(CpuStorage, Shape)> {
-        let CpuStorage::F32(values) = storage else {
-            candle_core::bail!("somna-gelu: f32 only, got {:?}", storage.dtype());
-        };
-        let Some((start, end)) = layout.contiguous_offsets() else {
-            candle_core::bail!("somna-gelu: the input must be contiguous");
-        };
-        let out: Vec<f32> = values[start..end].iter().map(|&x| gelu(x)).collect();
-        Ok((CpuStorage::F32(out), layout.shape().clone()))
+        let (x, bias) = super::bias::rows_and_bias(self.name(), (xs, xl), (bs, bl))?;
+        let out = super::bias::map_rows(x, bias, gelu);
+        Ok((CpuStorage::F32(out), xl.shape().clone()))
     }
 }
 
-/// GELU (the erf form BERT uses) of every element of a contiguous f32 tensor on the CPU.
-pub fn gelu_erf(x: &Tensor) -> candle_core::Result<Tensor> {
-    x.apply_op1_no_bwd(&Gelu)
+/// GELU (the erf form BERT uses) of `x + bias`, the bias (n) added to every row of a
+/// contiguous f32 tensor (…, n) on the CPU (`bias.rs`).
+pub fn bias_gelu(x: &Tensor, bias: &Tensor) -> candle_core::Result<Tensor> {
+    x.apply_op2_no_bwd(bias, &BiasGelu)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use candle_core::Device;
+    use candle_core::{DType, Device};
+
+    /// GELU alone: `bias_gelu` with a zero bias over one row.
+    fn gelu_erf(x: &Tensor) -> candle_core::Result<Tensor> {
+        let n = x.elem_count();
+        let zero = Tensor::zeros(n, DType::F32, &Device::Cpu)?;
+        bias_gelu(&x.reshape((1, n))?, &zero)?.reshape(n)
+    }
 
     #[test]
     fn matches_candles_exact_gelu_over_the_range_bert_meets() {
@@ -95,7 +99,8 @@ mod tests {
 
     #[test]
     fn refuses_a_strided_input() {
-        let t = Tensor::zeros((4, 3), candle_core::DType::F32, &Device::Cpu).unwrap();
-        assert!(gelu_erf(&t.t().unwrap()).is_err());
+        let t = Tensor::zeros((4, 3), DType::F32, &Device::Cpu).unwrap();
+        let bias = Tensor::zeros(4, DType::F32, &Device::Cpu).unwrap();
+        assert!(bias_gelu(&t.t().unwrap(), &bias).is_err());
     }
 }

@@ -2,6 +2,7 @@
 //! model files, and the batching queue.
 
 mod bert;
+mod bias;
 mod cache;
 mod encoder;
 mod gelu;
