@@ -27,7 +27,7 @@ fn values<'a>(
 }
 
 /// `x` (…, n) and its bias (n), both contiguous f32.
-pub(super) fn rows_and_bias<'a>(
+fn rows_and_bias<'a>(
     op: &str,
     (xs, xl): (&'a CpuStorage, &Layout),
     (bs, bl): (&'a CpuStorage, &Layout),
@@ -43,20 +43,16 @@ pub(super) fn rows_and_bias<'a>(
     Ok((x, bias))
 }
 
-/// `f(x + bias)` of every element, row by row.
-pub(super) fn map_rows(x: &[f32], bias: &[f32], f: impl Fn(f32) -> f32) -> Vec<f32> {
-    let mut out = Vec::with_capacity(x.len());
-    for row in x.chunks_exact(bias.len().max(1)) {
-        out.extend(row.iter().zip(bias).map(|(&v, &b)| f(v + b)));
-    }
-    out
+/// `f(x + bias)` of every element of `x` (…, n), the bias (n) added to every row. `f` is a
+/// function item or closure (not a pointer), so it is inlined into the loop.
+pub(super) struct MapBias<F> {
+    pub name: &'static str,
+    pub f: F,
 }
 
-struct AddBias;
-
-impl CustomOp2 for AddBias {
+impl<F: Fn(f32) -> f32 + Send + Sync> CustomOp2 for MapBias<F> {
     fn name(&self) -> &'static str {
-        "somna-add-bias"
+        self.name
     }
 
     fn cpu_fwd(
@@ -66,11 +62,12 @@ impl CustomOp2 for AddBias {
         bs: &CpuStorage,
         bl: &Layout,
     ) -> candle_core::Result<(CpuStorage, Shape)> {
-        let (x, bias) = rows_and_bias(self.name(), (xs, xl), (bs, bl))?;
-        Ok((
-            CpuStorage::F32(map_rows(x, bias, |v| v)),
-            xl.shape().clone(),
-        ))
+        let (x, bias) = rows_and_bias(self.name, (xs, xl), (bs, bl))?;
+        let mut out = Vec::with_capacity(x.len());
+        for row in x.chunks_exact(bias.len().max(1)) {
+            out.extend(row.iter().zip(bias).map(|(&v, &b)| (self.f)(v + b)));
+        }
+        Ok((CpuStorage::F32(out), xl.shape().clone()))
     }
 }
 
@@ -116,7 +113,11 @@ impl CustomOp3 for AddBiasResidual {
 
 /// `x + bias`, the bias (n) added to every row of `x` (…, n).
 pub fn add_bias(x: &Tensor, bias: &Tensor) -> candle_core::Result<Tensor> {
-    x.apply_op2_no_bwd(bias, &AddBias)
+    let op = MapBias {
+        name: "somna-add-bias",
+        f: |v| v,
+    };
+    x.apply_op2_no_bwd(bias, &op)
 }
 
 /// `(x + bias) + residual`, `residual` of `x`'s shape.

@@ -8,7 +8,7 @@
 //! 20,001 points of [0, 4]; in f32 the largest error against the exact erf is 3.6e-7
 //! (the unit test holds it to candle's `gelu_erf`).
 
-use candle_core::{CpuStorage, CustomOp2, Layout, Shape, Tensor};
+use candle_core::Tensor;
 
 /// P's coefficients, of (x²)⁰ … (x²)⁶.
 const P: [f32; 7] = [
@@ -37,30 +37,14 @@ fn gelu(x: f32) -> f32 {
     0.5 * x * (1.0 + erf(x * std::f32::consts::FRAC_1_SQRT_2))
 }
 
-struct BiasGelu;
-
-impl CustomOp2 for BiasGelu {
-    fn name(&self) -> &'static str {
-        "somna-bias-gelu"
-    }
-
-    fn cpu_fwd(
-        &self,
-        xs: &CpuStorage,
-        xl: &Layout,
-        bs: &CpuStorage,
-        bl: &Layout,
-    ) -> candle_core::Result<(CpuStorage, Shape)> {
-        let (x, bias) = super::bias::rows_and_bias(self.name(), (xs, xl), (bs, bl))?;
-        let out = super::bias::map_rows(x, bias, gelu);
-        Ok((CpuStorage::F32(out), xl.shape().clone()))
-    }
-}
-
 /// GELU (the erf form BERT uses) of `x + bias`, the bias (n) added to every row of a
 /// contiguous f32 tensor (…, n) on the CPU (`bias.rs`).
 pub fn bias_gelu(x: &Tensor, bias: &Tensor) -> candle_core::Result<Tensor> {
-    x.apply_op2_no_bwd(bias, &BiasGelu)
+    let op = super::bias::MapBias {
+        name: "somna-bias-gelu",
+        f: gelu,
+    };
+    x.apply_op2_no_bwd(bias, &op)
 }
 
 #[cfg(test)]
