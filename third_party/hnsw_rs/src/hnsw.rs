@@ -24,6 +24,7 @@ use std::cmp::Reverse;
 use std::collections::HashSet;
 use std::collections::binary_heap::BinaryHeap;
 
+use crate::vectors::VectorTable;
 use crate::visited::with_visited;
 
 use log::trace;
@@ -173,7 +174,7 @@ pub struct Point<'b, T: Clone + Send + Sync> {
     p_id: PointId,
     /// dense rank of the point in its index (0..number of points), the slot of its
     /// visited mark during a search
-    rank: usize,
+    pub(crate) rank: usize,
     /// neighbours info
     /// (Somna's patch: held inline, not behind an `Arc` of its own, one read less per hop)
     pub(crate) neighbours: RwLock<Vec<Vec<PointWithOrder<'b, T>>>>,
@@ -335,6 +336,17 @@ fn prefetch<P>(p: *const P) {
     let _ = p;
 }
 
+/// Prefetches every cache line of `v` (Somna's patch).
+#[inline(always)]
+fn prefetch_all<T>(v: &[T]) {
+    let line = (64 / size_of::<T>().max(1)).max(1);
+    let mut o = 0;
+    while o < v.len() {
+        prefetch(v.as_ptr().wrapping_add(o));
+        o += line;
+    }
+}
+
 /// A point met by a search and its distance to the query, as a plain pointer: what the
 /// search heaps hold (Somna's patch; ordered by distance, NaN last). The graph keeps the
 /// point alive; no reference count is touched.
@@ -378,7 +390,6 @@ pub(crate) struct Scored<'b, T: Clone + Send + Sync> {
     pub(crate) dist: f32,
     pub(crate) point: Arc<Point<'b, T>>,
 }
-
 
 impl<T: Clone + Send + Sync> PartialEq for Scored<'_, T> {
     fn eq(&self, other: &Self) -> bool {
@@ -500,6 +511,8 @@ pub struct PointIndexation<'b, T: Clone + Send + Sync> {
     pub(crate) nb_point: Arc<RwLock<usize>>,
     /// curent enter_point: an Arc RwLock on a possible Arc Point
     pub(crate) entry_point: Arc<RwLock<Option<Arc<Point<'b, T>>>>>,
+    /// each point's vector by rank (Somna's patch: see `vectors.rs`)
+    pub(crate) vectors: VectorTable<T>,
 }
 
 // A point indexation may contain circular references. To deallocate these after a point indexation goes out of scope,
@@ -562,6 +575,7 @@ impl<'b, T: Clone + Send + Sync> PointIndexation<'b, T> {
             layer_g,
             nb_point: Arc::new(RwLock::new(0)),
             entry_point: Arc::new(RwLock::new(None)),
+            vectors: VectorTable::new(),
         }
     } // end of new
 
@@ -609,6 +623,9 @@ impl<'b, T: Clone + Send + Sync> PointIndexation<'b, T> {
             // make a Point and then an Arc<Point>
             let point = Point::new(data, origin_id, p_id, rank);
             new_point = Arc::new(point);
+            // SAFETY: the vector belongs to a point this indexation holds until it is dropped
+            // (points are never removed), and a point's data is never changed.
+            unsafe { self.vectors.push(rank, new_point.get_v()) };
             trace!("definitive pushing of point {:?}", p_id);
             points_by_layer_ref[p_id.0 as usize].push(Arc::clone(&new_point));
         } // close write lock on points_by_layer
@@ -1008,10 +1025,13 @@ impl<'b, T: Clone + Send + Sync, D: Distance<T> + Send + Sync> Hnsw<'b, T, D> {
     /// Somna's patch: the walk keeps (distance, point) pairs in its heaps instead of an
     /// `Arc<PointWithOrder>` allocated per step, marks visited points in a per-thread array
     /// indexed by rank instead of a hash map of `Arc`s (the rank is read from the neighbour
-    /// list, so a visited neighbour costs no access to its point), and reads each neighbour
-    /// list in place; neighbour lists hold their entries inline, not behind an `Arc` each. A filtered walk stops as an unfiltered one does, once the nearest candidate
-    /// left is farther than the farthest of `ef` accepted points (hnswlib's rule), instead
-    /// of dropping rejected points from a full result and walking on.
+    /// list, so a visited neighbour costs no access to its point), reads each neighbour
+    /// list in place (entries inline, not behind an `Arc` each), finds each neighbour's
+    /// vector by rank in the table of vectors without reading the point, and prefetches the
+    /// vectors ahead of the distances. A filtered walk stops as an unfiltered one does, once
+    /// the nearest candidate left is farther than the farthest of `ef` accepted points
+    /// (hnswlib's rule), instead of dropping rejected points from a full result and walking
+    /// on.
     pub(crate) fn search_layer_scored(
         &self,
         point: &[T],
@@ -1036,8 +1056,9 @@ impl<'b, T: Clone + Send + Sync, D: Distance<T> + Send + Sync> Hnsw<'b, T, D> {
             if passes(entry_point) {
                 found.push(Near::new(entry_dist, entry_point));
             }
-            // the neighbours of the current candidate not visited yet (indices in its list)
-            let mut fresh: Vec<usize> = Vec::with_capacity(2 * self.max_nb_connection);
+            // the neighbours of the current candidate not visited yet: their index in its
+            // list and their vector
+            let mut fresh: Vec<(usize, &[T])> = Vec::with_capacity(2 * self.max_nb_connection);
             while let Some(Reverse(c)) = candidates.pop() {
                 if found.len() >= ef && found.peek().is_some_and(|f| c.dist > f.dist) {
                     break;
@@ -1049,23 +1070,25 @@ impl<'b, T: Clone + Send + Sync, D: Distance<T> + Send + Sync> Hnsw<'b, T, D> {
                 let Some(list) = neighbours.get(layer as usize) else {
                     continue; // (a point not in this layer: only the entry point can be)
                 };
-                // Three passes so the memory reads overlap: the points not visited yet (their
-                // structs prefetched), then their vectors prefetched, then the distances.
+                // Two passes so the memory reads overlap with each other and with the
+                // arithmetic: the neighbours not visited yet, each vector's first line
+                // prefetched (the vector found by rank, without reading the point); then the
+                // distances, each vector prefetched whole two neighbours ahead.
                 fresh.clear();
                 for (i, e) in list.iter().enumerate() {
                     if visited.insert(e.rank as usize) {
-                        prefetch(Arc::as_ptr(&e.point_ref));
-                        fresh.push(i);
+                        let v = self.vector_of(e);
+                        prefetch(v.as_ptr());
+                        fresh.push((i, v));
                     }
                 }
-                for &i in &fresh {
-                    let v = list[i].point_ref.data.get_v();
-                    prefetch(v.as_ptr());
-                    prefetch(v.as_ptr().wrapping_add(64 / size_of::<T>().max(1)));
-                }
-                for &i in &fresh {
+                fresh.iter().take(2).for_each(|&(_, v)| prefetch_all(v));
+                for (j, &(i, v)) in fresh.iter().enumerate() {
+                    if let Some(&(_, ahead)) = fresh.get(j + 2) {
+                        prefetch_all(ahead);
+                    }
                     let e = &list[i].point_ref;
-                    let dist = self.dist_f.eval(point, e.data.get_v());
+                    let dist = self.dist_f.eval(point, v);
                     if found.len() < ef || found.peek().is_some_and(|f| dist < f.dist) {
                         candidates.push(Reverse(Near::new(dist, e)));
                         if passes(e) {
@@ -1087,10 +1110,25 @@ impl<'b, T: Clone + Send + Sync, D: Distance<T> + Send + Sync> Hnsw<'b, T, D> {
                         Arc::increment_strong_count(n.point);
                         Arc::from_raw(n.point)
                     };
-                    Scored { dist: n.dist, point }
+                    Scored {
+                        dist: n.dist,
+                        point,
+                    }
                 })
                 .collect()
         })
+    }
+
+    /// The vector of a neighbour, from the table of vectors by rank (Somna's patch), or from
+    /// its point if the table does not have it (it always should).
+    #[inline]
+    fn vector_of(&self, e: &PointWithOrder<'b, T>) -> &[T] {
+        match self.layer_indexed_points.vectors.get(e.rank as usize) {
+            Some(v) => v,
+            // SAFETY: the graph holds every point a neighbour entry names for as long as
+            // `&self` lives (see `search_layer_scored`).
+            None => unsafe { &*Arc::as_ptr(&e.point_ref) }.get_v(),
+        }
     }
 
     /// [`Self::search_layer_scored`] as the heap of positive distances the original

@@ -27,6 +27,7 @@ use std::io::{BufReader, BufWriter};
 use std::path::{Path, PathBuf};
 
 // synchro
+use crate::vectors::VectorTable;
 use parking_lot::RwLock;
 use std::sync::Arc;
 
@@ -769,6 +770,15 @@ impl HnswIo {
             entry_point.get_point_id()
         );
         //
+        // each point's vector by rank, in rank order
+        let vectors = VectorTable::new();
+        let mut by_rank: Vec<&Arc<Point<T>>> = points_by_layer.iter().flatten().collect();
+        by_rank.sort_unstable_by_key(|p| p.rank);
+        for p in by_rank {
+            // SAFETY: the vector belongs to a point the indexation built here holds until it
+            // is dropped, and a point's data is never changed.
+            unsafe { vectors.push(p.rank, p.get_v()) };
+        }
         let point_indexation = PointIndexation {
             max_nb_connection: descr.max_nb_connection as usize,
             max_layer: NB_LAYER_MAX as usize,
@@ -780,6 +790,7 @@ impl HnswIo {
             ),
             nb_point: Arc::new(RwLock::new(nb_points_loaded)), // CAVEAT , we should increase , the whole thing is to be able to increment graph ?
             entry_point: Arc::new(RwLock::new(Some(entry_point))),
+            vectors,
         };
         //
         debug!("Exiting load_pointIndexation");
@@ -1463,6 +1474,37 @@ mod tests {
         // test equality
         check_graph_equality(&hnsw_loaded, &hnsw);
     } // end of test_dump_reload
+
+    /// Somna's patch: the table of vectors by rank gives every point its own vector, in a
+    /// graph built by several threads and in the same graph reloaded from its dump.
+    #[test]
+    fn every_point_finds_its_own_vector_by_rank_built_and_reloaded() {
+        let data: Vec<Vec<f32>> = (0..500)
+            .map(|i| (0..8).map(|d| ((i * 7 + d * 13) % 97) as f32).collect())
+            .collect();
+        let hnsw = Hnsw::<f32, DistL1>::new(8, 500, 16, 20, DistL1 {});
+        let items: Vec<(&Vec<f32>, usize)> = data.iter().zip(0..).collect();
+        hnsw.parallel_insert(&items);
+        let check = |h: &Hnsw<f32, DistL1>| {
+            let indexation = &h.layer_indexed_points;
+            let layers = indexation.points_by_layer.read();
+            let mut ranks: Vec<usize> = layers.iter().flatten().map(|p| p.rank).collect();
+            ranks.sort_unstable();
+            assert_eq!(ranks, (0..500).collect::<Vec<_>>());
+            assert_eq!(indexation.vectors.len(), 500);
+            for p in layers.iter().flatten() {
+                let v = indexation.vectors.get(p.rank).expect("recorded");
+                assert!(std::ptr::eq(v, p.get_v()));
+                assert_eq!(v, &data[p.get_origin_id()][..]);
+            }
+        };
+        check(&hnsw);
+        let directory = tempfile::tempdir().unwrap();
+        hnsw.file_dump(directory.path(), "bytable").unwrap();
+        let mut reloader = HnswIo::new(directory.path(), "bytable");
+        let loaded: Hnsw<f32, DistL1> = reloader.load_hnsw::<f32, DistL1>().unwrap();
+        check(&loaded);
+    }
 
     #[test]
     fn test_dump_reload_myfn() {

@@ -13,6 +13,7 @@ pub mod hnsw;
 pub mod hnswio;
 pub mod libext;
 pub mod prelude;
+mod vectors;
 mod visited;
 
 // we impose our version of anndists
