@@ -336,6 +336,21 @@ fn prefetch<P>(p: *const P) {
     let _ = p;
 }
 
+/// `list` in an allocation of exactly its length (Somna's patch). Neighbour lists are most
+/// of an index's memory beside the vectors: in layer 0 a list holds between M and 2·M
+/// entries of 16 bytes, and room for 2·M + 1 in every list (as 0.3.5 and this patch first
+/// made them) took 1,040 bytes a point where the lists held 44 entries on average (700
+/// bytes) in a 100,000-point index. A list grows one entry at a time (`reserve_exact`:
+/// the allocator resizes in place while its block has room) and is copied when cut back.
+fn exact_list<P>(list: Vec<P>) -> Vec<P> {
+    if list.capacity() == list.len() {
+        return list;
+    }
+    let mut exact = Vec::with_capacity(list.len());
+    exact.extend(list);
+    exact
+}
+
 /// Prefetches every cache line of `v` (Somna's patch).
 #[inline(always)]
 fn prefetch_all<T>(v: &[T]) {
@@ -1234,22 +1249,12 @@ impl<'b, T: Clone + Send + Sync, D: Distance<T> + Send + Sync> Hnsw<'b, T, D> {
                 sorted_points.len()
             );
             if !sorted_points.is_empty() {
-                let nb_conn;
-                let extend_c;
-                let bound;
-                if l == 0 {
-                    // Somna's patch: a new point chooses M neighbours in layer 0 as in every
-                    // other layer (hnswlib's rule); its list may grow to 2·M by the reverse
-                    // updates of later points
-                    nb_conn = self.max_nb_connection;
-                    bound = 2 * self.max_nb_connection;
-                    extend_c = self.extend_candidates;
-                } else {
-                    nb_conn = self.max_nb_connection;
-                    bound = nb_conn;
-                    extend_c = false;
-                }
-                let mut neighbours = Vec::<PointWithOrder<T>>::with_capacity(bound + 1);
+                // Somna's patch: a new point chooses M neighbours in layer 0 as in every
+                // other layer (hnswlib's rule); its list may grow to 2·M by the reverse
+                // updates of later points
+                let nb_conn = self.max_nb_connection;
+                let extend_c = l == 0 && self.extend_candidates;
+                let mut neighbours = Vec::<PointWithOrder<T>>::with_capacity(nb_conn + 1);
                 self.select_neighbours(
                     data,
                     &mut sorted_points,
@@ -1262,10 +1267,10 @@ impl<'b, T: Clone + Send + Sync, D: Distance<T> + Send + Sync> Hnsw<'b, T, D> {
                 // sort neighbours
                 neighbours.sort_unstable();
                 // we must add bidirecti*onal from data i.e new_point_id to neighbours
-                // (moved, not cloned: the list keeps its capacity of nb_conn, which the
-                // reverse updates never exceed, so no list is reallocated to twice its size)
+                // (Somna's patch: a list holds no more room than its entries; see
+                // `exact_list`)
                 let nearest = neighbours.first().map(|n| Arc::clone(&n.point_ref));
-                new_point.neighbours.write()[l as usize] = neighbours;
+                new_point.neighbours.write()[l as usize] = exact_list(neighbours);
                 // this reverse neighbour update could be done here but we put it at end to gather all code
                 // requiring a mutex guard for multi threading.
                 // update ep for loop iteration. As we sorted neighbours the nearest
@@ -1356,9 +1361,19 @@ impl<'b, T: Clone + Send + Sync, D: Distance<T> + Send + Sync> Hnsw<'b, T, D> {
                     };
                     let list = &mut q_point_neighbours[l_n];
                     let at = list.partition_point(|n| n.dist_to_ref <= n_to_add.dist_to_ref);
-                    list.insert(at, n_to_add);
-                    if list.len() > threshold_shrinking {
-                        self.prune(list, threshold_shrinking);
+                    if list.len() < threshold_shrinking {
+                        // room for one more entry, not twice as many (see `exact_list`)
+                        list.reserve_exact(1);
+                        list.insert(at, n_to_add);
+                    } else {
+                        // a full list: cut back with the new point among its entries, in a
+                        // list of its own, then kept in a list of exactly what is left
+                        let mut all = Vec::with_capacity(list.len() + 1);
+                        all.extend(list.drain(..at));
+                        all.push(n_to_add);
+                        all.append(list);
+                        self.prune(&mut all, threshold_shrinking);
+                        *list = exact_list(all);
                     }
                 } // end protection against point identity
             }

@@ -724,6 +724,8 @@ impl HnswIo {
             // which no search reads: the point has no list there now, and it is skipped)
             let nb_lists = point.neighbours.read().len();
             for (l, neighbours) in neighbours.iter().enumerate().take(nb_lists) {
+                // (Somna's patch: room for exactly the list's entries)
+                point.neighbours.write()[l].reserve_exact(neighbours.len());
                 for n in neighbours {
                     let n_point = &points_by_layer[n.p_id.0 as usize][n.p_id.1 as usize];
                     // now n_point is the Arc<Point> corresponding to neighbour n of point,
@@ -1475,14 +1477,23 @@ mod tests {
         check_graph_equality(&hnsw_loaded, &hnsw);
     } // end of test_dump_reload
 
-    /// Somna's patch: the table of vectors by rank gives every point its own vector, in a
-    /// graph built by several threads and in the same graph reloaded from its dump.
+    /// Somna's patch: the table of vectors by rank gives every point its own vector, and
+    /// every neighbour list has room for exactly its entries, in a graph built by several
+    /// threads (small lists, so many overflow and are cut back) and in the same graph
+    /// reloaded from its dump.
     #[test]
-    fn every_point_finds_its_own_vector_by_rank_built_and_reloaded() {
-        let data: Vec<Vec<f32>> = (0..500)
-            .map(|i| (0..8).map(|d| ((i * 7 + d * 13) % 97) as f32).collect())
+    fn points_have_their_vector_by_rank_and_exact_lists_built_and_reloaded() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1);
+            (state >> 40) as f32 / (1u64 << 24) as f32
+        };
+        let data: Vec<Vec<f32>> = (0..2000)
+            .map(|_| (0..8).map(|_| next()).collect())
             .collect();
-        let hnsw = Hnsw::<f32, DistL1>::new(8, 500, 16, 20, DistL1 {});
+        let hnsw = Hnsw::<f32, DistL1>::new(8, 2000, 16, 20, DistL1 {});
         let items: Vec<(&Vec<f32>, usize)> = data.iter().zip(0..).collect();
         hnsw.parallel_insert(&items);
         let check = |h: &Hnsw<f32, DistL1>| {
@@ -1490,13 +1501,22 @@ mod tests {
             let layers = indexation.points_by_layer.read();
             let mut ranks: Vec<usize> = layers.iter().flatten().map(|p| p.rank).collect();
             ranks.sort_unstable();
-            assert_eq!(ranks, (0..500).collect::<Vec<_>>());
-            assert_eq!(indexation.vectors.len(), 500);
+            assert_eq!(ranks, (0..2000).collect::<Vec<_>>());
+            assert_eq!(indexation.vectors.len(), 2000);
             for p in layers.iter().flatten() {
                 let v = indexation.vectors.get(p.rank).expect("recorded");
                 assert!(std::ptr::eq(v, p.get_v()));
                 assert_eq!(v, &data[p.get_origin_id()][..]);
+                for list in p.neighbours.read().iter() {
+                    assert_eq!(list.capacity(), list.len(), "room beyond the entries");
+                    assert!(list.len() <= 16, "a list beyond its bound");
+                }
             }
+            let longest = layers
+                .iter()
+                .flatten()
+                .map(|p| p.neighbours.read()[0].len());
+            assert_eq!(longest.max(), Some(16), "no list reached its bound");
         };
         check(&hnsw);
         let directory = tempfile::tempdir().unwrap();
