@@ -1,8 +1,9 @@
 //! Each point's vector by rank (Somna's patch).
 //!
 //! A neighbour entry carries its point's rank, so a search can reach the neighbour's vector
-//! through this table without reading the point first: one table read (8 bytes a point,
-//! mostly in cache) instead of a read of the point's struct somewhere on the heap. The
+//! through this table without reading the point first: one table read (an entry of 24
+//! bytes a point, a small fraction of the points' memory, so mostly in cache) instead of a
+//! read of the point's struct somewhere on the heap. The
 //! table is append-only and filled in rank order, as points are created; lookups take no
 //! lock while other threads insert.
 
