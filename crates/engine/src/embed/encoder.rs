@@ -12,43 +12,104 @@
 //! sentence-transformers guards it.
 
 use crate::Result;
-use candle_core::{DType, Module, Tensor};
+use candle_core::backend::BackendStorage;
+use candle_core::{CpuStorage, CustomOp1, DType, Layout, Module, Shape, Tensor};
 use candle_nn::{LayerNorm, VarBuilder};
 use candle_transformers::models::bert::{Config, HiddenAct};
+use somna_tiles as amx;
 
-/// A linear layer `x · W + b` with `W` stored (in, out), contiguous.
+/// A linear layer's weight: (in, out) contiguous for candle's matmul, or split and laid
+/// out for AMX tiles where the CPU has them (`amx.rs`).
+enum Weight {
+    Matmul(Tensor),
+    Tiles(Tiles),
+}
+
+impl Weight {
+    fn new(weight: Tensor) -> Result<Self> {
+        if amx::available() {
+            let (inputs, outputs) = weight.dims2()?;
+            let values = weight.flatten_all()?.to_vec1::<f32>()?;
+            if let Some(packed) = amx::Packed::new(&values, inputs, outputs) {
+                return Ok(Self::Tiles(Tiles(packed)));
+            }
+        }
+        Ok(Self::Matmul(weight))
+    }
+
+    /// `x · W`, `x` (rows, in).
+    fn product(&self, x: &Tensor) -> Result<Tensor> {
+        Ok(match self {
+            Self::Matmul(w) => x.matmul(w)?,
+            Self::Tiles(packed) => x.contiguous()?.apply_op1_no_bwd(packed)?,
+        })
+    }
+}
+
+/// The op that runs a product on the tiles.
+struct Tiles(amx::Packed);
+
+impl CustomOp1 for Tiles {
+    fn name(&self) -> &'static str {
+        "somna-amx-product"
+    }
+
+    fn cpu_fwd(&self, s: &CpuStorage, l: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
+        let CpuStorage::F32(values) = s else {
+            candle_core::bail!("somna-amx-product: f32 only, got {:?}", s.dtype());
+        };
+        let (Some((start, end)), [rows, inputs]) = (l.contiguous_offsets(), l.dims()) else {
+            candle_core::bail!("somna-amx-product: a contiguous matrix, got {:?}", l.dims());
+        };
+        if *inputs != self.0.inputs() {
+            candle_core::bail!("somna-amx-product: {inputs} inputs for {}", self.0.inputs());
+        }
+        let product = self.0.product(&values[start..end], *rows);
+        Ok((
+            CpuStorage::F32(product),
+            Shape::from((*rows, self.0.outputs())),
+        ))
+    }
+}
+
+/// A linear layer `x · W + b` with `W` stored (in, out).
 struct Dense {
-    weight: Tensor,
+    weight: Weight,
     bias: Tensor,
 }
 
 impl Dense {
-    fn load(vb: &VarBuilder, inputs: usize, outputs: usize) -> Result<Self> {
+    /// The weight (in, out) contiguous, as loaded, to be fused or finished.
+    fn load(vb: &VarBuilder, inputs: usize, outputs: usize) -> Result<(Tensor, Tensor)> {
         let weight = vb.get((outputs, inputs), "weight")?.t()?.contiguous()?;
+        Ok((weight, vb.get(outputs, "bias")?))
+    }
+
+    fn new((weight, bias): (Tensor, Tensor)) -> Result<Self> {
         Ok(Self {
-            weight,
-            bias: vb.get(outputs, "bias")?,
+            weight: Weight::new(weight)?,
+            bias,
         })
     }
 
     /// Several layers with the same input as one: their weights side by side.
-    fn fused(parts: &[Dense]) -> Result<Self> {
-        let weights: Vec<&Tensor> = parts.iter().map(|d| &d.weight).collect();
-        let biases: Vec<&Tensor> = parts.iter().map(|d| &d.bias).collect();
-        Ok(Self {
-            weight: Tensor::cat(&weights, 1)?.contiguous()?,
-            bias: Tensor::cat(&biases, 0)?,
-        })
+    fn fused(parts: &[(Tensor, Tensor)]) -> Result<Self> {
+        let weights: Vec<&Tensor> = parts.iter().map(|(w, _)| w).collect();
+        let biases: Vec<&Tensor> = parts.iter().map(|(_, b)| b).collect();
+        Self::new((
+            Tensor::cat(&weights, 1)?.contiguous()?,
+            Tensor::cat(&biases, 0)?,
+        ))
     }
 
     /// `x` is (rows, in); the result (rows, out).
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
-        Ok(super::bias::add_bias(&x.matmul(&self.weight)?, &self.bias)?)
+        Ok(super::bias::add_bias(&self.weight.product(x)?, &self.bias)?)
     }
 
     /// `forward(x) + residual`, in one pass after the product.
     fn forward_plus(&self, x: &Tensor, residual: &Tensor) -> Result<Tensor> {
-        let product = x.matmul(&self.weight)?;
+        let product = self.weight.product(x)?;
         Ok(super::bias::add_bias_residual(
             &product, &self.bias, residual,
         )?)
@@ -57,7 +118,7 @@ impl Dense {
     /// GELU of `forward(x)`, in one pass after the product.
     fn forward_gelu(&self, x: &Tensor) -> Result<Tensor> {
         Ok(super::gelu::bias_gelu(
-            &x.matmul(&self.weight)?,
+            &self.weight.product(x)?,
             &self.bias,
         )?)
     }
@@ -103,14 +164,18 @@ impl Encoder {
                     .collect::<Result<Vec<_>>>()?;
                 Ok(Layer {
                     qkv: Dense::fused(&qkv)?,
-                    attention_out: Dense::load(&a.pp("output.dense"), h, h)?,
+                    attention_out: Dense::new(Dense::load(&a.pp("output.dense"), h, h)?)?,
                     attention_norm: candle_nn::layer_norm(h, eps, a.pp("output.LayerNorm"))?,
-                    intermediate: Dense::load(
+                    intermediate: Dense::new(Dense::load(
                         &l.pp("intermediate.dense"),
                         h,
                         config.intermediate_size,
-                    )?,
-                    output: Dense::load(&l.pp("output.dense"), config.intermediate_size, h)?,
+                    )?)?,
+                    output: Dense::new(Dense::load(
+                        &l.pp("output.dense"),
+                        config.intermediate_size,
+                        h,
+                    )?)?,
                     output_norm: candle_nn::layer_norm(h, eps, l.pp("output.LayerNorm"))?,
                 })
             })
