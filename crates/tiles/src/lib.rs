@@ -183,8 +183,9 @@ mod tiles {
     const CHUNK: usize = 4 * BLOCK;
 
     /// One step of 32 along k for the 2×2 accumulators tmm0–3: `hi·lo`, `hi·hi`, then
-    /// `lo·hi`, each of A's and B's tiles loaded once (eight loads for twelve products). `a*` and `b*` are element offsets of the tiles of the
-    /// two 16-row blocks of A and the two 16-column panels of B.
+    /// `lo·hi`, each of A's and B's tiles loaded once (eight loads for twelve products).
+    /// `a0`, `a1` and `b0`, `b1` are element offsets of the tiles of the two 16-row blocks
+    /// of A and of the two 16-column panels of B.
     ///
     /// # Safety
     /// The tile configuration is loaded and every tile at these offsets lies inside the slices.

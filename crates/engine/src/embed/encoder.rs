@@ -8,8 +8,10 @@
 //! This encoder stores every weight transposed once at load time and fuses the query, key
 //! and value projections into one product. GELU is `gelu.rs`'s vectorised one (within
 //! 4e-7 of candle's), and each bias is added in the same pass as GELU or the residual
-//! (`bias.rs`). The arithmetic is otherwise `BertModel`'s; the parity test against
-//! sentence-transformers guards it.
+//! (`bias.rs`). Where the CPU has AMX, the linear layers' products run on its tiles with
+//! each f32 split into two bf16 (`somna-tiles`; `SOMNA_AMX=0` keeps candle's matmul). The
+//! arithmetic is otherwise `BertModel`'s; the parity test against sentence-transformers
+//! guards it.
 
 use crate::Result;
 use candle_core::backend::BackendStorage;
@@ -19,7 +21,7 @@ use candle_transformers::models::bert::{Config, HiddenAct};
 use somna_tiles as amx;
 
 /// A linear layer's weight: (in, out) contiguous for candle's matmul, or split and laid
-/// out for AMX tiles where the CPU has them (`amx.rs`).
+/// out for AMX tiles where the CPU and kernel grant them (`somna-tiles`).
 enum Weight {
     Matmul(Tensor),
     Tiles(Tiles),
