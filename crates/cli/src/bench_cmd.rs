@@ -829,10 +829,13 @@ fn print_report(r: &Report) {
             e.sentences,
             e.threads
         );
-        for (name, x) in [
-            ("somna encoder (candle)", e),
-            ("candle-transformers   ", reference),
-        ] {
+        // Which products Somna's encoder ran (see README, "AMX tiles").
+        let ours = if somna_engine::embed::products_on_amx() {
+            "somna encoder (AMX)   "
+        } else {
+            "somna encoder (f32)   "
+        };
+        for (name, x) in [(ours, e), ("candle-transformers   ", reference)] {
             out!(
                 "  {name} {:>8.1} sentences/s   single query p50 {:>6.1} ms  p99 {:>6.1} ms",
                 x.sentences_per_sec,

@@ -52,6 +52,12 @@ pub fn pin_thread_count() {
     }
 }
 
+/// Whether Somna's encoder runs its linear layers on AMX tiles in this process (the CPU
+/// and kernel grant them and `SOMNA_AMX=0` is not set), not on candle's f32 matmul.
+pub fn products_on_amx() -> bool {
+    somna_tiles::available()
+}
+
 /// Cosine similarity of two L2-normalised vectors (their dot product).
 #[inline]
 pub fn dot(a: &[f32], b: &[f32]) -> f32 {
