@@ -130,10 +130,15 @@ impl Packed {
         );
         let rows = m.div_ceil(BLOCK) * BLOCK;
         let (a_hi, a_lo) = split_rows(a, rows, k);
-        let mut c = vec![0f32; rows * n];
+        // Not zeroed first: the kernel stores every element.
+        let mut c = Vec::<f32>::with_capacity(rows * n);
+        let out = &mut c.spare_capacity_mut()[..rows * n];
         // SAFETY: `available()` holds; every tile read or written lies inside these buffers
         // (rows and k are multiples of the tiles' sizes, n of the block's).
-        unsafe { tiles::product(&a_hi, &a_lo, &self.hi, &self.lo, &mut c, rows, k, n) };
+        unsafe { tiles::product(&a_hi, &a_lo, &self.hi, &self.lo, out, rows, k, n) };
+        // SAFETY: the kernel stored all rows × n elements: four accumulator tiles for every
+        // 32 × 32 block.
+        unsafe { c.set_len(rows * n) };
         c.truncate(m * n);
         c
     }
@@ -163,6 +168,7 @@ fn split_rows(a: &[f32], rows: usize, k: usize) -> (Vec<u16>, Vec<u16>) {
 mod tiles {
     use super::{BLOCK, TILE_K, TILE_ROWS};
     use std::arch::asm;
+    use std::mem::MaybeUninit;
 
     /// Palette 1, eight tiles of 16 rows × 64 bytes.
     #[repr(C, align(64))]
@@ -251,7 +257,7 @@ mod tiles {
         a_lo: &[u16],
         b_hi: &[u16],
         b_lo: &[u16],
-        c: &mut [f32],
+        c: &mut [MaybeUninit<f32>],
         rows: usize,
         k: usize,
         n: usize,
@@ -287,7 +293,7 @@ mod tiles {
                             let b = b0 + kb * TILE_ROWS;
                             step(a_hi, a_lo, b_hi, b_lo, a0, a0 + a_rows, b, b + panel);
                         }
-                        let c0 = c.as_mut_ptr().add(row * n + col);
+                        let c0 = c.as_mut_ptr().cast::<f32>().add(row * n + col);
                         let c2 = c0.add(TILE_ROWS * n);
                         asm!(
                             "tilestored [{c0} + {sc}], tmm0",
@@ -317,7 +323,7 @@ mod tiles {
         _: &[u16],
         _: &[u16],
         _: &[u16],
-        _: &mut [f32],
+        _: &mut [std::mem::MaybeUninit<f32>],
         _: usize,
         _: usize,
         _: usize,

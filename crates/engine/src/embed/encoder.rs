@@ -81,8 +81,12 @@ struct Dense {
 }
 
 impl Dense {
-    /// The weight (in, out) contiguous, as loaded, to be fused or finished.
-    fn load(vb: &VarBuilder, inputs: usize, outputs: usize) -> Result<(Tensor, Tensor)> {
+    fn load(vb: &VarBuilder, inputs: usize, outputs: usize) -> Result<Self> {
+        Self::new(Self::parts(vb, inputs, outputs)?)
+    }
+
+    /// The weight (in, out) contiguous and the bias, as loaded, to be fused.
+    fn parts(vb: &VarBuilder, inputs: usize, outputs: usize) -> Result<(Tensor, Tensor)> {
         let weight = vb.get((outputs, inputs), "weight")?.t()?.contiguous()?;
         Ok((weight, vb.get(outputs, "bias")?))
     }
@@ -162,22 +166,18 @@ impl Encoder {
                 let a = l.pp("attention");
                 let qkv = ["query", "key", "value"]
                     .iter()
-                    .map(|n| Dense::load(&a.pp("self").pp(n), h, h))
+                    .map(|n| Dense::parts(&a.pp("self").pp(n), h, h))
                     .collect::<Result<Vec<_>>>()?;
                 Ok(Layer {
                     qkv: Dense::fused(&qkv)?,
-                    attention_out: Dense::new(Dense::load(&a.pp("output.dense"), h, h)?)?,
+                    attention_out: Dense::load(&a.pp("output.dense"), h, h)?,
                     attention_norm: candle_nn::layer_norm(h, eps, a.pp("output.LayerNorm"))?,
-                    intermediate: Dense::new(Dense::load(
+                    intermediate: Dense::load(
                         &l.pp("intermediate.dense"),
                         h,
                         config.intermediate_size,
-                    )?)?,
-                    output: Dense::new(Dense::load(
-                        &l.pp("output.dense"),
-                        config.intermediate_size,
-                        h,
-                    )?)?,
+                    )?,
+                    output: Dense::load(&l.pp("output.dense"), config.intermediate_size, h)?,
                     output_norm: candle_nn::layer_norm(h, eps, l.pp("output.LayerNorm"))?,
                 })
             })
