@@ -48,7 +48,7 @@ async function search(q) {
   await s.type('[data-testid="search"]', q);
   await s.click('[data-testid="search-go"]');
   try {
-    await s.until(`globalThis.__somnaState.search?.query === ${JSON.stringify(q)} && document.querySelector('[data-testid="xray-table"]')`, 30000);
+    await s.until(`globalThis.__somnaState.search?.query === ${JSON.stringify(q)} && document.querySelector('[data-testid="xray-table"]') && !document.querySelector('[data-testid="xray"][data-pending]')`, 30000);
   } catch (e) {
     const toasts = await s.exec(`return [...document.querySelectorAll(".toast")].map(t => t.textContent).join(" | ");`);
     throw new Error(`${e.message}; toasts: ${toasts}`);

@@ -50,7 +50,7 @@ test("a golden query saved from a search runs and its result shows in the golden
   await s.clear('[data-testid="search"]');
   await s.type('[data-testid="search"]', QUERY);
   await s.click('[data-testid="search-go"]');
-  await s.until(`globalThis.__somnaState.search?.query === ${JSON.stringify(QUERY)} && document.querySelector('[data-testid="xray-table"]')`, 30000);
+  await s.until(`globalThis.__somnaState.search?.query === ${JSON.stringify(QUERY)} && document.querySelector('[data-testid="xray-table"]') && !document.querySelector('[data-testid="xray"][data-pending]')`, 30000);
   // Tick the lamp's turn as the memory this query must find, and save the query. When
   // app.test.mjs ran first on this store, it edited that turn to say 415 hours (and the
   // re-import of the same turns adds nothing), so either figure is the lamp's turn.
@@ -100,7 +100,7 @@ test("the X-ray re-runs the search with the budget and weights a person sets, an
   for (const [k, v] of [["semantic", 0.8], ["lexical", 0.8], ["recency", 0.2], ["actor", 0.1], ["spatial", 0], ["usage", 0.1]]) await set(k, v);
   assert.match(await s.text('[data-testid="tune-sum"]'), /sum to 2\.00: they are scaled to sum to 1/);
   await s.click('[data-testid="tune-apply"]');
-  await s.until(`globalThis.__somnaState.search?.budget_tokens === 4096 - 512 - 1024`, 30000);
+  await s.until(`globalThis.__somnaState.search?.budget_tokens === 4096 - 512 - 1024 && !document.querySelector('[data-testid="xray"][data-pending]')`, 30000);
   const w = await s.exec(`return globalThis.__somnaState.search.weights;`);
   assert.ok(Math.abs(w.recency - 0.1) < 1e-9 && Math.abs(w.actor - 0.05) < 1e-9, JSON.stringify(w));
   assert.match(await s.text('[data-testid="xray-in-force"]'), /your weights, a 4,096-token window/);
@@ -109,7 +109,7 @@ test("the X-ray re-runs the search with the budget and weights a person sets, an
   await sleep(300);
   await shot("xray-tuning");
   await s.click('[data-testid="tune-reset"]');
-  await s.until(`globalThis.__somnaState.search?.budget_tokens === 8192 - 512 - 1024`, 30000);
+  await s.until(`globalThis.__somnaState.search?.budget_tokens === 8192 - 512 - 1024 && !document.querySelector('[data-testid="xray"][data-pending]')`, 30000);
   assert.match(await s.text('[data-testid="xray-in-force"]'), /default weights, the default window/);
   assert.equal(await s.exec(`return document.querySelector('[data-testid="tune-semantic"]').value;`), "0.35");
 });

@@ -2,6 +2,7 @@
 // where the cut fell (near misses below it), and the context packed under the token budget.
 
 import { api, type Tuning } from "./api";
+import { timed } from "./render/perf";
 import { h, clear, fmtInt, fmtNum, toast } from "./dom";
 import { normaliseWeights, sameWeights, WEIGHT_HELP, WEIGHT_KEYS, weightSum } from "./panels";
 import { bus, select, state } from "./store";
@@ -47,6 +48,7 @@ export class Xray {
   private inForceEl: HTMLElement;
   /// Memories a person ticked as expected for a golden query, and the query they belong to.
   private marked = new Set<number>();
+  private renderQueued = false;
   private markedFor = "";
 
   /// `rerun` runs the current search again (with the tuning now applied).
@@ -76,11 +78,11 @@ export class Xray {
       h("div", { class: "tune-row" },
         h("button", { class: "primary small", "data-testid": "tune-apply", onclick: () => this.apply() }, "Re-run the search with these"),
         h("button", { class: "small", "data-testid": "tune-reset", onclick: () => this.reset() }, "Reset to defaults")));
-    this.el = h("section", { class: "xray" },
+    this.el = h("section", { class: "xray", "data-testid": "xray" },
       this.spaceSlot,
       h("div", { class: "xray-side" }, this.tuningEl, this.summary, this.goldenBar, this.table, this.context));
-    bus.on("search", () => this.render(), "xray");
-    bus.on("whatif", () => this.render(), "xray");
+    bus.on("search", () => this.renderSoon(), "xray");
+    bus.on("whatif", () => this.renderSoon(), "xray");
     bus.on("selection", () => this.highlight(), "xray");
     this.render();
     void this.loadDefaults();
@@ -171,6 +173,21 @@ export class Xray {
     ];
     this.inForceEl.textContent = parts.join(", ");
     this.inForceEl.classList.toggle("custom", this.applied.weights !== null || this.applied.window !== null);
+  }
+
+  /// Rebuilds the X-ray in a task of its own after the next frame. Done at once, the 3D
+  /// view's frame for the same search, the list's rows and the table's style, layout and
+  /// paint ran as one task of the page's main thread: over 50 ms, often, without a GPU
+  /// (README, "Main-thread blocking"). `data-pending` is on the X-ray while it is behind.
+  private renderSoon(): void {
+    this.el.dataset.pending = "";
+    if (this.renderQueued) return;
+    this.renderQueued = true;
+    requestAnimationFrame(() => setTimeout(() => {
+      this.renderQueued = false;
+      delete this.el.dataset.pending;
+      timed("search:xray.table", () => this.render());
+    }, 0));
   }
 
   private render(): void {
