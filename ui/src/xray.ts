@@ -2,9 +2,9 @@
 // where the cut fell (near misses below it), and the context packed under the token budget.
 
 import { api, type Tuning } from "./api";
-import { timed } from "./render/perf";
 import { h, clear, fmtInt, fmtNum, toast } from "./dom";
 import { normaliseWeights, sameWeights, WEIGHT_HELP, WEIGHT_KEYS, weightSum } from "./panels";
+import { timed } from "./render/perf";
 import { bus, select, state } from "./store";
 import type { Hit, Reason, SearchArgs, SearchDefaults, SearchResponse, Weights } from "./types";
 
@@ -48,8 +48,9 @@ export class Xray {
   private inForceEl: HTMLElement;
   /// Memories a person ticked as expected for a golden query, and the query they belong to.
   private marked = new Set<number>();
-  private renderQueued = false;
   private markedFor = "";
+  /// A rebuild is queued for after the next frame (`renderSoon`).
+  private renderQueued = false;
 
   /// `rerun` runs the current search again (with the tuning now applied).
   constructor(private readonly rerun: () => void) {
