@@ -49,8 +49,6 @@ export class Xray {
   /// Memories a person ticked as expected for a golden query, and the query they belong to.
   private marked = new Set<number>();
   private markedFor = "";
-  /// A rebuild is queued for after the next frame (`renderSoon`).
-  private renderQueued = false;
 
   /// `rerun` runs the current search again (with the tuning now applied).
   constructor(private readonly rerun: () => void) {
@@ -179,13 +177,11 @@ export class Xray {
   /// Rebuilds the X-ray in a task of its own after the next frame. Done at once, the 3D
   /// view's frame for the same search, the list's rows and the table's style, layout and
   /// paint ran as one task of the page's main thread: over 50 ms, often, without a GPU
-  /// (README, "Main-thread blocking"). `data-pending` is on the X-ray while it is behind.
+  /// (README, "Main-thread blocking"). `data-pending` is on the X-ray while a rebuild is queued.
   private renderSoon(): void {
+    if (this.el.dataset.pending !== undefined) return;
     this.el.dataset.pending = "";
-    if (this.renderQueued) return;
-    this.renderQueued = true;
     requestAnimationFrame(() => setTimeout(() => {
-      this.renderQueued = false;
       delete this.el.dataset.pending;
       timed("search:xray.table", () => this.render());
     }, 0));
