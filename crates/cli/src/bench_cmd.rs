@@ -8,7 +8,7 @@ use clap::Args;
 use serde::Serialize;
 use somna_engine::bench::{self, AnnResult, EmbedResult};
 use somna_engine::embed::{BertEmbedder, Embedder, EncoderKind, ModelDir};
-use somna_engine::index::IndexParams;
+use somna_engine::index::{index_dir, IndexParams};
 use somna_engine::ingest::ConversationBatch;
 use somna_engine::{AddOptions, Config, Job, Message, Route, SearchQuery, Somna};
 use std::path::{Path, PathBuf};
@@ -564,9 +564,15 @@ fn search_step(env: &Env<'_>, size: usize) -> anyhow::Result<Vec<SearchResult>> 
     }
     drop(engine);
     // Recorded searches write to the store: they run on a copy, so the cached store stays
-    // as it was built.
+    // as it was built. The saved index is copied with it: without it, opening the copy
+    // rebuilt the whole graph first.
     let copy = env.tmp.join(format!("search-{size}-recorded.db"));
     std::fs::copy(&db, &copy).with_context(|| format!("copying {}", db.display()))?;
+    if let (Some(from), Some(to)) = (index_dir(&db), index_dir(&copy)) {
+        if from.is_dir() {
+            copy_dir(&from, &to)?;
+        }
+    }
     let engine = Somna::open_with(
         &Config::new(&copy, env.model_dir),
         env.embedder(),
@@ -578,6 +584,20 @@ fn search_step(env: &Env<'_>, size: usize) -> anyhow::Result<Vec<SearchResult>> 
         out.push(result);
     }
     Ok(out)
+}
+
+/// The files of directory `from` (an index directory holds no subdirectories) into `to`.
+fn copy_dir(from: &Path, to: &Path) -> anyhow::Result<()> {
+    std::fs::create_dir_all(to).with_context(|| format!("creating {}", to.display()))?;
+    for entry in std::fs::read_dir(from).with_context(|| format!("reading {}", from.display()))? {
+        let path = entry?.path();
+        if path.is_file() {
+            let name = path.file_name().unwrap_or_default();
+            std::fs::copy(&path, to.join(name))
+                .with_context(|| format!("copying {}", path.display()))?;
+        }
+    }
+    Ok(())
 }
 
 fn report_search(r: &SearchResult) {
@@ -824,17 +844,18 @@ fn print_report(r: &Report) {
         crate::bench_asof::print(b);
     }
     if let Some((e, reference, peer)) = &r.embed {
+        // Which products Somna's encoder ran (see README, "AMX tiles"): on AMX, a batch's
+        // split into two bf16 each and a single query's in plain bf16.
+        let (ours, query) = if somna_engine::embed::products_on_amx() {
+            ("somna encoder (AMX)   ", ", in bf16")
+        } else {
+            ("somna encoder (f32)   ", "")
+        };
         out!(
-            "\nembedding (all-MiniLM-L6-v2, {} sentences; batches on {} thread(s) each side, single queries on one for Somna)",
+            "\nembedding (all-MiniLM-L6-v2, {} sentences; batches on {} thread(s) each side, single queries on one for Somna{query})",
             e.sentences,
             e.threads
         );
-        // Which products Somna's encoder ran (see README, "AMX tiles").
-        let ours = if somna_engine::embed::products_on_amx() {
-            "somna encoder (AMX)   "
-        } else {
-            "somna encoder (f32)   "
-        };
         for (name, x) in [(ours, e), ("candle-transformers   ", reference)] {
             out!(
                 "  {name} {:>8.1} sentences/s   single query p50 {:>6.1} ms  p99 {:>6.1} ms",

@@ -22,6 +22,8 @@
 mod dump_check;
 mod persist;
 
+pub use persist::index_dir;
+
 use crate::embed::dot;
 use crate::events::Job;
 use crate::store::Store;
