@@ -11,6 +11,11 @@
 //! encoder's vectors stay within cosine 1 − 1e-10 of sentence-transformers' (1 − 1.1e-12
 //! with f32 products).
 //!
+//! [`Packed::product_bf16`] is the plain bf16 product, `hi·hi` alone: a third of the tile
+//! products and half the weight bytes read. A search's query embedding, whose twelve-odd
+//! rows make each product a stream of the weights from memory, takes it (see
+//! `BertEmbedder::embed_one`).
+//!
 //! Linux grants a process the tiles' 8 KiB of register state only on request
 //! (`arch_prctl(ARCH_REQ_XCOMP_PERM)`); [`available`] asks once and answers false when the
 //! CPU lacks AMX, the kernel refuses, or `SOMNA_AMX=0` is set, and the encoder then keeps
@@ -142,6 +147,29 @@ impl Packed {
         c.truncate(m * n);
         c
     }
+
+    /// `a · W` in plain bf16 (each value rounded to its high bf16, products summed in f32):
+    /// about 8 bits of precision instead of [`Packed::product`]'s 16, for a third of the tile
+    /// products and half the bytes of W. `a` row-major (m, k); (m, n) row-major. Call only
+    /// where [`available`].
+    pub fn product_bf16(&self, a: &[f32], m: usize) -> Vec<f32> {
+        let (k, n) = (self.k, self.n);
+        assert_eq!(a.len(), m * k, "a {m}×{k} matrix");
+        assert!(
+            available(),
+            "AMX products where the CPU or kernel has no AMX"
+        );
+        let rows = m.div_ceil(BLOCK) * BLOCK;
+        let a_hi = bf16_rows(a, rows, k);
+        let mut c = Vec::<f32>::with_capacity(rows * n);
+        let out = &mut c.spare_capacity_mut()[..rows * n];
+        // SAFETY: as in `product`; with no low halves the kernel reads only `a_hi` and `hi`.
+        unsafe { tiles::product(&a_hi, &[], &self.hi, &[], out, rows, k, n) };
+        // SAFETY: as in `product`.
+        unsafe { c.set_len(rows * n) };
+        c.truncate(m * n);
+        c
+    }
 }
 
 /// `a` (m, k) row-major, split into high and low bf16 and laid out tile by tile: for each 16
@@ -162,6 +190,22 @@ fn split_rows(a: &[f32], rows: usize, k: usize) -> (Vec<u16>, Vec<u16>) {
         }
     }
     (hi, lo)
+}
+
+/// `a` (m, k) rounded to bf16 and laid out as [`split_rows`] lays out its high halves.
+fn bf16_rows(a: &[f32], rows: usize, k: usize) -> Vec<u16> {
+    let mut hi = vec![0u16; rows * k];
+    let tiles_per_row = k / TILE_K;
+    for (r, row) in a.chunks_exact(k).enumerate() {
+        let first = (r / TILE_ROWS) * tiles_per_row * TILE_ROWS * TILE_K + (r % TILE_ROWS) * TILE_K;
+        for (t, values) in row.chunks_exact(TILE_K).enumerate() {
+            let at = first + t * TILE_ROWS * TILE_K;
+            for (h, &v) in hi[at..at + TILE_K].iter_mut().zip(values) {
+                *h = to_bf16(v);
+            }
+        }
+    }
+    hi
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -244,13 +288,40 @@ mod tiles {
         }
     }
 
-    /// `c = (a_hi + a_lo) · (b_hi + b_lo)` less the `lo·lo` term. `a_*` as
-    /// [`super::split_rows`] lays them out, `b_*` as [`super::Packed`], `c` row-major
-    /// (rows, n).
+    /// One step of 32 along k in plain bf16: `hi·hi` alone, four loads for four products.
+    ///
+    /// # Safety
+    /// As for [`step`].
+    #[inline(always)]
+    unsafe fn step_bf16(a_hi: &[u16], b_hi: &[u16], a0: usize, a1: usize, b0: usize, b1: usize) {
+        // SAFETY: the caller's contract; the tiles are read, nothing else is touched.
+        unsafe {
+            asm!(
+                "tileloadd tmm4, [{ah0} + {s}]",
+                "tileloadd tmm5, [{ah1} + {s}]",
+                "tileloadd tmm6, [{bh0} + {s}]",
+                "tileloadd tmm7, [{bh1} + {s}]",
+                "tdpbf16ps tmm0, tmm4, tmm6",
+                "tdpbf16ps tmm1, tmm4, tmm7",
+                "tdpbf16ps tmm2, tmm5, tmm6",
+                "tdpbf16ps tmm3, tmm5, tmm7",
+                ah0 = in(reg) a_hi.as_ptr().add(a0),
+                ah1 = in(reg) a_hi.as_ptr().add(a1),
+                bh0 = in(reg) b_hi.as_ptr().add(b0),
+                bh1 = in(reg) b_hi.as_ptr().add(b1),
+                s = in(reg) 64usize,
+                options(nostack, readonly)
+            );
+        }
+    }
+
+    /// `c = (a_hi + a_lo) · (b_hi + b_lo)` less the `lo·lo` term; with both low halves
+    /// empty, `c = a_hi · b_hi` (plain bf16). `a_*` as [`super::split_rows`] lays them out,
+    /// `b_*` as [`super::Packed`], `c` row-major (rows, n).
     ///
     /// # Safety
     /// AMX must be usable by this process; rows and k multiples of 32, n of 32; the slices
-    /// of those sizes.
+    /// of those sizes (the low halves may both be empty).
     #[allow(clippy::too_many_arguments)]
     pub(super) unsafe fn product(
         a_hi: &[u16],
@@ -264,8 +335,9 @@ mod tiles {
     ) {
         // Checked in every build: the tiles below read and write by these sizes alone.
         assert!(rows.is_multiple_of(BLOCK) && k.is_multiple_of(TILE_K) && n.is_multiple_of(BLOCK));
-        assert!(a_hi.len() == rows * k && a_lo.len() == rows * k);
-        assert!(b_hi.len() == k * n && b_lo.len() == k * n && c.len() == rows * n);
+        let split = !(a_lo.is_empty() && b_lo.is_empty());
+        assert!(a_hi.len() == rows * k && (!split || a_lo.len() == rows * k));
+        assert!(b_hi.len() == k * n && (!split || b_lo.len() == k * n) && c.len() == rows * n);
         let cfg = config();
         // C's rows are n f32 apart (every other tile's rows are 64 bytes apart).
         let stride_c = n * 4;
@@ -291,7 +363,11 @@ mod tiles {
                         for kb in (0..k).step_by(TILE_K) {
                             let a0 = row * k + kb * TILE_ROWS;
                             let b = b0 + kb * TILE_ROWS;
-                            step(a_hi, a_lo, b_hi, b_lo, a0, a0 + a_rows, b, b + panel);
+                            if split {
+                                step(a_hi, a_lo, b_hi, b_lo, a0, a0 + a_rows, b, b + panel);
+                            } else {
+                                step_bf16(a_hi, b_hi, a0, a0 + a_rows, b, b + panel);
+                            }
                         }
                         let c0 = c.as_mut_ptr().cast::<f32>().add(row * n + col);
                         let c2 = c0.add(TILE_ROWS * n);
@@ -372,37 +448,80 @@ mod tests {
         assert!(Packed::new(&[0.0; 32 * 32], 32, 32).is_some());
     }
 
+    /// The shapes the tests multiply: a query's rows, a batch's, one not a multiple of 32.
+    const SHAPES: [(usize, usize, usize); 4] = [
+        (1, 384, 1152),
+        (12, 384, 384),
+        (45, 1536, 384),
+        (77, 64, 96),
+    ];
+
+    /// The largest error of `product` over every element of an (m, k)·(k, n) product, as a
+    /// share of the sum of its terms' magnitudes (f64 reference).
+    fn worst_error(
+        m: usize,
+        k: usize,
+        n: usize,
+        product: impl Fn(&Packed, &[f32]) -> Vec<f32>,
+    ) -> f64 {
+        let (a, w) = (matrix(m, k, 1 + m as u64), matrix(k, n, 99 + n as u64));
+        let packed = Packed::new(&w, k, n).unwrap();
+        let c = product(&packed, &a);
+        assert_eq!(c.len(), m * n);
+        let mut worst = 0f64;
+        for i in 0..m {
+            for j in 0..n {
+                let exact: f64 = (0..k)
+                    .map(|t| f64::from(a[i * k + t]) * f64::from(w[t * n + j]))
+                    .sum();
+                let scale: f64 = (0..k)
+                    .map(|t| (f64::from(a[i * k + t]) * f64::from(w[t * n + j])).abs())
+                    .sum();
+                worst = worst.max((f64::from(c[i * n + j]) - exact).abs() / scale);
+            }
+        }
+        worst
+    }
+
+    /// Where the CPU has no AMX (or it is turned off), the products must not be offered.
+    fn amx_or_refused() -> bool {
+        if !available() {
+            assert!(!detect() || std::env::var("SOMNA_AMX").is_ok_and(|v| v.trim() == "0"));
+        }
+        available()
+    }
+
     /// On a CPU with AMX (the machines Somna is measured on have it) the products must agree
     /// with f64 to about f32's accuracy less eight bits; elsewhere they must not be offered.
     #[test]
     fn products_agree_with_f64_where_the_cpu_has_amx() {
-        if !available() {
-            assert!(!detect() || std::env::var("SOMNA_AMX").is_ok_and(|v| v.trim() == "0"));
+        if !amx_or_refused() {
             return;
         }
-        for (m, k, n) in [
-            (1, 384, 1152),
-            (12, 384, 384),
-            (45, 1536, 384),
-            (77, 64, 96),
-        ] {
-            let (a, w) = (matrix(m, k, 1 + m as u64), matrix(k, n, 99 + n as u64));
-            let packed = Packed::new(&w, k, n).unwrap();
-            let c = packed.product(&a, m);
-            assert_eq!(c.len(), m * n);
-            let mut worst = 0f64;
-            for i in 0..m {
-                for j in 0..n {
-                    let exact: f64 = (0..k)
-                        .map(|t| f64::from(a[i * k + t]) * f64::from(w[t * n + j]))
-                        .sum();
-                    let scale: f64 = (0..k)
-                        .map(|t| (f64::from(a[i * k + t]) * f64::from(w[t * n + j])).abs())
-                        .sum();
-                    worst = worst.max((f64::from(c[i * n + j]) - exact).abs() / scale);
-                }
-            }
+        for (m, k, n) in SHAPES {
+            let worst = worst_error(m, k, n, |p, a| p.product(a, m));
             assert!(worst < 2e-5, "{m}×{k}×{n}: relative error {worst:e}");
+        }
+    }
+
+    /// The plain bf16 product keeps about 8 bits: each term is off by at most 2⁻⁸ of itself
+    /// (both factors rounded to 8 bits). It must also be the cheaper product, not the split
+    /// one under another name: its error is well above the split product's bound.
+    #[test]
+    fn bf16_products_agree_with_f64_to_eight_bits_where_the_cpu_has_amx() {
+        if !amx_or_refused() {
+            return;
+        }
+        for (m, k, n) in SHAPES {
+            let worst = worst_error(m, k, n, |p, a| p.product_bf16(a, m));
+            assert!(
+                worst < 2f64.powi(-8),
+                "{m}×{k}×{n}: relative error {worst:e}"
+            );
+            assert!(
+                worst > 2e-5,
+                "{m}×{k}×{n}: relative error {worst:e}, as precise as the split product"
+            );
         }
     }
 }

@@ -1,7 +1,7 @@
 //! all-MiniLM-L6-v2 on candle: WordPiece tokens truncated at 256, BERT forward pass,
 //! attention-masked mean pooling, L2 normalisation (what sentence-transformers does).
 
-use super::encoder::Encoder;
+use super::encoder::{Encoder, Precision};
 use super::model::ModelDir;
 use super::Embedder;
 use crate::{Error, Result};
@@ -135,7 +135,11 @@ impl BertEmbedder {
         })
     }
 
-    fn embed_batch(&self, encodings: &[&tokenizers::Encoding]) -> Result<Vec<Vec<f32>>> {
+    fn embed_batch(
+        &self,
+        encodings: &[&tokenizers::Encoding],
+        precision: Precision,
+    ) -> Result<Vec<Vec<f32>>> {
         let batch = encodings.len();
         let len = encodings.iter().map(|e| e.len()).max().unwrap_or(0).max(1);
         let mut ids = vec![0u32; batch * len];
@@ -148,7 +152,7 @@ impl BertEmbedder {
         let ids = Tensor::from_vec(ids, (batch, len), &self.device)?;
         let mask = Tensor::from_vec(mask, (batch, len), &self.device)?;
         let hidden = match &self.model {
-            Forward::Somna(encoder) => encoder.forward(&ids, &mask)?,
+            Forward::Somna(encoder) => encoder.forward(&ids, &mask, precision)?,
             Forward::CandleTransformers(model) => {
                 model.forward(&ids, &ids.zeros_like()?, Some(&mask))?
             }
@@ -172,6 +176,37 @@ impl Embedder for BertEmbedder {
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        self.embed_at(texts, Precision::Stored)
+    }
+
+    /// A query's products are small (a dozen rows): split over two cores they gain less
+    /// than the hand-off costs, and beside the lexical search (which runs at the same time)
+    /// they wait for a core. On one thread of its own the embedding neither waits nor makes
+    /// the lexical search wait; `examples/query_embed.rs` measures the four arrangements.
+    /// Its products are plain bf16 where they run on AMX ([`Precision::Query`]): inside a
+    /// search the weights are no longer in cache, and reading half the bytes took the query
+    /// embedding of the direct route from 4.3–5.0 ms to 1.7–2.1 ms p50 in `somna bench
+    /// --only search` at 100,000 memories (README, "Speed").
+    fn embed_one(&self, text: &str) -> Result<Vec<f32>> {
+        let mut v = self
+            .query_pool
+            .install(|| self.embed_at(&[text], Precision::Query))?;
+        v.pop()
+            .ok_or_else(|| Error::Embedding("no vector for the text".into()))
+    }
+
+    fn count_tokens(&self, text: &str) -> usize {
+        self.counter
+            .encode(text, false)
+            .map(|e| e.len())
+            // The tokenizer cannot fail on valid UTF-8; fall back to a word estimate anyway.
+            .unwrap_or_else(|_| text.split_whitespace().count())
+    }
+}
+
+impl BertEmbedder {
+    /// The vectors of `texts`, their products at `precision`.
+    fn embed_at(&self, texts: &[&str], precision: Precision) -> Result<Vec<Vec<f32>>> {
         if texts.is_empty() {
             return Ok(Vec::new());
         }
@@ -186,7 +221,7 @@ impl Embedder for BertEmbedder {
         let chunks = batches(&order, |i| encodings[i].len());
         let run = |chunk: &[usize]| {
             let batch: Vec<&tokenizers::Encoding> = chunk.iter().map(|&i| &encodings[i]).collect();
-            self.embed_batch(&batch)
+            self.embed_batch(&batch, precision)
         };
         let workers = self.batch_workers.min(chunks.len());
         let done: Vec<Result<Vec<BatchVectors>>> = if workers <= 1 {
@@ -246,24 +281,6 @@ impl Embedder for BertEmbedder {
             }
         }
         Ok(out)
-    }
-
-    /// A query's products are small (a dozen rows): split over two cores they gain less
-    /// than the hand-off costs, and beside the lexical search (which runs at the same time)
-    /// they wait for a core. On one thread of its own the embedding neither waits nor makes
-    /// the lexical search wait; `examples/query_embed.rs` measures the four arrangements.
-    fn embed_one(&self, text: &str) -> Result<Vec<f32>> {
-        let mut v = self.query_pool.install(|| self.embed(&[text]))?;
-        v.pop()
-            .ok_or_else(|| Error::Embedding("no vector for the text".into()))
-    }
-
-    fn count_tokens(&self, text: &str) -> usize {
-        self.counter
-            .encode(text, false)
-            .map(|e| e.len())
-            // The tokenizer cannot fail on valid UTF-8; fall back to a word estimate anyway.
-            .unwrap_or_else(|_| text.split_whitespace().count())
     }
 }
 

@@ -5,6 +5,12 @@
 //! The file is a header (`SOMNA-EMBED-CACHE 1`, the model id, the dimension) followed by
 //! records of a 32-byte key and `dim` little-endian f32s, appended as texts are embedded.
 //! A record cut short by a crash is ignored when the file is read.
+//!
+//! A search's query is embedded on the single-query path ([`Embedder::embed_one`]), whose
+//! products may run at a lower precision than a stored memory's (`encoder::Precision`): its
+//! vector is kept under a key of its own (the SHA-256 of `query\0` and the text), so a text
+//! asked as a question never lends its vector to the same text stored as a memory, nor the
+//! other way round.
 
 use super::Embedder;
 use crate::{Error, Result};
@@ -31,6 +37,14 @@ fn header(model: &str, dim: usize) -> String {
 
 fn key(text: &str) -> Key {
     Sha256::digest(text.as_bytes()).into()
+}
+
+/// The key of `text`'s vector as a query.
+fn query_key(text: &str) -> Key {
+    let mut h = Sha256::new();
+    h.update(b"query\0");
+    h.update(text.as_bytes());
+    h.finalize().into()
 }
 
 impl CachedEmbedder {
@@ -157,7 +171,7 @@ impl Embedder for CachedEmbedder {
     }
 
     fn embed_one(&self, text: &str) -> Result<Vec<f32>> {
-        let k = key(text);
+        let k = query_key(text);
         if let Some(v) = self.known.read().unwrap_or_else(|p| p.into_inner()).get(&k) {
             return Ok(v.clone());
         }
@@ -200,6 +214,29 @@ mod tests {
         assert_eq!(inner.texts(), 2, "nothing embedded again");
         cache.embed(&["e f"]).unwrap();
         assert_eq!(inner.texts(), 3);
+    }
+
+    #[test]
+    fn a_query_and_a_stored_text_keep_vectors_of_their_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cache.bin");
+        let inner = Arc::new(CountingEmbedder::new(16));
+        let cache = CachedEmbedder::open(inner.clone(), &path).unwrap();
+        cache.embed(&["where is Ann"]).unwrap();
+        assert_eq!(inner.texts(), 1);
+        // Asked as a query, the same text is embedded on the query path, once.
+        cache.embed_one("where is Ann").unwrap();
+        assert_eq!(inner.texts(), 2);
+        cache.embed_one("where is Ann").unwrap();
+        cache.embed_one("who is Bo").unwrap();
+        assert_eq!(inner.texts(), 3);
+        drop(cache);
+        let cache = CachedEmbedder::open(inner.clone(), &path).unwrap();
+        assert_eq!(cache.len(), 3);
+        // A text first asked as a query is embedded again when it is stored.
+        cache.embed(&["who is Bo", "where is Ann"]).unwrap();
+        cache.embed_one("who is Bo").unwrap();
+        assert_eq!(inner.texts(), 4);
     }
 
     #[test]

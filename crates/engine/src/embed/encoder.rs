@@ -9,9 +9,9 @@
 //! and value projections into one product. GELU is `gelu.rs`'s vectorised one (within
 //! 4e-7 of candle's), and each bias is added in the same pass as GELU or the residual
 //! (`bias.rs`). Where the CPU has AMX, the linear layers' products run on its tiles with
-//! each f32 split into two bf16 (`somna-tiles`; `SOMNA_AMX=0` keeps candle's matmul). The
-//! arithmetic is otherwise `BertModel`'s; the parity test against sentence-transformers
-//! guards it.
+//! each f32 split into two bf16 (`somna-tiles`; `SOMNA_AMX=0` keeps candle's matmul), or,
+//! for a search's query ([`Precision::Query`]), in plain bf16. The arithmetic is otherwise
+//! `BertModel`'s; the parity tests against sentence-transformers guard both.
 
 use crate::Result;
 use candle_core::backend::BackendStorage;
@@ -19,6 +19,19 @@ use candle_core::{CpuStorage, CustomOp1, DType, Layout, Module, Shape, Tensor};
 use candle_nn::{LayerNorm, VarBuilder};
 use candle_transformers::models::bert::{Config, HiddenAct};
 use somna_tiles as amx;
+
+/// How the linear layers multiply where they run on AMX tiles (without AMX both are
+/// candle's f32 matmul).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Precision {
+    /// Each f32 split into two bf16, about 16 bits: the vectors the store keeps, within
+    /// cosine 0.999999 of candle-transformers' `BertModel`.
+    Stored,
+    /// Plain bf16, about 8 bits: a search's query. Its dozen rows make each product a stream
+    /// of the weights from memory, and bf16 reads half the bytes with a third of the tile
+    /// products. Within cosine 0.9999 of sentence-transformers' vectors (the parity tests).
+    Query,
+}
 
 /// A linear layer's weight: (in, out) contiguous for candle's matmul, or split and laid
 /// out for AMX tiles where the CPU and kernel grant them (`somna-tiles`).
@@ -40,18 +53,26 @@ impl Weight {
     }
 
     /// `x · W`, `x` (rows, in).
-    fn product(&self, x: &Tensor) -> Result<Tensor> {
+    fn product(&self, x: &Tensor, precision: Precision) -> Result<Tensor> {
         Ok(match self {
             Self::Matmul(w) => x.matmul(w)?,
-            Self::Tiles(packed) => x.contiguous()?.apply_op1_no_bwd(packed)?,
+            Self::Tiles(Tiles(packed)) => x
+                .contiguous()?
+                .apply_op1_no_bwd(&TileProduct { packed, precision })?,
         })
     }
 }
 
-/// The op that runs a product on the tiles.
+/// A weight laid out for the tiles.
 struct Tiles(amx::Packed);
 
-impl CustomOp1 for Tiles {
+/// The op that runs a product on the tiles, at a precision.
+struct TileProduct<'a> {
+    packed: &'a amx::Packed,
+    precision: Precision,
+}
+
+impl CustomOp1 for TileProduct<'_> {
     fn name(&self) -> &'static str {
         "somna-amx-product"
     }
@@ -63,13 +84,18 @@ impl CustomOp1 for Tiles {
         let (Some((start, end)), [rows, inputs]) = (l.contiguous_offsets(), l.dims()) else {
             candle_core::bail!("somna-amx-product: a contiguous matrix, got {:?}", l.dims());
         };
-        if *inputs != self.0.inputs() {
-            candle_core::bail!("somna-amx-product: {inputs} inputs for {}", self.0.inputs());
+        let packed = self.packed;
+        if *inputs != packed.inputs() {
+            candle_core::bail!("somna-amx-product: {inputs} inputs for {}", packed.inputs());
         }
-        let product = self.0.product(&values[start..end], *rows);
+        let a = &values[start..end];
+        let product = match self.precision {
+            Precision::Stored => packed.product(a, *rows),
+            Precision::Query => packed.product_bf16(a, *rows),
+        };
         Ok((
             CpuStorage::F32(product),
-            Shape::from((*rows, self.0.outputs())),
+            Shape::from((*rows, packed.outputs())),
         ))
     }
 }
@@ -109,22 +135,25 @@ impl Dense {
     }
 
     /// `x` is (rows, in); the result (rows, out).
-    fn forward(&self, x: &Tensor) -> Result<Tensor> {
-        Ok(super::bias::add_bias(&self.weight.product(x)?, &self.bias)?)
+    fn forward(&self, x: &Tensor, p: Precision) -> Result<Tensor> {
+        Ok(super::bias::add_bias(
+            &self.weight.product(x, p)?,
+            &self.bias,
+        )?)
     }
 
     /// `forward(x) + residual`, in one pass after the product.
-    fn forward_plus(&self, x: &Tensor, residual: &Tensor) -> Result<Tensor> {
-        let product = self.weight.product(x)?;
+    fn forward_plus(&self, x: &Tensor, residual: &Tensor, p: Precision) -> Result<Tensor> {
+        let product = self.weight.product(x, p)?;
         Ok(super::bias::add_bias_residual(
             &product, &self.bias, residual,
         )?)
     }
 
     /// GELU of `forward(x)`, in one pass after the product.
-    fn forward_gelu(&self, x: &Tensor) -> Result<Tensor> {
+    fn forward_gelu(&self, x: &Tensor, p: Precision) -> Result<Tensor> {
         Ok(super::gelu::bias_gelu(
-            &self.weight.product(x)?,
+            &self.weight.product(x, p)?,
             &self.bias,
         )?)
     }
@@ -198,7 +227,7 @@ impl Encoder {
 
     /// Token ids and attention mask, both (batch, len); token type 0 throughout. Returns the
     /// last hidden state, (batch, len, hidden).
-    pub fn forward(&self, ids: &Tensor, mask: &Tensor) -> Result<Tensor> {
+    pub fn forward(&self, ids: &Tensor, mask: &Tensor, precision: Precision) -> Result<Tensor> {
         let (batch, len) = ids.dims2()?;
         let (h, heads) = (self.hidden, self.heads);
         let head_dim = h / heads;
@@ -217,7 +246,7 @@ impl Encoder {
         for layer in &self.layers {
             let qkv = layer
                 .qkv
-                .forward(&x)?
+                .forward(&x, precision)?
                 .reshape((batch, len, 3, heads, head_dim))?;
             let part = |i: usize| -> Result<Tensor> {
                 Ok(qkv
@@ -236,11 +265,11 @@ impl Encoder {
                 .reshape((batch * len, h))?;
             let attended = layer
                 .attention_norm
-                .forward(&layer.attention_out.forward_plus(&context, &x)?)?;
-            let inner = layer.intermediate.forward_gelu(&attended)?;
+                .forward(&layer.attention_out.forward_plus(&context, &x, precision)?)?;
+            let inner = layer.intermediate.forward_gelu(&attended, precision)?;
             x = layer
                 .output_norm
-                .forward(&layer.output.forward_plus(&inner, &attended)?)?;
+                .forward(&layer.output.forward_plus(&inner, &attended, precision)?)?;
         }
         Ok(x.reshape((batch, len, h))?)
     }

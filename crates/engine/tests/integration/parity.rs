@@ -71,6 +71,44 @@ fn batch_embeddings_match_sentence_transformers() {
     );
 }
 
+/// A search's query is embedded on the single-query path, in plain bf16 where the products
+/// run on AMX: it must still meet the parity bar against sentence-transformers, and stay
+/// that close to the stored vector of the same text.
+#[test]
+fn query_embeddings_match_sentence_transformers() {
+    let r = reference();
+    let e = bert();
+    let stored = e.embed(&texts(&r)).unwrap();
+    let mut min = (f64::INFINITY, "");
+    for (item, s) in r.items.iter().zip(&stored) {
+        let q = e.embed_one(&item.text).unwrap();
+        assert_eq!(q.len(), item.embedding.len());
+        let c = cosine(&q, &item.embedding);
+        if c < min.0 {
+            min = (c, item.text.as_str());
+        }
+        assert!(c >= 0.9999, "query cosine {c} for {:?}", item.text);
+        let c = cosine(&q, s);
+        assert!(
+            c >= 0.9999,
+            "query and stored vector differ: cosine {c} for {:?}",
+            item.text
+        );
+    }
+    println!(
+        "query parity ({}): min cosine {:.9} (1 - min = {:.1e}) over {} texts (worst: {:?})",
+        if somna_engine::embed::products_on_amx() {
+            "bf16 on AMX"
+        } else {
+            "f32"
+        },
+        min.0,
+        1.0 - min.0,
+        r.items.len(),
+        min.1
+    );
+}
+
 #[test]
 fn one_by_one_embeddings_equal_the_batch() {
     let r = reference();
@@ -105,7 +143,9 @@ fn batches_run_side_by_side_and_keep_each_text_in_its_place() {
     let all = e.embed(&refs).unwrap();
     assert_eq!(all.len(), refs.len());
     for (text, v) in refs.iter().zip(&all) {
-        let single = e.embed_one(text).unwrap();
+        // The same text alone, at the stored vectors' precision (a query's is lower: see
+        // `query_embeddings_match_sentence_transformers`).
+        let single = e.embed(&[text]).unwrap().remove(0);
         let c = cosine(&single, v);
         assert!(
             c >= 0.99999,
