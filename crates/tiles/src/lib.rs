@@ -127,25 +127,9 @@ impl Packed {
 
     /// `a · W` for `a` row-major (m, k): (m, n) row-major. Call only where [`available`].
     pub fn product(&self, a: &[f32], m: usize) -> Vec<f32> {
-        let (k, n) = (self.k, self.n);
-        assert_eq!(a.len(), m * k, "a {m}×{k} matrix");
-        assert!(
-            available(),
-            "AMX products where the CPU or kernel has no AMX"
-        );
-        let rows = m.div_ceil(BLOCK) * BLOCK;
-        let (a_hi, a_lo) = split_rows(a, rows, k);
-        // Not zeroed first: the kernel stores every element.
-        let mut c = Vec::<f32>::with_capacity(rows * n);
-        let out = &mut c.spare_capacity_mut()[..rows * n];
-        // SAFETY: `available()` holds; every tile read or written lies inside these buffers
-        // (rows and k are multiples of the tiles' sizes, n of the block's).
-        unsafe { tiles::product(&a_hi, &a_lo, &self.hi, &self.lo, out, rows, k, n) };
-        // SAFETY: the kernel stored all rows × n elements: four accumulator tiles for every
-        // 32 × 32 block.
-        unsafe { c.set_len(rows * n) };
-        c.truncate(m * n);
-        c
+        let rows = self.rows_for(a, m);
+        let (a_hi, a_lo) = split_rows(a, rows, self.k);
+        self.multiply(&a_hi, Some(&a_lo), m, rows)
     }
 
     /// `a · W` in plain bf16 (each value rounded to its high bf16, products summed in f32):
@@ -153,58 +137,78 @@ impl Packed {
     /// products and half the bytes of W. `a` row-major (m, k); (m, n) row-major. Call only
     /// where [`available`].
     pub fn product_bf16(&self, a: &[f32], m: usize) -> Vec<f32> {
-        let (k, n) = (self.k, self.n);
-        assert_eq!(a.len(), m * k, "a {m}×{k} matrix");
+        let rows = self.rows_for(a, m);
+        let a_hi = bf16_rows(a, rows, self.k);
+        self.multiply(&a_hi, None, m, rows)
+    }
+
+    /// The rows the kernel computes for an (m, k) `a`: m rounded up to the block.
+    fn rows_for(&self, a: &[f32], m: usize) -> usize {
+        assert_eq!(a.len(), m * self.k, "a {m}×{} matrix", self.k);
         assert!(
             available(),
             "AMX products where the CPU or kernel has no AMX"
         );
-        let rows = m.div_ceil(BLOCK) * BLOCK;
-        let a_hi = bf16_rows(a, rows, k);
+        m.div_ceil(BLOCK) * BLOCK
+    }
+
+    /// `a · W` from `a`'s tiles (`a_lo` the low halves, or `None` for plain bf16).
+    fn multiply(&self, a_hi: &[u16], a_lo: Option<&[u16]>, m: usize, rows: usize) -> Vec<f32> {
+        let (k, n) = (self.k, self.n);
+        let (a_lo, b_lo): (&[u16], &[u16]) = match a_lo {
+            Some(a_lo) => (a_lo, &self.lo),
+            None => (&[], &[]),
+        };
+        // Not zeroed first: the kernel stores every element.
         let mut c = Vec::<f32>::with_capacity(rows * n);
         let out = &mut c.spare_capacity_mut()[..rows * n];
-        // SAFETY: as in `product`; with no low halves the kernel reads only `a_hi` and `hi`.
-        unsafe { tiles::product(&a_hi, &[], &self.hi, &[], out, rows, k, n) };
-        // SAFETY: as in `product`.
+        // SAFETY: `available()` holds (`rows_for`); every tile read or written lies inside
+        // these buffers (rows and k are multiples of the tiles' sizes, n of the block's), and
+        // without low halves the kernel reads only `a_hi` and `self.hi`.
+        unsafe { tiles::product(a_hi, a_lo, &self.hi, b_lo, out, rows, k, n) };
+        // SAFETY: the kernel stored all rows × n elements: four accumulator tiles for every
+        // 32 × 32 block.
         unsafe { c.set_len(rows * n) };
         c.truncate(m * n);
         c
     }
 }
 
-/// `a` (m, k) row-major, split into high and low bf16 and laid out tile by tile: for each 16
-/// rows, k/32 tiles of 16 × 32 values, each tile's 1 KiB contiguous (a tile row is then one
-/// cache line and a tile 16 lines in a row, where rows of the matrix lie k·2 bytes apart).
-/// Rows from m to `rows` are zero.
-fn split_rows(a: &[f32], rows: usize, k: usize) -> (Vec<u16>, Vec<u16>) {
-    let (mut hi, mut lo) = (vec![0u16; rows * k], vec![0u16; rows * k]);
+/// Calls `put(at, values)` for every 32 values of `a` (m, k) row-major, `at` their place
+/// when laid out tile by tile: for each 16 rows, k/32 tiles of 16 × 32 values, each tile's
+/// 1 KiB contiguous (a tile row is then one cache line and a tile 16 lines in a row, where
+/// rows of the matrix lie k·2 bytes apart).
+fn lay_out(a: &[f32], k: usize, mut put: impl FnMut(usize, &[f32])) {
     let tiles_per_row = k / TILE_K;
     for (r, row) in a.chunks_exact(k).enumerate() {
         let first = (r / TILE_ROWS) * tiles_per_row * TILE_ROWS * TILE_K + (r % TILE_ROWS) * TILE_K;
         for (t, values) in row.chunks_exact(TILE_K).enumerate() {
-            let at = first + t * TILE_ROWS * TILE_K;
-            let (h, l) = (&mut hi[at..at + TILE_K], &mut lo[at..at + TILE_K]);
-            for ((h, l), &v) in h.iter_mut().zip(l.iter_mut()).zip(values) {
-                (*h, *l) = split(v);
-            }
+            put(first + t * TILE_ROWS * TILE_K, values);
         }
     }
+}
+
+/// `a` (m, k) row-major, split into high and low bf16 and laid out tile by tile
+/// ([`lay_out`]). Rows from m to `rows` are zero.
+fn split_rows(a: &[f32], rows: usize, k: usize) -> (Vec<u16>, Vec<u16>) {
+    let (mut hi, mut lo) = (vec![0u16; rows * k], vec![0u16; rows * k]);
+    lay_out(a, k, |at, values| {
+        let (h, l) = (&mut hi[at..at + TILE_K], &mut lo[at..at + TILE_K]);
+        for ((h, l), &v) in h.iter_mut().zip(l.iter_mut()).zip(values) {
+            (*h, *l) = split(v);
+        }
+    });
     (hi, lo)
 }
 
 /// `a` (m, k) rounded to bf16 and laid out as [`split_rows`] lays out its high halves.
 fn bf16_rows(a: &[f32], rows: usize, k: usize) -> Vec<u16> {
     let mut hi = vec![0u16; rows * k];
-    let tiles_per_row = k / TILE_K;
-    for (r, row) in a.chunks_exact(k).enumerate() {
-        let first = (r / TILE_ROWS) * tiles_per_row * TILE_ROWS * TILE_K + (r % TILE_ROWS) * TILE_K;
-        for (t, values) in row.chunks_exact(TILE_K).enumerate() {
-            let at = first + t * TILE_ROWS * TILE_K;
-            for (h, &v) in hi[at..at + TILE_K].iter_mut().zip(values) {
-                *h = to_bf16(v);
-            }
+    lay_out(a, k, |at, values| {
+        for (h, &v) in hi[at..at + TILE_K].iter_mut().zip(values) {
+            *h = to_bf16(v);
         }
-    }
+    });
     hi
 }
 
