@@ -1,7 +1,8 @@
 //! The store: the single source of truth, over either of two databases. [`Store`] is what
 //! the engine holds (behind the façade's lock): transactions, reads and the change stream,
 //! the same whatever the database. Under it a [`Backend`] holds the database: a SQLite file
-//! (`sqlite.rs`: connection set-up, PRAGMAs, migrations) or a Postgres database with
+//! (`sqlite.rs`: connection set-up, PRAGMAs, migrations; `checkpoint.rs`: its WAL
+//! checkpoints on a thread of their own) or a Postgres database with
 //! pgvector (`postgres.rs` and `postgres/schema.sql`), chosen by [`Store::open`] from a path
 //! or a `postgres://` URL. Every committed write is announced on the store's change stream
 //! ([`changes`]).
@@ -12,6 +13,7 @@
 //! sequence in `memories.rs`, how another writer is noticed in `external.rs`).
 
 mod changes;
+mod checkpoint;
 mod clusters;
 mod co_access;
 mod external;
@@ -87,6 +89,8 @@ pub struct Store {
     backend: Backend,
     path: PathBuf,
     changes: Arc<ChangeBus>,
+    /// A SQLite file's WAL checkpoints, off the writers' path (`checkpoint.rs`).
+    checkpointer: Option<checkpoint::Checkpointer>,
 }
 
 impl Store {
@@ -98,7 +102,15 @@ impl Store {
             return Self::open_url(url);
         }
         let conn = sqlite::open(path)?;
-        Ok(Self::with(Backend::Sqlite(conn), path.to_path_buf()))
+        let checkpointer = if path == Path::new(":memory:") {
+            None
+        } else {
+            Some(checkpoint::Checkpointer::start(path, &conn)?)
+        };
+        Ok(Self {
+            checkpointer,
+            ..Self::with(Backend::Sqlite(conn), path.to_path_buf())
+        })
     }
 
     /// Opens the Postgres store at `url` (`postgres://user[:password]@host[:port]/db`),
@@ -175,6 +187,7 @@ impl Store {
             backend,
             path,
             changes: Arc::default(),
+            checkpointer: None,
         }
     }
 
@@ -249,6 +262,9 @@ impl Store {
                 })
             })?,
         };
+        if let Some(c) = &self.checkpointer {
+            c.committed();
+        }
         self.changes.publish(Origin::Local, pending.take());
         Ok(out)
     }
