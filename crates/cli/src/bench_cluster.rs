@@ -310,16 +310,7 @@ fn liquid(db: &Path, args: &ClusterBenchArgs, env: &Env) -> anyhow::Result<Liqui
     ));
     std::fs::create_dir_all(&dir)?;
     let copy = dir.join("somna.db");
-    std::fs::copy(db, &copy)?;
-    let index = PathBuf::from(format!("{}.index", db.display()));
-    if index.is_dir() {
-        let to = PathBuf::from(format!("{}.index", copy.display()));
-        std::fs::create_dir_all(&to)?;
-        for e in std::fs::read_dir(&index)? {
-            let e = e?;
-            std::fs::copy(e.path(), to.join(e.file_name()))?;
-        }
-    }
+    crate::bench_cmd::copy_store(db, &copy)?;
     let engine = Somna::open(&Config::new(&copy, env.model_dir), &Job::default())?;
     let t = std::time::Instant::now();
     let report = engine.cluster(None, &Job::default())?;

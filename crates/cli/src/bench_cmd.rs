@@ -567,12 +567,7 @@ fn search_step(env: &Env<'_>, size: usize) -> anyhow::Result<Vec<SearchResult>> 
     // as it was built. The saved index is copied with it: without it, opening the copy
     // rebuilt the whole graph first.
     let copy = env.tmp.join(format!("search-{size}-recorded.db"));
-    std::fs::copy(&db, &copy).with_context(|| format!("copying {}", db.display()))?;
-    if let (Some(from), Some(to)) = (index_dir(&db), index_dir(&copy)) {
-        if from.is_dir() {
-            copy_dir(&from, &to)?;
-        }
-    }
+    copy_store(&db, &copy)?;
     let engine = Somna::open_with(
         &Config::new(&copy, env.model_dir),
         env.embedder(),
@@ -586,10 +581,19 @@ fn search_step(env: &Env<'_>, size: usize) -> anyhow::Result<Vec<SearchResult>> 
     Ok(out)
 }
 
-/// The files of directory `from` (an index directory holds no subdirectories) into `to`.
-fn copy_dir(from: &Path, to: &Path) -> anyhow::Result<()> {
-    std::fs::create_dir_all(to).with_context(|| format!("creating {}", to.display()))?;
-    for entry in std::fs::read_dir(from).with_context(|| format!("reading {}", from.display()))? {
+/// A copy of the store file `db` at `to`, with its saved vector index (without it, opening
+/// the copy rebuilds the whole graph first). The store must be closed.
+pub(crate) fn copy_store(db: &Path, to: &Path) -> anyhow::Result<()> {
+    std::fs::copy(db, to).with_context(|| format!("copying {}", db.display()))?;
+    let (Some(from), Some(to)) = (index_dir(db), index_dir(to)) else {
+        return Ok(());
+    };
+    if !from.is_dir() {
+        return Ok(());
+    }
+    std::fs::create_dir_all(&to).with_context(|| format!("creating {}", to.display()))?;
+    // An index directory holds files only.
+    for entry in std::fs::read_dir(&from).with_context(|| format!("reading {}", from.display()))? {
         let path = entry?.path();
         if path.is_file() {
             let name = path.file_name().unwrap_or_default();

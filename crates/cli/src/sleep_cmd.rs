@@ -509,19 +509,7 @@ pub fn bench_sleep(
         }
     }
     let run = scratch.join("sleep-run.db");
-    std::fs::copy(&db, &run).context("copying the bench store")?;
-    let index = |p: &std::path::Path| {
-        let mut name = p.file_name().unwrap_or_default().to_os_string();
-        name.push(".index");
-        p.with_file_name(name)
-    };
-    if index(&db).is_dir() {
-        std::fs::create_dir_all(index(&run))?;
-        for f in std::fs::read_dir(index(&db))? {
-            let f = f?;
-            std::fs::copy(f.path(), index(&run).join(f.file_name()))?;
-        }
-    }
+    crate::bench_cmd::copy_store(&db, &run).context("copying the bench store")?;
     let engine = Somna::open_with(&Config::new(&run, model_dir), embedder, &Job::default())?;
     let total = engine.stats()?.by_kind;
     let n = total
