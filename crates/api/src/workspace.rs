@@ -79,6 +79,9 @@ impl Workspace {
             Err(e) => problems.push(format!("ingest policies not applied: {e}")),
         }
         let watch = engine.watch_external(WATCH_EXTERNAL);
+        if let Err(e) = engine.warm_search() {
+            problems.push(format!("lexical index not read into memory: {e}"));
+        }
         let ws = Self {
             api: Api::new(engine, actor),
             layouts: Mutex::default(),

@@ -14,11 +14,12 @@ use somna_engine::{AddOptions, Config, Job, Message, Route, SearchQuery, Somna};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 #[derive(Args)]
 pub struct BenchArgs {
-    /// Sections to run: embed, ingest, import (end to end, by stage), search, ann, sleep, asof (time travel), whatif (the
+    /// Sections to run: embed, ingest, import (end to end, by stage), search, lexical (the
+    /// lexical stage alone, in memory and by FTS5), ann, sleep, asof (time travel), whatif (the
     /// what-if simulator), concurrent (writers and searchers at once); and pca, tsne, umap,
     /// kmeans, stability, liquid (see bench_cluster.rs).
     #[arg(long, value_delimiter = ',', default_value = "embed,ingest,search,ann")]
@@ -38,6 +39,9 @@ pub struct BenchArgs {
     /// Store sizes (memories) for search latency.
     #[arg(long, value_delimiter = ',', default_value = "10000")]
     search_sizes: Vec<usize>,
+    /// Store sizes (memories, text only) for the lexical stage alone (at least 20,000).
+    #[arg(long, value_delimiter = ',', default_value = "100000")]
+    lexical_sizes: Vec<usize>,
     /// Queries per search measurement.
     #[arg(long, default_value_t = 200)]
     queries: usize,
@@ -125,6 +129,7 @@ struct Report {
     ingest: Vec<IngestResult>,
     import: Option<crate::bench_import::ImportBench>,
     search: Vec<SearchResult>,
+    lexical: Vec<crate::bench_lexical::LexicalResult>,
     concurrent: Vec<crate::bench_postgres::ConcurrentResult>,
     ann: Vec<(AnnResult, Option<serde_json::Value>)>,
     sleep: Option<crate::sleep_cmd::SleepBench>,
@@ -285,6 +290,10 @@ pub fn run(args: BenchArgs, model_dir: &Path, json: bool) -> anyhow::Result<()> 
         )?;
         eprintln!("sleep: {:.1} s over {} episodes", b.seconds, b.episodes);
         report.sleep = Some(b);
+    }
+    if has("lexical") {
+        report.lexical =
+            crate::bench_lexical::run(&cache, &args.lexical_sizes, args.queries, args.seed)?;
     }
     if has("asof") {
         report.asof = Some(crate::bench_asof::run(
@@ -506,6 +515,7 @@ fn search_step(env: &Env<'_>, size: usize) -> anyhow::Result<Vec<SearchResult>> 
     let memories = engine.stats()?.memories;
     let queries = bench::synthetic_queries(args.queries, args.seed + 3);
     let mut out = Vec::new();
+    warm_search(&engine)?;
     for &k in &args.search_k {
         for route in [Some(Route::Direct), None] {
             let result = search_route(&engine, &queries, route, k, false, memories)?;
@@ -573,12 +583,26 @@ fn search_step(env: &Env<'_>, size: usize) -> anyhow::Result<Vec<SearchResult>> 
         env.embedder(),
         &Job::default(),
     )?;
+    warm_search(&engine)?;
     for &k in &args.search_k {
         let result = search_route(&engine, &queries, None, k, true, memories)?;
         report_search(&result);
         out.push(result);
     }
     Ok(out)
+}
+
+/// Waits for what a long-running front end has ready before its searches (a large
+/// store's full-text index read into memory: `Somna::warm_search`), saying how long it took.
+fn warm_search(engine: &Somna) -> anyhow::Result<()> {
+    let started = Instant::now();
+    if engine.wait_search_warm(Duration::from_secs(1800))? {
+        eprintln!(
+            "lexical index read into memory in {:.2} s",
+            started.elapsed().as_secs_f64()
+        );
+    }
+    Ok(())
 }
 
 /// A copy of the store file `db` at `to`, with its saved vector index (without it, opening
@@ -847,6 +871,7 @@ fn print_report(r: &Report) {
     if let Some(b) = &r.asof {
         crate::bench_asof::print(b);
     }
+    crate::bench_lexical::print(&r.lexical);
     if let Some((e, reference, peer)) = &r.embed {
         // Which products Somna's encoder ran (see README, "AMX tiles"): on AMX, a batch's
         // split into two bf16 each and a single query's in plain bf16.

@@ -6,6 +6,7 @@ mod bench_asof;
 mod bench_cluster;
 mod bench_cmd;
 mod bench_import;
+mod bench_lexical;
 mod bench_postgres;
 mod bench_umap;
 mod bench_whatif;

@@ -25,6 +25,7 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 /// Serves MCP on stdin/stdout until the client closes it. Nothing else may be printed on
 /// stdout: it carries the protocol.
 pub fn mcp(engine: Somna) -> anyhow::Result<()> {
+    engine.warm_search()?;
     let ops = Ops::new(Arc::new(engine), "mcp");
     runtime()?.block_on(somna_server::serve_stdio(ops))?;
     Ok(())
@@ -34,6 +35,7 @@ pub fn mcp(engine: Somna) -> anyhow::Result<()> {
 pub fn serve(engine: Somna, args: ServeArgs, json: bool) -> anyhow::Result<()> {
     let token_file = token::token_path(&paths::data_dir());
     let token = token::load_or_create(&token_file)?;
+    engine.warm_search()?;
     let ops = Ops::new(Arc::new(engine), "http");
     let rt = runtime()?;
     rt.block_on(async move {

@@ -52,3 +52,31 @@ fn concurrent_writers_and_searchers_lose_nothing_on_either_backend() {
     // The password given in the URL is never printed.
     assert!(!report.to_string().contains("somna-test"));
 }
+
+/// `somna bench --only lexical`: a large store's in-memory ranking gives FTS5's scores for
+/// every query, and both are timed.
+#[test]
+fn the_lexical_bench_ranks_in_memory_as_fts5_does() {
+    let home = tempfile::tempdir().unwrap();
+    let cache = home.path().join("cache");
+    let report = json(
+        std::process::Command::new(env!("CARGO_BIN_EXE_somna"))
+            .env("SOMNA_HOME", home.path())
+            .env("SOMNA_MODEL_DIR", somna_engine::paths::model_dir())
+            .args(["--json", "bench", "--only", "lexical"])
+            .args(["--lexical-sizes", "20000", "--queries", "30"])
+            .arg("--cache-dir")
+            .arg(&cache)
+            .output()
+            .unwrap(),
+    );
+    let rows = report["lexical"].as_array().expect("lexical rows");
+    assert_eq!(rows.len(), 1, "{report}");
+    let r = &rows[0];
+    assert_eq!(r["memories"], 20_000, "{r}");
+    assert_eq!(r["queries"], 30, "{r}");
+    assert_eq!(r["agreeing"], 30, "rankings that differ from FTS5's: {r}");
+    for k in ["memory_p50_ms", "fts5_p50_ms", "read_s"] {
+        assert!(r[k].as_f64().is_some_and(|v| v > 0.0), "{k}: {r}");
+    }
+}

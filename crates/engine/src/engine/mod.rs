@@ -284,6 +284,23 @@ impl Somna {
         }
     }
 
+    /// Starts, in the background, what makes a large store's searches fast once it is
+    /// ready: its full-text index read into memory (`store/lexicon.rs`). Long-running front
+    /// ends (the app, the servers) call it when they open a store; otherwise the first
+    /// search starts it, and searches rank with FTS5 until it is read.
+    pub fn warm_search(&self) -> Result<()> {
+        self.store().warm_lexical()
+    }
+
+    /// Waits up to `timeout` until searches rank lexical matches in memory (benches of the
+    /// steady state; it holds the store meanwhile): whether they do. `false` at once for a
+    /// store that does not (small, in memory, Postgres).
+    pub fn wait_search_warm(&self, timeout: std::time::Duration) -> Result<bool> {
+        let store = self.store();
+        store.warm_lexical()?;
+        store.wait_lexical(timeout)
+    }
+
     /// Forgets the vectors of recently embedded texts, so the next searches embed their
     /// queries again (a benchmark of search latency measures new queries).
     pub fn forget_recent_vectors(&self) {

@@ -5,6 +5,7 @@
 //! (so FTS5 operators, column filters, quotes and parentheses in the input are plain text),
 //! and tokens are OR-ed so BM25 ranks partial matches.
 
+use super::lexicon;
 use super::sql::{Dialect, Value};
 use super::{MemoryFilter, Tx};
 use crate::Result;
@@ -83,10 +84,56 @@ impl Tx<'_> {
         if self.conn().dialect() == Dialect::Postgres {
             return self.lexical_search_pg(query_tokens(query), filter, limit);
         }
-        let tokens = self.prune_common(query_tokens(query))?;
+        let tokens = query_tokens(query);
         if tokens.is_empty() {
             return Ok(Vec::new());
         }
+        let rows = self.document_count()?;
+        if let Some((index, terms)) = self.in_memory(filter, rows, &tokens)? {
+            // The same words as FTS5's query below (each word's count of documents is its
+            // term's), ranked as FTS5 ranks them (`lexicon.rs`).
+            let counted = terms
+                .into_iter()
+                .map(|t| {
+                    let documents = index.documents(&t);
+                    (t, documents)
+                })
+                .collect();
+            let terms: Vec<String> = prune(counted, rows).into_iter().map(|t| t.0).collect();
+            return Ok(index.rank(&terms, limit));
+        }
+        self.fts5_search(tokens, rows, filter, limit)
+    }
+
+    /// FTS5's own ranking of `query`, never the in-memory index: what
+    /// [`Tx::lexical_search`] answers on a SQLite store while that index is missing or
+    /// stale, for benchmarks and checks that compare the two (on Postgres, the same as
+    /// `lexical_search`).
+    pub fn lexical_search_fts5(
+        &self,
+        query: &str,
+        filter: &MemoryFilter,
+        limit: usize,
+    ) -> Result<Vec<(i64, f64)>> {
+        if self.conn().dialect() == Dialect::Postgres {
+            return self.lexical_search_pg(query_tokens(query), filter, limit);
+        }
+        let tokens = query_tokens(query);
+        if tokens.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.fts5_search(tokens, self.document_count()?, filter, limit)
+    }
+
+    /// FTS5's BM25 matches of `tokens` (a query's, not empty) in a store of `rows`.
+    fn fts5_search(
+        &self,
+        tokens: Vec<String>,
+        rows: i64,
+        filter: &MemoryFilter,
+        limit: usize,
+    ) -> Result<Vec<(i64, f64)>> {
+        let tokens = self.prune_common(tokens, rows)?;
         let expr = tokens
             .iter()
             .map(|t| quote(t))
@@ -262,10 +309,41 @@ impl Tx<'_> {
             .collect()
     }
 
-    /// In a large store, drops tokens found in more than `PRUNE_DOC_SHARE` of documents,
-    /// keeping at least the rarest one.
-    fn prune_common(&self, tokens: Vec<String>) -> Result<Vec<String>> {
-        let rows = self.document_count()?;
+    /// The store's in-memory index and the term of each of `tokens`, when a search of
+    /// `rows` memories under `filter` can rank with it: a large SQLite store, the default
+    /// filter, a read (not a write transaction, whose own changes the index lacks), the
+    /// index of the version of `memories_fts` this read sees, and one term a token (a word
+    /// FTS5 splits in two is a phrase, which only FTS5 matches).
+    fn in_memory(
+        &self,
+        filter: &MemoryFilter,
+        rows: i64,
+        tokens: &[String],
+    ) -> Result<Option<(std::sync::Arc<lexicon::Index>, Vec<String>)>> {
+        let (Some(lexicon), super::Db::Sqlite(conn), None) = (self.lexicon, self.db, self.pending)
+        else {
+            return Ok(None);
+        };
+        if rows < lexicon::LEXICON_FROM_ROWS || !filter.is_default_visibility() {
+            return Ok(None);
+        }
+        let Some(index) = lexicon.fresh(&lexicon::version(conn)?) else {
+            return Ok(None);
+        };
+        let tokenizer = somna_fts5::Tokenizer::new(conn, lexicon::TOKENIZER)?;
+        let mut terms = Vec::with_capacity(tokens.len());
+        for token in tokens {
+            match <[String; 1]>::try_from(tokenizer.terms(token)?) {
+                Ok([term]) => terms.push(term),
+                Err(_) => return Ok(None),
+            }
+        }
+        Ok(Some((index, terms)))
+    }
+
+    /// In a large store (`rows` memories), drops tokens found in more than
+    /// `PRUNE_DOC_SHARE` of documents, keeping at least the rarest one.
+    fn prune_common(&self, tokens: Vec<String>, rows: i64) -> Result<Vec<String>> {
         if rows < PRUNE_FROM_ROWS || tokens.len() < 2 {
             return Ok(tokens);
         }
@@ -278,7 +356,7 @@ impl Tx<'_> {
 
     /// How many memories the store has held (the highest id: cheap, and close enough for
     /// document frequencies).
-    fn document_count(&self) -> Result<i64> {
+    pub(super) fn document_count(&self) -> Result<i64> {
         self.conn()
             .query_row("SELECT COALESCE(MAX(id), 0) FROM memories", [], |r| {
                 r.get(0)
@@ -369,7 +447,7 @@ fn common_words_matter(rest: &[&Word], mean: f64, floor: f64) -> bool {
 
 /// `counted` (token, document count) without the tokens found in more than
 /// `PRUNE_DOC_SHARE` of a large store's `rows` documents, keeping at least the rarest.
-fn prune(counted: Vec<(String, i64)>, rows: i64) -> Vec<(String, i64)> {
+fn prune<T>(counted: Vec<(T, i64)>, rows: i64) -> Vec<(T, i64)> {
     if rows < PRUNE_FROM_ROWS || counted.len() < 2 {
         return counted;
     }

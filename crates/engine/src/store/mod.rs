@@ -22,6 +22,7 @@ mod golden;
 mod history;
 mod layouts;
 mod ledger;
+mod lexicon;
 mod links;
 mod memories;
 mod messages;
@@ -91,6 +92,9 @@ pub struct Store {
     changes: Arc<ChangeBus>,
     /// A SQLite file's WAL checkpoints, off the writers' path (`checkpoint.rs`).
     checkpointer: Option<checkpoint::Checkpointer>,
+    /// A SQLite file's full-text index in memory, for large stores (`lexicon.rs`): shared
+    /// with its [`Store::reader`]s.
+    lexicon: Option<Arc<lexicon::Lexicon>>,
 }
 
 impl Store {
@@ -102,13 +106,17 @@ impl Store {
             return Self::open_url(url);
         }
         let conn = sqlite::open(path)?;
-        let checkpointer = if path == Path::new(":memory:") {
-            None
+        let (checkpointer, lexicon) = if path == Path::new(":memory:") {
+            (None, None)
         } else {
-            Some(checkpoint::Checkpointer::start(path, &conn)?)
+            (
+                Some(checkpoint::Checkpointer::start(path, &conn)?),
+                Some(Arc::new(lexicon::Lexicon::new(path))),
+            )
         };
         Ok(Self {
             checkpointer,
+            lexicon,
             ..Self::with(Backend::Sqlite(conn), path.to_path_buf())
         })
     }
@@ -144,10 +152,13 @@ impl Store {
     pub fn reader(&self) -> Result<Option<Store>> {
         match &self.backend {
             Backend::Sqlite(_) if self.path == Path::new(":memory:") => Ok(None),
-            Backend::Sqlite(_) => Ok(Some(Self::with(
-                Backend::Sqlite(sqlite::open(&self.path)?),
-                self.path.clone(),
-            ))),
+            Backend::Sqlite(_) => Ok(Some(Self {
+                lexicon: self.lexicon.clone(),
+                ..Self::with(
+                    Backend::Sqlite(sqlite::open(&self.path)?),
+                    self.path.clone(),
+                )
+            })),
             Backend::Postgres(_) => self.sibling(),
         }
     }
@@ -188,6 +199,7 @@ impl Store {
             path,
             changes: Arc::default(),
             checkpointer: None,
+            lexicon: None,
         }
     }
 
@@ -232,6 +244,31 @@ impl Store {
         conn.execute_batch(conn.pick("PRAGMA optimize", "ANALYZE memories"))
     }
 
+    /// Starts reading a large SQLite store's full-text index into memory (`lexicon.rs`),
+    /// so that searches rank without FTS5's cost per match once it is read; the first
+    /// search that finds it missing or stale starts it too. Nothing for a small, in-memory
+    /// or Postgres store.
+    pub fn warm_lexical(&self) -> Result<()> {
+        if let Some(lexicon) = &self.lexicon {
+            if self.read().document_count()? >= lexicon::LEXICON_FROM_ROWS {
+                lexicon.wake();
+            }
+        }
+        Ok(())
+    }
+
+    /// Waits up to `timeout` until searches of this store rank in memory, as they do once
+    /// its index is read (for benches of the steady state): whether they do.
+    pub fn wait_lexical(&self, timeout: std::time::Duration) -> Result<bool> {
+        let (Some(lexicon), Backend::Sqlite(conn)) = (&self.lexicon, &self.backend) else {
+            return Ok(false);
+        };
+        if self.read().document_count()? < lexicon::LEXICON_FROM_ROWS {
+            return Ok(false);
+        }
+        Ok(lexicon.wait_fresh(&lexicon::version(conn)?, timeout))
+    }
+
     /// The stream this store announces its committed changes on.
     pub fn changes(&self) -> &Arc<ChangeBus> {
         &self.changes
@@ -253,12 +290,14 @@ impl Store {
                 f(&Tx {
                     db: Db::Sqlite(conn),
                     pending: Some(&pending),
+                    lexicon: None,
                 })
             })?,
             Backend::Postgres(conn) => postgres::write(conn, |conn| {
                 f(&Tx {
                     db: Db::Postgres(conn),
                     pending: Some(&pending),
+                    lexicon: None,
                 })
             })?,
         };
@@ -297,6 +336,7 @@ impl Store {
                 Backend::Postgres(conn) => Db::Postgres(conn),
             },
             pending: None,
+            lexicon: self.lexicon.as_deref(),
         }
     }
 
@@ -316,6 +356,9 @@ impl Store {
 pub struct Tx<'c> {
     db: Db<'c>,
     pending: Option<&'c Pending>,
+    /// The store's in-memory full-text index, for reads (a write transaction's own
+    /// changes are not in it).
+    lexicon: Option<&'c lexicon::Lexicon>,
 }
 
 impl<'c> Tx<'c> {
