@@ -74,12 +74,38 @@ const PRUNE_DOC_SHARE: f64 = 0.10;
 impl Tx<'_> {
     /// BM25 matches of `query` among memories passing `filter`: (id, score) with score > 0,
     /// higher is better, best first, at most `limit`. With the default filter, memories
-    /// the filter hides (deleted, forgotten) may be among them; callers re-check.
+    /// the filter hides (deleted, forgotten) may be among them; callers re-check. A large
+    /// SQLite store ranks them in memory when its index there is current (`lexicon.rs`:
+    /// FTS5's scores, without FTS5's cost per match).
     pub fn lexical_search(
         &self,
         query: &str,
         filter: &MemoryFilter,
         limit: usize,
+    ) -> Result<Vec<(i64, f64)>> {
+        self.lexical(query, filter, limit, true)
+    }
+
+    /// FTS5's own ranking of `query`, never the in-memory index: what
+    /// [`Tx::lexical_search`] answers on a SQLite store while that index is missing or
+    /// stale, for benchmarks and checks that compare the two (on Postgres, the same as
+    /// `lexical_search`).
+    pub fn lexical_search_fts5(
+        &self,
+        query: &str,
+        filter: &MemoryFilter,
+        limit: usize,
+    ) -> Result<Vec<(i64, f64)>> {
+        self.lexical(query, filter, limit, false)
+    }
+
+    /// [`Tx::lexical_search`], ranking in memory where it can if `in_memory`.
+    fn lexical(
+        &self,
+        query: &str,
+        filter: &MemoryFilter,
+        limit: usize,
+        in_memory: bool,
     ) -> Result<Vec<(i64, f64)>> {
         if self.conn().dialect() == Dialect::Postgres {
             return self.lexical_search_pg(query_tokens(query), filter, limit);
@@ -89,7 +115,12 @@ impl Tx<'_> {
             return Ok(Vec::new());
         }
         let rows = self.document_count()?;
-        if let Some((index, terms)) = self.in_memory(filter, rows, &tokens)? {
+        let memory = if in_memory {
+            self.in_memory(filter, rows, &tokens)?
+        } else {
+            None
+        };
+        if let Some((index, terms)) = memory {
             // The same words as FTS5's query below (each word's count of documents is its
             // term's), ranked as FTS5 ranks them (`lexicon.rs`).
             let counted = terms
@@ -103,26 +134,6 @@ impl Tx<'_> {
             return Ok(index.rank(&terms, limit));
         }
         self.fts5_search(tokens, rows, filter, limit)
-    }
-
-    /// FTS5's own ranking of `query`, never the in-memory index: what
-    /// [`Tx::lexical_search`] answers on a SQLite store while that index is missing or
-    /// stale, for benchmarks and checks that compare the two (on Postgres, the same as
-    /// `lexical_search`).
-    pub fn lexical_search_fts5(
-        &self,
-        query: &str,
-        filter: &MemoryFilter,
-        limit: usize,
-    ) -> Result<Vec<(i64, f64)>> {
-        if self.conn().dialect() == Dialect::Postgres {
-            return self.lexical_search_pg(query_tokens(query), filter, limit);
-        }
-        let tokens = query_tokens(query);
-        if tokens.is_empty() {
-            return Ok(Vec::new());
-        }
-        self.fts5_search(tokens, self.document_count()?, filter, limit)
     }
 
     /// FTS5's BM25 matches of `tokens` (a query's, not empty) in a store of `rows`.
