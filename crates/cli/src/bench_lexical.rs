@@ -132,17 +132,9 @@ fn build(db: &Path, size: usize, seed: u64) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// This process's resident memory (MB), from `/proc/self/status` (0 where there is none).
+/// This process's resident memory (MB; 0 where there is no `/proc/self/status`).
 fn resident_mb() -> f64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmRSS:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|kb| kb.parse::<f64>().ok())
-        })
-        .map_or(0.0, |kb| kb / 1024.0)
+    bench::resident_kib().map_or(0.0, |(rss, _)| rss as f64 / 1024.0)
 }
 
 pub fn print(results: &[LexicalResult]) {

@@ -246,8 +246,9 @@ pub struct AnnMemory {
     pub peak_mib: f64,
 }
 
-/// Resident memory and its high-water mark, in KiB (`/proc/self/status`).
-fn resident_kib() -> Option<(u64, u64)> {
+/// Resident memory and its high-water mark, in KiB (`/proc/self/status`; `None` where
+/// there is none).
+pub fn resident_kib() -> Option<(u64, u64)> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let field = |name: &str| {
         status

@@ -296,9 +296,7 @@ impl Somna {
     /// steady state; it holds the store meanwhile): whether they do. `false` at once for a
     /// store that does not (small, in memory, Postgres).
     pub fn wait_search_warm(&self, timeout: std::time::Duration) -> Result<bool> {
-        let store = self.store();
-        store.warm_lexical()?;
-        store.wait_lexical(timeout)
+        self.store().wait_lexical(timeout)
     }
 
     /// Forgets the vectors of recently embedded texts, so the next searches embed their

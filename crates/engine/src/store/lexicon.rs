@@ -111,12 +111,10 @@ impl Index {
             let mut stmt = conn.prepare("SELECT id, sz FROM memories_fts_docsize")?;
             let mut cursor = stmt.query([])?;
             while let Some(row) = cursor.next()? {
-                let Ok(id) = usize::try_from(row.get::<_, i64>(0)?) else {
+                let Ok(id) = u32::try_from(row.get::<_, i64>(0)?) else {
                     return Ok(Err(Unread::Unsupported));
                 };
-                if u32::try_from(id).is_err() {
-                    return Ok(Err(Unread::Unsupported));
-                }
+                let id = id as usize;
                 let length = varints_sum(row.get_ref(1)?.as_blob().unwrap_or_default());
                 if lengths.len() <= id {
                     lengths.resize(id + 1, 0);

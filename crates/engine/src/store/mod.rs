@@ -258,7 +258,8 @@ impl Store {
     }
 
     /// Waits up to `timeout` until searches of this store rank in memory, as they do once
-    /// its index is read (for benches of the steady state): whether they do.
+    /// its index is read (starting the reading if need be; for benches of the steady
+    /// state): whether they do.
     pub fn wait_lexical(&self, timeout: std::time::Duration) -> Result<bool> {
         let (Some(lexicon), Backend::Sqlite(conn)) = (&self.lexicon, &self.backend) else {
             return Ok(false);
