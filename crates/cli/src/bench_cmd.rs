@@ -874,11 +874,15 @@ fn print_report(r: &Report) {
     crate::bench_lexical::print(&r.lexical);
     if let Some((e, reference, peer)) = &r.embed {
         // Which products Somna's encoder ran (see README, "AMX tiles"): on AMX, a batch's
-        // split into two bf16 each and a single query's in plain bf16.
-        let (ours, query) = if somna_engine::embed::products_on_amx() {
-            ("somna encoder (AMX)   ", ", in bf16")
-        } else {
-            ("somna encoder (f32)   ", "")
+        // split into two bf16 each and a single query's in plain bf16; with AVX-512 BF16 and
+        // no AMX, both in plain bf16.
+        let (ours, query) = match (
+            somna_engine::embed::products_on_amx(),
+            somna_engine::embed::products_in_bf16(),
+        ) {
+            (true, _) => ("somna encoder (AMX)   ", ", in bf16"),
+            (false, true) => ("somna encoder (bf16)  ", ", both in bf16 on AVX-512"),
+            (false, false) => ("somna encoder (f32)   ", ""),
         };
         out!(
             "\nembedding (all-MiniLM-L6-v2, {} sentences; batches on {} thread(s) each side, single queries on one for Somna{query})",

@@ -14,16 +14,20 @@
 //! [`Packed::product_bf16`] is the plain bf16 product, `hi·hi` alone: a third of the tile
 //! products and half the weight bytes read. A search's query embedding, whose twelve-odd
 //! rows make each product a stream of the weights from memory, takes it (see
-//! `BertEmbedder::embed_one`).
+//! `BertEmbedder::embed_one`). A CPU without AMX but with AVX-512 BF16 (AMD Zen 4 and
+//! later) runs the plain bf16 product with `vdpbf16ps` on the same weight layout
+//! (`avx512.rs`, [`Packed::new_bf16`]); [`bf16_available`] says whether either can.
 //!
 //! Linux grants a process the tiles' 8 KiB of register state only on request
 //! (`arch_prctl(ARCH_REQ_XCOMP_PERM)`); [`available`] asks once and answers false when the
 //! CPU lacks AMX, the kernel refuses, or `SOMNA_AMX=0` is set, and the encoder then keeps
 //! candle's matmul. Stable Rust has no AMX intrinsics, so the tile instructions are inline
-//! assembly; they touch only the tile registers and the memory handed to them. This is the
-//! one crate of the workspace with unsafe code.
+//! assembly; they touch only the tile registers and the memory handed to them. With
+//! somna-fts5, one of the two crates of the workspace with unsafe code.
 
 use std::sync::OnceLock;
+
+mod avx512;
 
 /// bf16 values in a tile row: 64 bytes.
 const TILE_K: usize = 32;
@@ -36,6 +40,12 @@ const BLOCK: usize = 2 * TILE_ROWS;
 pub fn available() -> bool {
     static ON: OnceLock<bool> = OnceLock::new();
     *ON.get_or_init(|| std::env::var("SOMNA_AMX").map_or(true, |v| v.trim() != "0") && detect())
+}
+
+/// Whether [`Packed::product_bf16`] can run here: on AMX tiles ([`available`]), or with
+/// AVX-512 BF16 (the CPU has it and `SOMNA_AVX512_BF16=0` is not set).
+pub fn bf16_available() -> bool {
+    available() || avx512::available()
 }
 
 #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
@@ -96,6 +106,16 @@ impl Packed {
     /// `w` row-major (k, n). None unless k is a multiple of 32 and n of 32 (all of
     /// MiniLM's layers are).
     pub fn new(w: &[f32], k: usize, n: usize) -> Option<Self> {
+        Self::laid_out(w, k, n, true)
+    }
+
+    /// `w` row-major (k, n) rounded to bf16 and laid out as [`Packed::new`] lays out its high
+    /// halves, for [`Packed::product_bf16`] alone (half the memory). Shapes as for `new`.
+    pub fn new_bf16(w: &[f32], k: usize, n: usize) -> Option<Self> {
+        Self::laid_out(w, k, n, false)
+    }
+
+    fn laid_out(w: &[f32], k: usize, n: usize, with_low: bool) -> Option<Self> {
         if k == 0
             || n == 0
             || !k.is_multiple_of(TILE_K)
@@ -104,14 +124,23 @@ impl Packed {
         {
             return None;
         }
-        let (mut hi, mut lo) = (vec![0u16; k * n], vec![0u16; k * n]);
+        let mut hi = vec![0u16; k * n];
+        let mut lo = if with_low {
+            vec![0u16; k * n]
+        } else {
+            Vec::new()
+        };
         for (row, values) in w.chunks_exact(n).enumerate() {
             for (col, &v) in values.iter().enumerate() {
                 let at = (col / TILE_ROWS) * k * TILE_ROWS
                     + (row / 2) * 2 * TILE_ROWS
                     + (col % TILE_ROWS) * 2
                     + row % 2;
-                (hi[at], lo[at]) = split(v);
+                let (h, l) = split(v);
+                hi[at] = h;
+                if with_low {
+                    lo[at] = l;
+                }
             }
         }
         Some(Self { k, n, hi, lo })
@@ -125,8 +154,10 @@ impl Packed {
         self.n
     }
 
-    /// `a · W` for `a` row-major (m, k): (m, n) row-major. Call only where [`available`].
+    /// `a · W` for `a` row-major (m, k): (m, n) row-major. Call only where [`available`], on
+    /// a weight from [`Packed::new`].
     pub fn product(&self, a: &[f32], m: usize) -> Vec<f32> {
+        assert!(!self.lo.is_empty(), "a split product of a bf16-only weight");
         let rows = self.rows_for(a, m);
         let (a_hi, a_lo) = split_rows(a, rows, self.k);
         self.multiply(&a_hi, Some(&a_lo), m, rows)
@@ -135,11 +166,38 @@ impl Packed {
     /// `a · W` in plain bf16 (each value rounded to its high bf16, products summed in f32):
     /// about 8 bits of precision instead of [`Packed::product`]'s 16, for a third of the tile
     /// products and half the bytes of W. `a` row-major (m, k); (m, n) row-major. Call only
-    /// where [`available`].
+    /// where [`bf16_available`]: on AMX tiles where [`available`], else with AVX-512 BF16.
     pub fn product_bf16(&self, a: &[f32], m: usize) -> Vec<f32> {
-        let rows = self.rows_for(a, m);
-        let a_hi = bf16_rows(a, rows, self.k);
-        self.multiply(&a_hi, None, m, rows)
+        if available() {
+            let rows = self.rows_for(a, m);
+            let a_hi = bf16_rows(a, rows, self.k);
+            return self.multiply(&a_hi, None, m, rows);
+        }
+        assert_eq!(a.len(), m * self.k, "a {m}×{} matrix", self.k);
+        assert!(
+            avx512::available(),
+            "bf16 products where the CPU has neither AMX nor AVX-512 BF16"
+        );
+        let (k, n) = (self.k, self.n);
+        let rows = m.div_ceil(avx512::ROWS) * avx512::ROWS;
+        let a = avx512::bf16_rows(a, rows, k);
+        // Not zeroed first: the kernel stores every element.
+        let mut c = Vec::<f32>::with_capacity(rows * n);
+        // SAFETY: `avx512::available()` holds (asserted above); the kernel checks the sizes.
+        unsafe {
+            avx512::product(
+                &a,
+                &self.hi,
+                &mut c.spare_capacity_mut()[..rows * n],
+                rows,
+                k,
+                n,
+            )
+        };
+        // SAFETY: the kernel stored all rows × n elements: every 12 × 32 block.
+        unsafe { c.set_len(rows * n) };
+        c.truncate(m * n);
+        c
     }
 
     /// The rows the kernel computes for an (m, k) `a`: m rounded up to the block.
@@ -466,10 +524,11 @@ mod tests {
         m: usize,
         k: usize,
         n: usize,
+        packing: fn(&[f32], usize, usize) -> Option<Packed>,
         product: impl Fn(&Packed, &[f32]) -> Vec<f32>,
     ) -> f64 {
         let (a, w) = (matrix(m, k, 1 + m as u64), matrix(k, n, 99 + n as u64));
-        let packed = Packed::new(&w, k, n).unwrap();
+        let packed = packing(&w, k, n).unwrap();
         let c = product(&packed, &a);
         assert_eq!(c.len(), m * n);
         let mut worst = 0f64;
@@ -503,29 +562,72 @@ mod tests {
             return;
         }
         for (m, k, n) in SHAPES {
-            let worst = worst_error(m, k, n, |p, a| p.product(a, m));
+            let worst = worst_error(m, k, n, Packed::new, |p, a| p.product(a, m));
             assert!(worst < 2e-5, "{m}×{k}×{n}: relative error {worst:e}");
         }
     }
 
     /// The plain bf16 product keeps about 8 bits: each term is off by at most 2⁻⁸ of itself
     /// (both factors rounded to 8 bits). It must also be the cheaper product, not the split
-    /// one under another name: its error is well above the split product's bound.
+    /// one under another name: its error is well above the split product's bound. Both
+    /// kernels run it (AMX where available, else AVX-512 BF16), from either packing.
     #[test]
-    fn bf16_products_agree_with_f64_to_eight_bits_where_the_cpu_has_amx() {
-        if !amx_or_refused() {
+    fn bf16_products_agree_with_f64_to_eight_bits_where_the_cpu_has_them() {
+        if !bf16_available() {
+            assert!(!available() && !avx512::available());
             return;
         }
         for (m, k, n) in SHAPES {
-            let worst = worst_error(m, k, n, |p, a| p.product_bf16(a, m));
-            assert!(
-                worst < 2f64.powi(-8),
-                "{m}×{k}×{n}: relative error {worst:e}"
-            );
-            assert!(
-                worst > 2e-5,
-                "{m}×{k}×{n}: relative error {worst:e}, as precise as the split product"
-            );
+            for packing in [Packed::new, Packed::new_bf16] {
+                let worst = worst_error(m, k, n, packing, |p, a| p.product_bf16(a, m));
+                assert!(
+                    worst < 2f64.powi(-8),
+                    "{m}×{k}×{n}: relative error {worst:e}"
+                );
+                assert!(
+                    worst > 2e-5,
+                    "{m}×{k}×{n}: relative error {worst:e}, as precise as the split product"
+                );
+            }
         }
+    }
+
+    /// The kernels multiply exactly the bf16-rounded values, each element of A with the
+    /// element of W it meets in the product (a layout slip pairs the wrong ones and fails by
+    /// far more): against f64 on the rounded values they are off only by f32 accumulation.
+    #[test]
+    fn bf16_products_are_the_products_of_the_rounded_values() {
+        if !bf16_available() {
+            return;
+        }
+        let round = |v: &[f32]| -> Vec<f32> { v.iter().map(|&x| from_bf16(to_bf16(x))).collect() };
+        for (m, k, n) in SHAPES.into_iter().chain([(13, 64, 64), (24, 32, 32)]) {
+            let (a, w) = (matrix(m, k, 7 + m as u64), matrix(k, n, 3 + n as u64));
+            let c = Packed::new_bf16(&w, k, n).unwrap().product_bf16(&a, m);
+            let (a, w) = (round(&a), round(&w));
+            for i in 0..m {
+                for j in 0..n {
+                    let terms = (0..k).map(|t| f64::from(a[i * k + t]) * f64::from(w[t * n + j]));
+                    let exact: f64 = terms.clone().sum();
+                    let scale: f64 = terms.map(f64::abs).sum();
+                    let err = (f64::from(c[i * n + j]) - exact).abs() / scale;
+                    assert!(
+                        err < 1e-6,
+                        "{m}×{k}×{n} at ({i}, {j}): relative error {err:e}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_bf16_only_weight_has_no_low_halves() {
+        let w = matrix(64, 32, 5);
+        let (full, plain) = (
+            Packed::new(&w, 64, 32).unwrap(),
+            Packed::new_bf16(&w, 64, 32).unwrap(),
+        );
+        assert_eq!(full.hi, plain.hi);
+        assert!(plain.lo.is_empty() && full.lo.len() == 64 * 32);
     }
 }

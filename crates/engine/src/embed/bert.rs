@@ -183,7 +183,7 @@ impl Embedder for BertEmbedder {
     /// than the hand-off costs, and beside the lexical search (which runs at the same time)
     /// they wait for a core. On one thread of its own the embedding neither waits nor makes
     /// the lexical search wait; `examples/query_embed.rs` measures the four arrangements.
-    /// Its products are plain bf16 where they run on AMX ([`Precision::Query`]): inside a
+    /// Its products are plain bf16 on AMX or AVX-512 BF16 ([`Precision::Query`]): inside a
     /// search the weights are no longer in cache, and reading half the bytes took the query
     /// embedding of the direct route from 4.3–5.0 ms to 1.7–2.1 ms p50 in `somna bench
     /// --only search` at 100,000 memories (README, "Speed").

@@ -10,22 +10,26 @@
 //! 4e-7 of candle's), and each bias is added in the same pass as GELU or the residual
 //! (`bias.rs`). Where the CPU has AMX, the linear layers' products run on its tiles with
 //! each f32 split into two bf16 (`somna-tiles`; `SOMNA_AMX=0` keeps candle's matmul), or,
-//! for a search's query ([`Precision::Query`]), in plain bf16. The arithmetic is otherwise
-//! `BertModel`'s; the parity tests against sentence-transformers guard both.
+//! for a search's query ([`Precision::Query`]), in plain bf16. Where it has AVX-512 BF16
+//! without AMX (AMD Zen 4 and later), every product runs in plain bf16 with `vdpbf16ps`
+//! (`SOMNA_AVX512_BF16=0` keeps candle's f32 matmul): within cosine 0.99998 of
+//! sentence-transformers' vectors and the LoCoMo dev folds' recall unchanged (README,
+//! "Speed"). The arithmetic is otherwise `BertModel`'s; the parity tests against
+//! sentence-transformers guard every path.
 
 use crate::Result;
 use candle_core::backend::BackendStorage;
 use candle_core::{CpuStorage, CustomOp1, DType, Layout, Module, Shape, Tensor};
 use candle_nn::{LayerNorm, VarBuilder};
 use candle_transformers::models::bert::{Config, HiddenAct};
-use somna_tiles as amx;
+use somna_tiles as tiles;
 
-/// How the linear layers multiply where they run on AMX tiles (without AMX both are
-/// candle's f32 matmul).
+/// How the linear layers multiply. On AMX tiles, as below; with AVX-512 BF16 and no AMX,
+/// both are plain bf16; with neither, both are candle's f32 matmul.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Precision {
-    /// Each f32 split into two bf16, about 16 bits: the vectors the store keeps, within
-    /// cosine 0.999999 of candle-transformers' `BertModel`.
+    /// The vectors the store keeps. On AMX each f32 split into two bf16, about 16 bits:
+    /// within cosine 0.999999 of candle-transformers' `BertModel`.
     Stored,
     /// Plain bf16, about 8 bits: a search's query. Its dozen rows make each product a stream
     /// of the weights from memory, and bf16 reads half the bytes with a third of the tile
@@ -33,20 +37,26 @@ pub enum Precision {
     Query,
 }
 
-/// A linear layer's weight: (in, out) contiguous for candle's matmul, or split and laid
-/// out for AMX tiles where the CPU and kernel grant them (`somna-tiles`).
+/// A linear layer's weight: (in, out) contiguous for candle's matmul, or laid out for
+/// `somna-tiles`' kernels: split into high and low bf16 for AMX tiles where the CPU and
+/// kernel grant them, in plain bf16 for AVX-512 BF16 elsewhere.
 enum Weight {
     Matmul(Tensor),
-    Tiles(Tiles),
+    Tiles(tiles::Packed),
 }
 
 impl Weight {
     fn new(weight: Tensor) -> Result<Self> {
-        if amx::available() {
+        if tiles::bf16_available() {
             let (inputs, outputs) = weight.dims2()?;
             let values = weight.flatten_all()?.to_vec1::<f32>()?;
-            if let Some(packed) = amx::Packed::new(&values, inputs, outputs) {
-                return Ok(Self::Tiles(Tiles(packed)));
+            let packed = if tiles::available() {
+                tiles::Packed::new(&values, inputs, outputs)
+            } else {
+                tiles::Packed::new_bf16(&values, inputs, outputs)
+            };
+            if let Some(packed) = packed {
+                return Ok(Self::Tiles(packed));
             }
         }
         Ok(Self::Matmul(weight))
@@ -56,19 +66,16 @@ impl Weight {
     fn product(&self, x: &Tensor, precision: Precision) -> Result<Tensor> {
         Ok(match self {
             Self::Matmul(w) => x.matmul(w)?,
-            Self::Tiles(Tiles(packed)) => x
+            Self::Tiles(packed) => x
                 .contiguous()?
                 .apply_op1_no_bwd(&TileProduct { packed, precision })?,
         })
     }
 }
 
-/// A weight laid out for the tiles.
-struct Tiles(amx::Packed);
-
-/// The op that runs a product on the tiles, at a precision.
+/// The op that runs a product on `somna-tiles`' kernels, at a precision.
 struct TileProduct<'a> {
-    packed: &'a amx::Packed,
+    packed: &'a tiles::Packed,
     precision: Precision,
 }
 
@@ -89,9 +96,11 @@ impl CustomOp1 for TileProduct<'_> {
             candle_core::bail!("somna-amx-product: {inputs} inputs for {}", packed.inputs());
         }
         let a = &values[start..end];
+        // Split products where the tiles run them; a weight packed for AVX-512 BF16 has
+        // no low halves.
         let product = match self.precision {
-            Precision::Stored => packed.product(a, *rows),
-            Precision::Query => packed.product_bf16(a, *rows),
+            Precision::Stored if tiles::available() => packed.product(a, *rows),
+            Precision::Stored | Precision::Query => packed.product_bf16(a, *rows),
         };
         Ok((
             CpuStorage::F32(product),

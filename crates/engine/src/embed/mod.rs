@@ -58,6 +58,13 @@ pub fn products_on_amx() -> bool {
     somna_tiles::available()
 }
 
+/// Whether the encoder's products run in bf16 in this process: on AMX tiles (split in two
+/// bf16 for what the store keeps, plain for a search's query), or with AVX-512 BF16 (plain
+/// bf16 throughout; the CPU has it and `SOMNA_AVX512_BF16=0` is not set).
+pub fn products_in_bf16() -> bool {
+    somna_tiles::bf16_available()
+}
+
 /// Cosine similarity of two L2-normalised vectors (their dot product).
 #[inline]
 pub fn dot(a: &[f32], b: &[f32]) -> f32 {
