@@ -76,7 +76,19 @@ fn the_lexical_bench_ranks_in_memory_as_fts5_does() {
     assert_eq!(r["memories"], 20_000, "{r}");
     assert_eq!(r["queries"], 30, "{r}");
     assert_eq!(r["agreeing"], 30, "rankings that differ from FTS5's: {r}");
-    for k in ["memory_p50_ms", "fts5_p50_ms", "read_s"] {
+    for k in [
+        "memory_p50_ms",
+        "fts5_p50_ms",
+        "read_s",
+        "current_again_p50_ms",
+    ] {
         assert!(r[k].as_f64().is_some_and(|v| v > 0.0), "{k}: {r}");
     }
+    // After each round of writes the index caught up from the log and still ranks as FTS5.
+    assert_eq!(r["caught_up_rounds"], r["write_rounds"], "{r}");
+    assert_eq!(r["agreeing_after_writes"], r["queries_after_writes"], "{r}");
+    assert!(
+        r["queries_after_writes"].as_u64().is_some_and(|q| q > 0),
+        "{r}"
+    );
 }

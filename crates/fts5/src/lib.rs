@@ -84,6 +84,16 @@ impl<'c> Tokenizer<'c> {
 
     /// The terms FTS5 makes of `text` as a query (`FTS5_TOKENIZE_QUERY`), in order.
     pub fn terms(&self, text: &str) -> rusqlite::Result<Vec<String>> {
+        self.tokenize(text, ffi::FTS5_TOKENIZE_QUERY)
+    }
+
+    /// The terms FTS5 makes of `text` as a column of a document it indexes
+    /// (`FTS5_TOKENIZE_DOCUMENT`), in order: one a token its `docsize` counts.
+    pub fn document_terms(&self, text: &str) -> rusqlite::Result<Vec<String>> {
+        self.tokenize(text, ffi::FTS5_TOKENIZE_DOCUMENT)
+    }
+
+    fn tokenize(&self, text: &str, flags: c_int) -> rusqlite::Result<Vec<String>> {
         let len = c_int::try_from(text.len())
             .map_err(|_| failure(ffi::SQLITE_TOOBIG, "a text too long to tokenize"))?;
         let mut out: Vec<String> = Vec::new();
@@ -97,7 +107,7 @@ impl<'c> Tokenizer<'c> {
             tokenize(
                 self.instance,
                 (&mut out as *mut Vec<String>).cast::<c_void>(),
-                ffi::FTS5_TOKENIZE_QUERY,
+                flags,
                 text.as_ptr().cast::<c_char>(),
                 len,
                 Some(push_term),
@@ -231,6 +241,12 @@ mod tests {
             .unwrap();
         let t = Tokenizer::new(&conn, SPEC).unwrap();
         assert_eq!(t.terms(text).unwrap(), indexed);
+        assert_eq!(t.document_terms(text).unwrap(), indexed);
+        // One token a term: as many as the table's docsize counts for the document.
+        let size: Vec<u8> = conn
+            .query_row("SELECT sz FROM t_docsize", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(size, [indexed.len() as u8]);
     }
 
     #[test]

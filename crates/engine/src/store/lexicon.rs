@@ -17,9 +17,19 @@
 //! The copy is used only while it is exact. It carries the FTS5 structure record it was
 //! read with (a row FTS5 rewrites on every change to the index); a search reads the
 //! record in its own snapshot and ranks in memory only if the two are the same. Otherwise
-//! it ranks with FTS5, as before, and wakes the thread that reads the copy again, which
-//! does so no more often than a few times its own reading time (so a store being written
-//! to all the time spends at most a fifth of a core on it).
+//! it ranks with FTS5, as before, and wakes the thread that keeps the copy.
+//!
+//! The thread (also woken by each commit through the store) catches the copy up with the
+//! changes rather than reading it all again: the triggers that keep `memories_fts` log
+//! each document they touch in `memories_fts_log` (the last 65,536 entries), and the
+//! copy takes each changed document's length from FTS5's `docsize` and its terms from
+//! FTS5's tokenizer over the columns the triggers index, beside the full reading
+//! ([`Index::caught_up`]). It checks its work against FTS5: each document's token count
+//! against `docsize`, the store's documents and tokens against FTS5's averages record.
+//! Where a check fails, the log no longer reaches back, or more than a twentieth of the
+//! store changed, the copy is read in full again, no more often than a few times its own
+//! reading time (so a store being rewritten all the time spends at most a fifth of a core
+//! on it).
 
 use crate::{Error, Result};
 use rusqlite::Connection;
@@ -72,15 +82,94 @@ struct Posting {
     freq: f32,
 }
 
-/// `memories_fts` in memory, as one version of it had it (see the module comment).
+/// A document's length where it has none: it is not in the index.
+const ABSENT: u32 = u32::MAX;
+
+/// What a full reading of `memories_fts` found: each term's documents by rowid, and each
+/// rowid's length in tokens over all columns ([`ABSENT`] for a rowid not in the index).
+struct Base {
+    terms: HashMap<Box<str>, Box<[Posting]>>,
+    lengths: Vec<u32>,
+}
+
+impl Base {
+    fn length(&self, doc: u32) -> u32 {
+        self.lengths.get(doc as usize).copied().unwrap_or(ABSENT)
+    }
+}
+
+/// The documents changed since the [`Base`] was read (from `memories_fts_log`): a changed
+/// document's postings and length in the base no longer count; those it has now are here.
+#[derive(Clone, Default)]
+struct Delta {
+    /// A bit a rowid: changed since the base.
+    changed: Vec<u64>,
+    /// The changed documents, in rowid order.
+    docs: Vec<u32>,
+    /// The changed documents' postings now, each term's in rowid order.
+    terms: HashMap<Box<str>, Vec<Posting>>,
+    /// The changed documents in the index now, with their lengths and terms.
+    present: HashMap<u32, (u32, Vec<Box<str>>)>,
+}
+
+impl Delta {
+    fn is_changed(&self, doc: u32) -> bool {
+        self.changed
+            .get(doc as usize / 64)
+            .is_some_and(|w| w >> (doc % 64) & 1 == 1)
+    }
+
+    fn mark(&mut self, doc: u32) {
+        let word = doc as usize / 64;
+        if self.changed.len() <= word {
+            self.changed.resize(word + 1, 0);
+        }
+        self.changed[word] |= 1 << (doc % 64);
+        if let Err(at) = self.docs.binary_search(&doc) {
+            self.docs.insert(at, doc);
+        }
+    }
+
+    /// Takes `doc`'s postings out (it changed again): its length, if it was present.
+    fn remove(&mut self, doc: u32) -> Option<u32> {
+        let (length, terms) = self.present.remove(&doc)?;
+        for term in terms {
+            if let Some(list) = self.terms.get_mut(&term) {
+                if let Ok(at) = list.binary_search_by_key(&doc, |p| p.doc) {
+                    list.remove(at);
+                }
+                if list.is_empty() {
+                    self.terms.remove(&term);
+                }
+            }
+        }
+        Some(length)
+    }
+
+    fn insert(&mut self, doc: u32, length: u32, freqs: HashMap<String, f32>) {
+        let mut terms = Vec::with_capacity(freqs.len());
+        for (term, freq) in freqs {
+            let term: Box<str> = term.into();
+            let list = self.terms.entry(term.clone()).or_default();
+            let at = list.partition_point(|p| p.doc < doc);
+            list.insert(at, Posting { doc, freq });
+            terms.push(term);
+        }
+        self.present.insert(doc, (length, terms));
+    }
+}
+
+/// `memories_fts` in memory, as one version of it had it (see the module comment): a full
+/// reading and the changes since.
 pub(super) struct Index {
     version: Vec<u8>,
-    /// Each term's documents, by rowid.
-    terms: HashMap<Box<str>, Box<[Posting]>>,
-    /// Each rowid's BM25 length normalisation, `k1 · (1 − b + b · length / avgdl)` with
-    /// its length in tokens over all columns (for a rowid not in the index, a length of 0).
-    norms: Vec<f64>,
+    /// The last entry of `memories_fts_log` it holds.
+    logged: i64,
+    base: Arc<Base>,
+    delta: Delta,
+    /// Documents in the index, and their tokens over all columns.
     rows: i64,
+    tokens: u64,
 }
 
 // FTS5's constants, and its arithmetic in its order (fts5_aux.c).
@@ -96,6 +185,43 @@ enum Unread {
     Unsupported,
 }
 
+/// The last entry of `memories_fts_log` (0 if it is empty).
+fn last_logged(conn: &Connection) -> Result<i64> {
+    Ok(conn.query_row(
+        "SELECT COALESCE(MAX(seq), 0) FROM memories_fts_log",
+        [],
+        |r| r.get(0),
+    )?)
+}
+
+/// FTS5's own count of the documents in `memories_fts` and of their tokens over all
+/// columns (its averages record, which every change keeps current).
+fn totals(conn: &Connection) -> Result<(i64, u64)> {
+    let mut stmt = conn.prepare_cached("SELECT block FROM memories_fts_data WHERE id = ?1")?;
+    let mut rows = stmt.query([AVERAGES_ROWID])?;
+    let block: Vec<u8> = match rows.next()? {
+        Some(row) => row.get(0)?,
+        None => Vec::new(),
+    };
+    let values = varints(&block);
+    let documents = values.first().copied().unwrap_or(0);
+    Ok((
+        i64::try_from(documents).unwrap_or(i64::MAX),
+        values.iter().skip(1).sum(),
+    ))
+}
+
+/// FTS5's longest term (`FTS5_MAX_TOKEN_SIZE`): it cuts longer tokens to this many bytes.
+const MAX_TOKEN_BYTES: usize = 32_768;
+
+/// The rowid of FTS5's averages record in `memories_fts_data`.
+const AVERAGES_ROWID: i64 = 1;
+
+/// The most documents an index takes from the log before it is read in full again: past
+/// this share of the store, a full reading is as cheap as walking the changes at each
+/// search.
+const DELTA_SHARE: f64 = 0.05;
+
 impl Index {
     /// Reads `memories_fts` through `conn` in one snapshot.
     fn read(conn: &Connection, closing: &AtomicBool) -> Result<std::result::Result<Self, Unread>> {
@@ -105,19 +231,23 @@ impl Index {
         )?;
         let snapshot = conn.unchecked_transaction()?;
         let version = version(conn)?;
+        let logged = last_logged(conn)?;
         let mut lengths: Vec<u32> = Vec::new();
         let (mut rows, mut tokens) = (0i64, 0u64);
         {
             let mut stmt = conn.prepare("SELECT id, sz FROM memories_fts_docsize")?;
             let mut cursor = stmt.query([])?;
             while let Some(row) = cursor.next()? {
-                let Ok(id) = u32::try_from(row.get::<_, i64>(0)?) else {
+                let Some(id) = u32::try_from(row.get::<_, i64>(0)?)
+                    .ok()
+                    .filter(|&id| id != ABSENT)
+                else {
                     return Ok(Err(Unread::Unsupported));
                 };
                 let id = id as usize;
                 let length = varints_sum(row.get_ref(1)?.as_blob().unwrap_or_default());
                 if lengths.len() <= id {
-                    lengths.resize(id + 1, 0);
+                    lengths.resize(id + 1, ABSENT);
                 }
                 lengths[id] = length;
                 rows += 1;
@@ -165,22 +295,159 @@ impl Index {
             }
         }
         snapshot.rollback()?;
-        let avgdl = tokens as f64 / rows.max(1) as f64;
-        let norms = lengths
-            .into_iter()
-            .map(|d| K1 * (1.0 - B + B * f64::from(d) / avgdl))
-            .collect();
         Ok(Ok(Self {
             version,
-            terms,
-            norms,
+            logged,
+            base: Arc::new(Base { terms, lengths }),
+            delta: Delta::default(),
             rows,
+            tokens,
         }))
+    }
+
+    /// This index brought up to the version `conn` sees, from the documents
+    /// `memories_fts_log` says changed since it was made: their lengths from FTS5's
+    /// `docsize`, their terms by FTS5's own tokenizer over the columns the triggers index.
+    /// `None` where that cannot be exact, and the index must be read in full: the log no
+    /// longer reaches back to this index, too many documents changed, a document's tokens
+    /// or the store's totals are not FTS5's.
+    fn caught_up(&self, conn: &Connection) -> Result<Option<Self>> {
+        let snapshot = conn.unchecked_transaction()?;
+        let version = version(conn)?;
+        let (first, last): (Option<i64>, Option<i64>) =
+            conn.query_row("SELECT MIN(seq), MAX(seq) FROM memories_fts_log", [], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })?;
+        let (first, last) = (first.unwrap_or(0), last.unwrap_or(0));
+        if last < self.logged || (last > self.logged && first > self.logged + 1) {
+            return Ok(None);
+        }
+        let docs: Vec<i64> = conn
+            .prepare("SELECT DISTINCT doc FROM memories_fts_log WHERE seq > ?1")?
+            .query_map([self.logged], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        if (self.delta.docs.len() + docs.len()) as f64 > DELTA_SHARE * self.rows.max(1) as f64 {
+            return Ok(None);
+        }
+        let tokenizer = somna_fts5::Tokenizer::new(conn, TOKENIZER)?;
+        let mut sizes = conn.prepare("SELECT sz FROM memories_fts_docsize WHERE id = ?1")?;
+        let mut columns = conn.prepare(
+            "SELECT text, who, what, \"when\", \"where\", why, how FROM memories WHERE id = ?1",
+        )?;
+        const COLUMNS: [&str; 7] = ["text", "who", "what", "when", "where", "why", "how"];
+        let mut delta = self.delta.clone();
+        let (mut rows, mut tokens) = (self.rows, self.tokens);
+        for doc in docs {
+            let Some(doc) = u32::try_from(doc).ok().filter(|&d| d != ABSENT) else {
+                return Ok(None);
+            };
+            // What the document held: its earlier change's postings, or the base's.
+            let before = if delta.is_changed(doc) {
+                delta.remove(doc)
+            } else {
+                Some(self.base.length(doc)).filter(|&l| l != ABSENT)
+            };
+            if let Some(length) = before {
+                rows -= 1;
+                tokens -= u64::from(length);
+            }
+            delta.mark(doc);
+            let size: Option<Vec<u8>> =
+                sizes
+                    .query_row([doc], |r| r.get(0))
+                    .map(Some)
+                    .or_else(|e| match e {
+                        rusqlite::Error::QueryReturnedNoRows => Ok(None),
+                        e => Err(e),
+                    })?;
+            let Some(size) = size else { continue };
+            let texts: Option<[Option<String>; 7]> = columns
+                .query_row([doc], |r| {
+                    Ok([
+                        r.get(0)?,
+                        r.get(1)?,
+                        r.get(2)?,
+                        r.get(3)?,
+                        r.get(4)?,
+                        r.get(5)?,
+                        r.get(6)?,
+                    ])
+                })
+                .map(Some)
+                .or_else(|e| match e {
+                    rusqlite::Error::QueryReturnedNoRows => Ok(None),
+                    e => Err(e),
+                })?;
+            let Some(texts) = texts else { return Ok(None) };
+            let counts = varints(&size);
+            let mut freqs: HashMap<String, f32> = HashMap::new();
+            for (i, (column, text)) in COLUMNS.iter().zip(&texts).enumerate() {
+                let terms = match text {
+                    Some(text) => tokenizer.document_terms(text)?,
+                    None => Vec::new(),
+                };
+                // FTS5 cuts a token past 32 KiB short where it may split a character.
+                if terms.len() as u64 != counts.get(i).copied().unwrap_or(0)
+                    || terms.iter().any(|t| t.len() > MAX_TOKEN_BYTES)
+                {
+                    return Ok(None);
+                }
+                let weight = column_weight(column).unwrap_or(0.0) as f32;
+                for term in terms {
+                    *freqs.entry(term).or_insert(0.0) += weight;
+                }
+            }
+            let length = varints_sum(&size);
+            delta.insert(doc, length, freqs);
+            rows += 1;
+            tokens += u64::from(length);
+        }
+        if totals(conn)? != (rows, tokens) {
+            return Ok(None);
+        }
+        snapshot.rollback()?;
+        Ok(Some(Self {
+            version,
+            logged: last,
+            base: self.base.clone(),
+            delta,
+            rows,
+            tokens,
+        }))
+    }
+
+    /// `doc`'s length now ([`ABSENT`] if it is not in the index).
+    fn length(&self, doc: u32) -> u32 {
+        if self.delta.is_changed(doc) {
+            self.delta.present.get(&doc).map_or(ABSENT, |p| p.0)
+        } else {
+            self.base.length(doc)
+        }
+    }
+
+    /// `term`'s documents in the base (changed ones among them no longer count) and among
+    /// the changed documents.
+    fn lists(&self, term: &str) -> (&[Posting], &[Posting]) {
+        (
+            self.base.terms.get(term).map_or(&[][..], |p| &p[..]),
+            self.delta.terms.get(term).map_or(&[][..], |p| &p[..]),
+        )
     }
 
     /// How many documents hold `term` (FTS5's count of a one-term phrase's matches).
     pub(super) fn documents(&self, term: &str) -> i64 {
-        self.terms.get(term).map_or(0, |p| p.len() as i64)
+        let (base, delta) = self.lists(term);
+        let changed = if self.delta.docs.len() < base.len() / 16 {
+            // A few changed documents: look each up in the list.
+            self.delta
+                .docs
+                .iter()
+                .filter(|&&d| base.binary_search_by_key(&d, |p| p.doc).is_ok())
+                .count()
+        } else {
+            base.iter().filter(|p| self.delta.is_changed(p.doc)).count()
+        };
+        (base.len() - changed + delta.len()) as i64
     }
 
     /// The documents matching any of `phrases` (one term each, a query word as FTS5's
@@ -189,8 +456,10 @@ impl Index {
     ///
     /// Document at a time: the terms' lists (each in rowid order) are walked together, so
     /// each document's score is summed at once, term by term in the query's order (FTS5's
-    /// order, so the same sum), and kept only if it is among the best `limit`.
-    /// The lists and the normalisations are read front to back, once: adding scores term by
+    /// order, so the same sum), and kept only if it is among the best `limit`. A term has
+    /// two lists, the base's (less the changed documents) and the changed documents'; a
+    /// document is in one or the other.
+    /// The lists and the lengths are read front to back, once: adding scores term by
     /// term in a hash map instead took 3.0 ms at p50 and 7.0 at p99 at a million memories
     /// (where a query's words are in a few hundred thousand of them), against 2.5 and 4.1
     /// (README, "BM25 in memory").
@@ -199,35 +468,37 @@ impl Index {
             return Vec::new();
         }
         let n = self.rows as f64;
-        let lists: Vec<(&[Posting], f64)> = phrases
+        let avgdl = self.tokens as f64 / self.rows.max(1) as f64;
+        let mut lists: Vec<Cursor> = phrases
             .iter()
             .map(|term| {
-                let postings = self.terms.get(term.as_str()).map_or(&[][..], |p| &p[..]);
-                let hits = postings.len() as f64;
+                let (base, delta) = self.lists(term);
+                let hits = self.documents(term) as f64;
                 let idf = ((n - hits + 0.5) / (hits + 0.5)).ln();
-                (postings, if idf <= 0.0 { 1e-6 } else { idf })
+                Cursor {
+                    base,
+                    delta,
+                    at: (0, 0),
+                    idf: if idf <= 0.0 { 1e-6 } else { idf },
+                }
             })
             .collect();
-        let mut at = vec![0usize; lists.len()];
         let mut best: BinaryHeap<Worst> = BinaryHeap::with_capacity(limit + 1);
         loop {
             let next = lists
-                .iter()
-                .zip(&at)
-                .filter_map(|((postings, _), &i)| postings.get(i).map(|p| p.doc))
+                .iter_mut()
+                .filter_map(|c| c.head(&self.delta))
+                .map(|p| p.doc)
                 .min();
             let Some(doc) = next else { break };
-            let norm = self
-                .norms
-                .get(doc as usize)
-                .copied()
-                .unwrap_or(K1 * (1.0 - B));
+            let length = self.length(doc);
+            let d = if length == ABSENT { 0 } else { length };
+            let norm = K1 * (1.0 - B + B * f64::from(d) / avgdl);
             let mut score = 0.0;
-            for ((postings, idf), i) in lists.iter().zip(at.iter_mut()) {
-                if let Some(p) = postings.get(*i).filter(|p| p.doc == doc) {
+            for c in &mut lists {
+                if let Some(p) = c.take(doc, &self.delta) {
                     let f = f64::from(p.freq);
-                    score += idf * ((f * (K1 + 1.0)) / (f + norm));
-                    *i += 1;
+                    score += c.idf * ((f * (K1 + 1.0)) / (f + norm));
                 }
             }
             let this = Worst(score, doc);
@@ -243,6 +514,42 @@ impl Index {
             .into_iter()
             .map(|Worst(s, doc)| (i64::from(doc), s))
             .collect()
+    }
+}
+
+/// A term's place in its two lists during [`Index::rank`], and its IDF.
+struct Cursor<'a> {
+    base: &'a [Posting],
+    delta: &'a [Posting],
+    at: (usize, usize),
+    idf: f64,
+}
+
+impl Cursor<'_> {
+    /// The term's next document (the base's changed documents skipped).
+    fn head(&mut self, changes: &Delta) -> Option<Posting> {
+        while self
+            .base
+            .get(self.at.0)
+            .is_some_and(|p| changes.is_changed(p.doc))
+        {
+            self.at.0 += 1;
+        }
+        match (self.base.get(self.at.0), self.delta.get(self.at.1)) {
+            (Some(b), Some(d)) => Some(if b.doc < d.doc { *b } else { *d }),
+            (b, d) => b.or(d).copied(),
+        }
+    }
+
+    /// The posting of `doc` if it is the term's next document, moving past it.
+    fn take(&mut self, doc: u32, changes: &Delta) -> Option<Posting> {
+        let head = self.head(changes).filter(|p| p.doc == doc)?;
+        if self.base.get(self.at.0).is_some_and(|p| p.doc == doc) {
+            self.at.0 += 1;
+        } else {
+            self.at.1 += 1;
+        }
+        Some(head)
     }
 }
 
@@ -271,28 +578,33 @@ impl PartialEq for Worst {
 
 impl Eq for Worst {}
 
-/// The sum of a `docsize` blob's varints (one token count a column; SQLite's varint, as
-/// FTS5 writes it).
-fn varints_sum(blob: &[u8]) -> u32 {
-    let mut sum = 0u32;
-    let mut value = 0u32;
+/// The varints of a `docsize` or averages blob (SQLite's varint, as FTS5 writes them).
+fn varints(blob: &[u8]) -> Vec<u64> {
+    let mut out = Vec::new();
+    let mut value = 0u64;
     let mut len = 0;
     for &byte in blob {
         len += 1;
         if len == 9 {
-            // The ninth byte of a varint holds eight bits; no token count gets there.
-            value = (value << 8) | u32::from(byte);
+            // The ninth byte of a varint holds eight bits.
+            value = (value << 8) | u64::from(byte);
         } else {
-            value = (value << 7) | u32::from(byte & 0x7f);
+            value = (value << 7) | u64::from(byte & 0x7f);
             if byte & 0x80 != 0 {
                 continue;
             }
         }
-        sum = sum.saturating_add(value);
+        out.push(value);
         value = 0;
         len = 0;
     }
-    sum
+    out
+}
+
+/// The sum of a `docsize` blob's varints (one token count a column).
+fn varints_sum(blob: &[u8]) -> u32 {
+    let sum: u64 = varints(blob).iter().sum();
+    u32::try_from(sum).unwrap_or(u32::MAX - 1)
 }
 
 /// What the store and its reading thread share.
@@ -300,8 +612,10 @@ fn varints_sum(blob: &[u8]) -> u32 {
 struct Shared {
     index: RwLock<Option<Arc<Index>>>,
     closing: AtomicBool,
-    /// Counts the readings finished, for [`Lexicon::wait_fresh`].
+    /// Counts the readings finished (full or caught up), for [`Lexicon::wait_fresh`].
     readings: Mutex<u64>,
+    /// Counts the full readings.
+    full: std::sync::atomic::AtomicU64,
     read: Condvar,
 }
 
@@ -341,7 +655,21 @@ impl Lexicon {
             .clone()
     }
 
-    /// Asks the thread to read the index again (starting it if need be). A wake-up
+    /// How many times the index has been read in full.
+    pub(super) fn full_readings(&self) -> u64 {
+        self.shared.full.load(Ordering::Relaxed)
+    }
+
+    /// After a commit through this store: an index in memory catches up with it now, not
+    /// at the next search (which would rank with FTS5 meanwhile). A store without one (too
+    /// small, or not searched yet) starts no thread.
+    pub(super) fn committed(&self) {
+        if self.current().is_some() {
+            self.wake();
+        }
+    }
+
+    /// Asks the thread to bring the index up to date (starting it if need be). A wake-up
     /// already pending is enough.
     pub(super) fn wake(&self) {
         let mut thread = self
@@ -409,10 +737,14 @@ impl Drop for Lexicon {
     }
 }
 
-/// A reading is followed by a pause of this many times its length before the next.
+/// A full reading of an index that was already read (the changes outgrew the log, or
+/// could not be followed exactly) is followed by a pause of this many times its length
+/// before the next.
 const PAUSE_FACTOR: u32 = 4;
 
-/// Reads the index each time it is woken and finds it stale, until the store closes.
+/// Brings the index up to date each time it is woken and finds it stale, until the store
+/// closes: from the log of changes where it can (`Index::caught_up`), else by a full
+/// reading.
 fn run(db: &Path, shared: &Shared, woken: &Receiver<()>) {
     let Ok(conn) = open(db) else { return };
     while woken.recv().is_ok() {
@@ -422,12 +754,30 @@ fn run(db: &Path, shared: &Shared, woken: &Receiver<()>) {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .clone();
         let stale = match version(&conn) {
-            Ok(v) => current.is_none_or(|i| i.version != v),
+            Ok(v) => current.as_ref().is_none_or(|i| i.version != v),
             Err(_) => false,
         };
         let started = Instant::now();
+        let mut pause = Duration::ZERO;
         if stale {
-            match Index::read(&conn, &shared.closing) {
+            // An error catching up is the disk's or a lock's, as for a reading.
+            let caught_up = current
+                .as_ref()
+                .and_then(|i| i.caught_up(&conn).ok().flatten());
+            let index = match caught_up {
+                Some(index) => Ok(Ok(index)),
+                None => {
+                    let index = Index::read(&conn, &shared.closing);
+                    if current.is_some() {
+                        pause = started.elapsed() * PAUSE_FACTOR;
+                    }
+                    if matches!(index, Ok(Ok(_))) {
+                        shared.full.fetch_add(1, Ordering::Relaxed);
+                    }
+                    index
+                }
+            };
+            match index {
                 Ok(Ok(index)) => {
                     *shared
                         .index
@@ -449,12 +799,9 @@ fn run(db: &Path, shared: &Shared, woken: &Receiver<()>) {
             *readings += 1;
             shared.read.notify_all();
         }
-        if stale {
-            let pause = started.elapsed() * PAUSE_FACTOR;
-            let until = Instant::now() + pause;
-            while !shared.closing.load(Ordering::Relaxed) && Instant::now() < until {
-                std::thread::sleep(Duration::from_millis(20).min(pause));
-            }
+        let until = Instant::now() + pause;
+        while !shared.closing.load(Ordering::Relaxed) && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(20).min(pause));
         }
     }
 }
@@ -721,6 +1068,134 @@ mod tests {
             .lexical_search("okapi", &MemoryFilter::default(), 10)
             .unwrap()
             .is_empty());
+    }
+
+    /// The index in memory now (waiting for it to be the version the store is at).
+    fn caught_up(store: &Store) -> Arc<Index> {
+        assert!(store.wait_lexical(Duration::from_secs(120)).unwrap());
+        store.lexicon.as_ref().unwrap().current().unwrap()
+    }
+
+    fn assert_ranks_as_fts5(store: &Store) {
+        for limit in [10, 150, 100_000] {
+            for q in QUERIES.iter().chain(&["okapi zebra", "zq5 quokka"]) {
+                let ours = store
+                    .read()
+                    .lexical_search(q, &MemoryFilter::default(), limit)
+                    .unwrap();
+                assert_same(&ours, &by_fts5(store, q, limit), q);
+            }
+        }
+    }
+
+    #[test]
+    fn writes_are_caught_up_from_the_log_and_rank_as_fts5() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = store(dir.path(), LEXICON_FROM_ROWS as usize + 500);
+        let first = caught_up(&store);
+        assert!(first.delta.docs.is_empty());
+
+        // Inserts, updates of text and of 5W1H fields (one memory twice), deletes.
+        let mut seed = 77;
+        let added = store
+            .transaction(|tx| {
+                (0..40)
+                    .map(|i| {
+                        let mut m = NewMemory::new(Kind::Episode, text(&mut seed, 4 + i % 9));
+                        if i % 2 == 0 {
+                            m.w5h1.when = Some("quokka in May 2023".into());
+                        }
+                        tx.insert_memory(&m, 1.0, 0)
+                    })
+                    .collect::<Result<Vec<i64>>>()
+            })
+            .unwrap();
+        store
+            .transaction(|tx| {
+                for id in (1..=30).chain([added[3]]) {
+                    let mut m = tx.get_memory(id)?.unwrap();
+                    m.text = format!("okapi {} zebra running", m.text);
+                    if id % 2 == 0 {
+                        m.w5h1.where_ = Some("Paris café quokka".into());
+                        m.w5h1.who = None;
+                    }
+                    tx.write_memory_fields(&m, 0)?;
+                }
+                for id in [31, 32, 33, added[5]] {
+                    tx.hard_delete(id)?;
+                }
+                Ok(())
+            })
+            .unwrap();
+        let after = caught_up(&store);
+        assert!(
+            Arc::ptr_eq(&after.base, &first.base),
+            "the writes were caught up from the log, not read in full"
+        );
+        assert_eq!(after.delta.docs.len(), 40 + 33);
+        assert_eq!(after.rows, first.rows + 40 - 4);
+        assert_ranks_as_fts5(&store);
+
+        // A memory changed again is counted once, with its latest text.
+        store
+            .transaction(|tx| {
+                let mut m = tx.get_memory(7)?.unwrap();
+                m.text = "quokka".into();
+                tx.write_memory_fields(&m, 0)
+            })
+            .unwrap();
+        let again = caught_up(&store);
+        assert!(Arc::ptr_eq(&again.base, &first.base));
+        assert_eq!(again.delta.docs.len(), 40 + 33);
+        assert_eq!(again.documents("quokka"), after.documents("quokka") + 1);
+        assert_ranks_as_fts5(&store);
+
+        // More changes than a twentieth of the store: read in full again.
+        store
+            .transaction(|tx| {
+                for i in 0..1_100 {
+                    tx.insert_memory(
+                        &NewMemory::new(Kind::Episode, format!("bulk zq{i} garden")),
+                        1.0,
+                        0,
+                    )?;
+                }
+                Ok(())
+            })
+            .unwrap();
+        let reread = caught_up(&store);
+        assert!(!Arc::ptr_eq(&reread.base, &first.base));
+        assert!(reread.delta.docs.is_empty());
+        assert_ranks_as_fts5(&store);
+    }
+
+    #[test]
+    fn the_log_keeps_the_documents_each_change_touched() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("s.db")).unwrap();
+        let id = store
+            .transaction(|tx| tx.insert_memory(&NewMemory::new(Kind::Episode, "a"), 1.0, 0))
+            .unwrap();
+        store
+            .transaction(|tx| {
+                let mut m = tx.get_memory(id)?.unwrap();
+                m.text = "b".into();
+                tx.write_memory_fields(&m, 0)?;
+                tx.hard_delete(id)
+            })
+            .unwrap();
+        let Db::Sqlite(conn) = store.read().db else {
+            unreachable!()
+        };
+        let docs: Vec<i64> = conn
+            .prepare("SELECT doc FROM memories_fts_log ORDER BY seq")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        assert_eq!(docs, [id, id, id]);
+        assert_eq!(totals(conn).unwrap(), (0, 0));
     }
 
     #[test]

@@ -270,6 +270,12 @@ impl Store {
         Ok(lexicon.wait_fresh(&lexicon::version(conn)?, timeout))
     }
 
+    /// How many times this store's full-text index has been read into memory in full
+    /// (`lexicon.rs`; a write is caught up from the log without one): for benches.
+    pub fn lexical_readings(&self) -> u64 {
+        self.lexicon.as_ref().map_or(0, |l| l.full_readings())
+    }
+
     /// The stream this store announces its committed changes on.
     pub fn changes(&self) -> &Arc<ChangeBus> {
         &self.changes
@@ -304,6 +310,9 @@ impl Store {
         };
         if let Some(c) = &self.checkpointer {
             c.committed();
+        }
+        if let Some(l) = &self.lexicon {
+            l.committed();
         }
         self.changes.publish(Origin::Local, pending.take());
         Ok(out)

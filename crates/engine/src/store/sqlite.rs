@@ -42,6 +42,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0012_layout_history.sql"),
     include_str!("migrations/0013_golden_vectors.sql"),
     include_str!("migrations/0014_golden_vector_text.sql"),
+    include_str!("migrations/0015_fts_log.sql"),
 ];
 
 /// The store's schema version after all migrations.
