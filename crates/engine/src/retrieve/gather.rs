@@ -68,9 +68,8 @@ pub(crate) struct Candidates {
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct GatherTimings {
     pub embed_ms: f64,
-    /// BM25 and loading its matches' vectors (beside the embedding).
     pub lexical_ms: f64,
-    /// The query's k-NN (the filter is computed beside the embedding).
+    /// The filter and the query's k-NN.
     pub vector_ms: f64,
     /// Similarity links, adjacent turns and loading the memories.
     pub graph_ms: f64,
@@ -102,17 +101,18 @@ pub(crate) fn gather(
     }
     let clause_vecs = qvecs.split_off(1);
     let qvec = qvecs.remove(0);
-    let found = matched.found?;
-    let allowed = found.allowed;
 
     let t = Instant::now();
+    let allowed = sources.allowed(&q.filter)?;
     let (vector_hits, vector_path) = sources.nearest(&qvec, plan.pool, &allowed)?;
     let vector_ms = ms(t);
     let mut cands: HashMap<i64, Cand> = vector_hits
         .iter()
         .map(|&(id, s)| (id, Cand::new(Origin::Vector, s as f64)))
         .collect();
-    for (id, bm25) in found.lexical {
+    let lexical = matched.lexical?;
+    prefetch(sources, &lexical)?;
+    for (id, bm25) in lexical {
         let c = cands
             .entry(id)
             .or_insert_with(|| Cand::new(Origin::Lexical, semantic(sources, &qvec, id)));
@@ -130,7 +130,9 @@ pub(crate) fn gather(
                 .or_insert_with(|| Cand::new(Origin::Vector, semantic(sources, &qvec, id)));
         }
     }
-    for dated in found.dated {
+    for days in dated_days(plan) {
+        let dated = sources.occurred_in(days, &q.filter, plan.pool / 2)?;
+        sources.prefetch_vectors(&dated)?;
         for id in dated {
             if allowed.allows(id) {
                 cands
@@ -206,28 +208,17 @@ fn dated_days(plan: &Plan) -> Vec<DayRange> {
 /// temporal signal still ranks the others by it.
 const DATED_MAX_DAYS: i64 = 31;
 
-/// The query's vectors, and what this thread found while they were computed.
+/// The query's vectors and its BM25 matches, each as it came out, with its time.
 struct QueryMatches {
     vectors: Result<Vec<Vec<f32>>>,
     embed_ms: f64,
-    found: Result<Found>,
-    /// The lexical search and loading its matches' vectors.
+    lexical: Result<Vec<(i64, f64)>>,
     lexical_ms: f64,
 }
 
-/// What needs no query vector: the filter, the BM25 matches and the memories of the dates
-/// the question names, their vectors loaded.
-struct Found {
-    allowed: Allowed,
-    lexical: Vec<(i64, f64)>,
-    dated: Vec<Vec<i64>>,
-}
-
-/// The query's vectors and what needs none of them ([`Found`]), computed at once: the
-/// embedding on another core, the rest here (a store connection cannot leave its thread,
-/// the embedder can). The embedding is the longer: at 100,000 memories the BM25 matches
-/// took 0.2–0.4 ms at p50 once ranked in memory, against 1.7–2.1 ms for the embedding, so
-/// loading their vectors and the filter's memories here is time the search no longer waits.
+/// The query's vectors and its BM25 matches, computed at once: the embedding on another
+/// core, the lexical search here (a store connection cannot leave its thread, the embedder
+/// can).
 fn embed_and_match(
     sources: &dyn Sources,
     embedder: &dyn Embedder,
@@ -250,34 +241,16 @@ fn embed_and_match(
         let lexical = if plan.route == Route::Direct {
             Ok(Vec::new())
         } else {
-            sources
-                .lexical(&plan.lexical_query, &q.filter, plan.pool)
-                .and_then(|hits| prefetch(sources, &hits).map(|()| hits))
+            sources.lexical(&plan.lexical_query, &q.filter, plan.pool)
         };
         let lexical_ms = ms(t);
-        let found = lexical.and_then(|lexical| {
-            let allowed = sources.allowed(&q.filter)?;
-            let dated = dated_days(plan)
-                .into_iter()
-                .map(|days| {
-                    let dated = sources.occurred_in(days, &q.filter, plan.pool / 2)?;
-                    sources.prefetch_vectors(&dated)?;
-                    Ok(dated)
-                })
-                .collect::<Result<_>>()?;
-            Ok(Found {
-                allowed,
-                lexical,
-                dated,
-            })
-        });
         let (vectors, embed_ms) = embedding
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
         QueryMatches {
             vectors,
             embed_ms,
-            found,
+            lexical,
             lexical_ms,
         }
     })
