@@ -45,6 +45,16 @@ pub struct LexicalResult {
     pub agreeing_after_writes: usize,
 }
 
+/// Whether two rankings have the same scores, to 1e-9 (FTS5 breaks ties in its own order,
+/// so the documents of equal scores may differ).
+fn agree(ours: &[(i64, f64)], theirs: &[(i64, f64)]) -> bool {
+    ours.len() == theirs.len()
+        && ours
+            .iter()
+            .zip(theirs)
+            .all(|(a, b)| (a.1 - b.1).abs() <= 1e-9 * b.1.abs().max(1.0))
+}
+
 /// Write rounds on the copy, memories added and edited a round, queries checked a round.
 const WRITE_ROUNDS: usize = 20;
 const ADDED_PER_ROUND: usize = 30;
@@ -97,12 +107,7 @@ fn measure(cache: &Path, size: usize, queries: usize, seed: u64) -> anyhow::Resu
         let t = Instant::now();
         let theirs = store.read().lexical_search_fts5(q, &filter, POOL)?;
         fts5.push(t.elapsed().as_secs_f64() * 1000.0);
-        let same = ours.len() == theirs.len()
-            && ours
-                .iter()
-                .zip(&theirs)
-                .all(|(a, b)| (a.1 - b.1).abs() <= 1e-9 * b.1.abs().max(1.0));
-        agreeing += usize::from(same);
+        agreeing += usize::from(agree(&ours, &theirs));
     }
     let writes = after_writes(cache, &db, size, seed, &queries)?;
     let result = LexicalResult {
@@ -200,13 +205,7 @@ fn after_writes(
             let ours = store.read().lexical_search(q, &filter, POOL)?;
             let theirs = store.read().lexical_search_fts5(q, &filter, POOL)?;
             out.queries += 1;
-            out.agreeing += usize::from(
-                ours.len() == theirs.len()
-                    && ours
-                        .iter()
-                        .zip(&theirs)
-                        .all(|(a, b)| (a.1 - b.1).abs() <= 1e-9 * b.1.abs().max(1.0)),
-            );
+            out.agreeing += usize::from(agree(&ours, &theirs));
         }
     }
     drop(store);

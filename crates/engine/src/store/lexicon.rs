@@ -32,7 +32,7 @@
 //! on it).
 
 use crate::{Error, Result};
-use rusqlite::Connection;
+use rusqlite::{Connection, OptionalExtension};
 use std::collections::{BinaryHeap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -66,12 +66,16 @@ const STRUCTURE_ROWID: i64 = 10;
 
 /// The version of `memories_fts` that a read in `conn`'s current snapshot sees.
 pub(super) fn version(conn: &Connection) -> Result<Vec<u8>> {
+    data_block(conn, STRUCTURE_ROWID)
+}
+
+/// A record of FTS5's `memories_fts_data` (empty if the table has none at `rowid`).
+fn data_block(conn: &Connection, rowid: i64) -> Result<Vec<u8>> {
     let mut stmt = conn.prepare_cached("SELECT block FROM memories_fts_data WHERE id = ?1")?;
-    let mut rows = stmt.query([STRUCTURE_ROWID])?;
-    Ok(match rows.next()? {
-        Some(row) => row.get(0)?,
-        None => Vec::new(),
-    })
+    Ok(stmt
+        .query_row([rowid], |r| r.get(0))
+        .optional()?
+        .unwrap_or_default())
 }
 
 /// One document holding a term: its rowid and the term's weighted frequency in it (the
@@ -197,13 +201,7 @@ fn last_logged(conn: &Connection) -> Result<i64> {
 /// FTS5's own count of the documents in `memories_fts` and of their tokens over all
 /// columns (its averages record, which every change keeps current).
 fn totals(conn: &Connection) -> Result<(i64, u64)> {
-    let mut stmt = conn.prepare_cached("SELECT block FROM memories_fts_data WHERE id = ?1")?;
-    let mut rows = stmt.query([AVERAGES_ROWID])?;
-    let block: Vec<u8> = match rows.next()? {
-        Some(row) => row.get(0)?,
-        None => Vec::new(),
-    };
-    let values = varints(&block);
+    let values = varints(&data_block(conn, AVERAGES_ROWID)?);
     let documents = values.first().copied().unwrap_or(0);
     Ok((
         i64::try_from(documents).unwrap_or(i64::MAX),
@@ -352,14 +350,7 @@ impl Index {
                 tokens -= u64::from(length);
             }
             delta.mark(doc);
-            let size: Option<Vec<u8>> =
-                sizes
-                    .query_row([doc], |r| r.get(0))
-                    .map(Some)
-                    .or_else(|e| match e {
-                        rusqlite::Error::QueryReturnedNoRows => Ok(None),
-                        e => Err(e),
-                    })?;
+            let size: Option<Vec<u8>> = sizes.query_row([doc], |r| r.get(0)).optional()?;
             let Some(size) = size else { continue };
             let texts: Option<[Option<String>; 7]> = columns
                 .query_row([doc], |r| {
@@ -373,11 +364,7 @@ impl Index {
                         r.get(6)?,
                     ])
                 })
-                .map(Some)
-                .or_else(|e| match e {
-                    rusqlite::Error::QueryReturnedNoRows => Ok(None),
-                    e => Err(e),
-                })?;
+                .optional()?;
             let Some(texts) = texts else { return Ok(None) };
             let counts = varints(&size);
             let mut freqs: HashMap<String, f32> = HashMap::new();
@@ -437,6 +424,11 @@ impl Index {
     /// How many documents hold `term` (FTS5's count of a one-term phrase's matches).
     pub(super) fn documents(&self, term: &str) -> i64 {
         let (base, delta) = self.lists(term);
+        self.count(base, delta)
+    }
+
+    /// How many documents a term's two lists hold now (the base's changed ones left out).
+    fn count(&self, base: &[Posting], delta: &[Posting]) -> i64 {
         let changed = if self.delta.docs.len() < base.len() / 16 {
             // A few changed documents: look each up in the list.
             self.delta
@@ -473,7 +465,7 @@ impl Index {
             .iter()
             .map(|term| {
                 let (base, delta) = self.lists(term);
-                let hits = self.documents(term) as f64;
+                let hits = self.count(base, delta) as f64;
                 let idf = ((n - hits + 0.5) / (hits + 0.5)).ln();
                 Cursor {
                     base,
