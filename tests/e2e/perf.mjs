@@ -268,11 +268,47 @@ async function busy(s, n) {
         }
         const spans = Object.entries(sp.by).sort((x, y) => y[1].total - x[1].total).slice(0, 15)
           .map(([name, v]) => ({ name, n: v.n, total: Math.round(v.total), max: Math.round(v.max), over_50ms: v.over_50ms }));
-        return { blocks_over_50ms: { n: blocks.length, ms: Math.round(blocked), app_js_ms: Math.round(js), render_update_ms: Math.round(rendering),
+        // Each block with what the page was doing in it: the app's long spans, rendering
+        // updates, IPC calls that ended in it and callbacks that ran in it.
+        const near = blocks.map(([a, b]) => ({ at: Math.round(a), ms: Math.round(b - a),
+          spans: sp.long.filter((s) => s.at < b && s.at + s.ms > a).map((s) => s.name + " " + Math.round(s.ms)),
+          render: Math.round(renders.reduce((t, [ra, rb]) => t + Math.max(0, Math.min(b, rb) - Math.max(a, ra)), 0)),
+          ipc: ipc.filter((e) => (e.kind === "invoke" ? e.end : e.at) < b + 5 && (e.kind === "invoke" ? e.end : e.end) > a - 5)
+            .map((e) => e.kind === "invoke" ? e.name + " -> " + e.bytes + " B" : "cb " + e.name + " " + Math.round(e.end - e.at)) }));
+        return { blocks: near, blocks_over_50ms: { n: blocks.length, ms: Math.round(blocked), app_js_ms: Math.round(js), render_update_ms: Math.round(rendering),
           by_span: Object.fromEntries(Object.entries(who).map(([k, v]) => [k, Math.round(v)]).sort((x, y) => y[1] - x[1])) }, spans };
       }
+      // Every IPC call (command, start, end, response size) and every callback the backend runs
+      // in the page (events, command replies; start, end, event name): the blocks' neighbours.
+      const ipc = [];
+      // Tauri's internals are read-only properties: wrap the page's fetch (each command is a
+      // POST to ipc://) and the callback table's lookup (events and command replies).
+      const inner = globalThis.__TAURI_INTERNALS__;
+      if (!globalThis.__somnaWrapped) {
+        globalThis.__somnaWrapped = true;
+        const fetch0 = globalThis.fetch.bind(globalThis);
+        globalThis.fetch = (url, opts) => {
+          const e = { kind: "invoke", name: String(url).split("/").pop(), at: performance.now(), end: 0, bytes: 0 };
+          ipc.push(e);
+          return fetch0(url, opts).then((r) => {
+            e.end = performance.now();
+            e.bytes = Number(r.headers.get("content-length") ?? 0);
+            return r;
+          });
+        };
+        const cbs = inner.callbacks, get = Map.prototype.get;
+        cbs.get = (id) => {
+          const f = get.call(cbs, id);
+          return f && ((data) => {
+            const e = { kind: "callback", name: data && typeof data === "object" && "event" in data ? data.event : "reply", at: performance.now(), end: 0 };
+            try { return f(data); } finally { e.end = performance.now(); ipc.push(e); }
+          });
+        };
+      }
+      globalThis.__somnaIpc = ipc;
       async function measure(label, until) {
         const beats = [], frames = [], search = [], select = [], lasso = [], roundtrip = [];
+        ipc.length = 0;
         let on = true, lastBeat = performance.now(), lastFrame = performance.now();
         const blocks = [];
         const beat = () => {
@@ -317,7 +353,13 @@ async function busy(s, n) {
           await new Promise((r) => setTimeout(r, 200));
         }
         on = false;
-        return { label, ...attribute(blocks, renders), render_update_ms: summary(renders.map(([a, b]) => b - a)), secs: (performance.now() - t0) / 1000, interactions: i, heartbeat_late_ms: summary(beats), frame_gap_ms: summary(frames),
+        const calls = {};
+        for (const e of ipc) {
+          const c = (calls[e.kind + " " + e.name] ??= { n: 0, ms: 0, bytes: 0 });
+          c.n++; c.ms += e.kind === "callback" ? e.end - e.at : 0; c.bytes += e.bytes ?? 0;
+        }
+        for (const c of Object.values(calls)) c.ms = Math.round(c.ms);
+        return { label, ...attribute(blocks, renders), ipc: calls, render_update_ms: summary(renders.map(([a, b]) => b - a)), secs: (performance.now() - t0) / 1000, interactions: i, heartbeat_late_ms: summary(beats), frame_gap_ms: summary(frames),
           search_submit_ms: summary(search), search_roundtrip_ms: summary(roundtrip), select_ms: summary(select), lasso_ms: summary(lasso) };
       }
       const idle = await measure("idle", (el) => el > 8000);

@@ -186,6 +186,7 @@ bus.on("settings", () => {
 
 // ---- jobs ---------------------------------------------------------------------------
 const jobRows = new Map<number, HTMLElement>();
+const JOB_SHOW_AFTER_MS = 400;
 void onProgress((p: ProgressPayload) => {
   let row = jobRows.get(p.job);
   if (!row) {
@@ -193,7 +194,11 @@ void onProgress((p: ProgressPayload) => {
       h("span", { class: "label" }), h("progress", { max: "1", value: "0" }),
       h("button", { class: "icon", title: "cancel", onclick: () => void api.cancelJob(p.job) }, "✕"));
     jobRows.set(p.job, row);
-    jobsEl.append(row);
+    // A job shows once it has run for a moment: the layouts that follow each refresh end in
+    // a fraction of a second, and a row that comes and goes each time only flickers (and
+    // costs the page a layout and a paint each way).
+    const shown = row;
+    setTimeout(() => { if (jobRows.get(p.job) === shown) jobsEl.append(shown); }, JOB_SHOW_AFTER_MS);
   }
   (row.querySelector(".label") as HTMLElement).textContent = `${p.kind}: ${p.stage} ${fmtInt(p.done)}/${fmtInt(p.total)}`;
   const bar = row.querySelector("progress") as HTMLProgressElement;

@@ -241,7 +241,7 @@ export class Xray {
           hit.memory.superseded_by !== null
             ? h("span", { class: "state s-superseded", title: `replaced by #${hit.memory.superseded_by}` }, "superseded ")
             : null,
-          h("span", { class: "text" }, hit.memory.text.slice(0, 300))),
+          h("span", { class: "text" }, hit.memory.text.slice(0, 160))),
         ...SIGNALS.map((s) => {
           const v = hit.signals[s];
           const td = h("td", { class: "num sig" }, v ? fmtNum(v, 2) : "");
