@@ -73,6 +73,7 @@ fn render() -> String {
         Budget,
         Signals,
         Origin,
+        somna_engine::lang::entities::EntityKind,
         somna_engine::retrieve::Reason,
         somna_engine::retrieve::Question,
         Hit,

@@ -179,11 +179,13 @@ pattern: number, };
 
 export type Origin = "vector" | "lexical" | "both" | "graph" | "adjacent" | "date" | "connected";
 
+export type EntityKind = "person" | "place" | "organisation" | "title" | "possession" | "name";
+
 export type Reason = { "kind": "date", phrase: string | null, date: string, asked: string, 
 /**
  * Days between the two (0 when they overlap).
  */
-gap_days: number, } | { "kind": "dated", phrase: string, date: string, } | { "kind": "entity", names: Array<string>, } | { "kind": "pattern", found: Array<string>, } | { "kind": "link", link: string, from: number | null, };
+gap_days: number, } | { "kind": "dated", phrase: string, date: string, } | { "kind": "entity", names: Array<string>, } | { "kind": "answer", entity: EntityKind, names: Array<string>, } | { "kind": "pattern", found: Array<string>, } | { "kind": "link", link: string, from: number | null, };
 
 export type Question = { 
 /**
@@ -234,6 +236,10 @@ when_prior: number,
  * The share of the question's entities a memory names.
  */
 entity: number, 
+/**
+ * For a question whose answer is a place or a title: memories that name one.
+ */
+answer_kind: number, 
 /**
  * The best similarity to one part of a multi-part question.
  */

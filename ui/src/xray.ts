@@ -6,6 +6,7 @@ import { h, clear, fmtInt, fmtNum, toast } from "./dom";
 import { normaliseWeights, sameWeights, WEIGHT_HELP, WEIGHT_KEYS, weightSum } from "./panels";
 import { timed } from "./render/perf";
 import { bus, select, state } from "./store";
+import type { EntityKind } from "./bindings";
 import type { Hit, Reason, SearchArgs, SearchDefaults, SearchResponse, Weights } from "./types";
 
 const SIGNALS = ["semantic", "lexical", "recency", "actor", "spatial", "usage", "neighbour", "graph", "temporal"] as const;
@@ -15,6 +16,11 @@ const SIGNAL_HEADS: Record<(typeof SIGNALS)[number], string> = {
 };
 
 /** One reason a hit matched, as a person reads it. */
+/// How a reason names the kind of entity a question's answer is.
+const ANSWER_KINDS: Record<EntityKind, string> = {
+  place: "a place", title: "a title", person: "a person", organisation: "an organisation", possession: "a thing owned", name: "a name",
+};
+
 export function reasonText(r: Reason): string {
   switch (r.kind) {
     case "date": {
@@ -23,6 +29,7 @@ export function reasonText(r: Reason): string {
     }
     case "dated": return `"${r.phrase}" = ${r.date}`;
     case "entity": return `names ${r.names.join(", ")}`;
+    case "answer": return `${ANSWER_KINDS[r.entity]}: ${r.names.join(", ")}`;
     case "pattern": return `holds ${r.found.map((f) => `"${f}"`).join(", ")}`;
     case "link": return r.from === null ? `reached by a ${r.link} link` : `${r.link} #${r.from}`;
   }

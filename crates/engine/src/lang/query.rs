@@ -5,7 +5,7 @@
 //! visited?" → one question per person; "… a hike after the roadtrip?" → the hike, the
 //! roadtrip).
 
-use super::entities::{extract_entities, Entity};
+use super::entities::{extract_entities, Entity, EntityKind};
 use super::time::{find_times, TimeMention};
 use super::words;
 use serde::{Deserialize, Serialize};
@@ -22,6 +22,9 @@ pub struct QueryPlan {
     pub aggregate: bool,
     /// Sub-questions for retrieval, when the question has several parts (else empty).
     pub clauses: Vec<String>,
+    /// The kind of entity its answer is: a place ("Where …", "Which cities …") or a title
+    /// ("What books …"); none for other questions.
+    pub expects: Option<EntityKind>,
 }
 
 const WHEN_OPENINGS: &[&str] = &[
@@ -78,6 +81,30 @@ const NOT_PLURAL: &[&str] = &[
     "perhaps", "across", "plus", "thus", "less", "unless", "was", "ours", "yours", "theirs",
 ];
 
+/// Nouns that make a "what / which" question ask for a place.
+const PLACE_NOUNS: &[&str] = &[
+    "city",
+    "cities",
+    "country",
+    "countries",
+    "place",
+    "places",
+    "town",
+    "towns",
+    "state",
+    "states",
+    "destination",
+    "destinations",
+    "location",
+    "locations",
+];
+
+/// Nouns that make a "what / which" question ask for a title (a book, a song, a film).
+const TITLE_NOUNS: &[&str] = &[
+    "book", "books", "novel", "novels", "song", "songs", "movie", "movies", "film", "films",
+    "album", "albums", "show", "shows", "series", "podcast", "podcasts",
+];
+
 /// Separators between the parts of a multi-part question.
 const CLAUSE_SPLITS: &[&str] = &[
     " after ",
@@ -112,7 +139,32 @@ pub fn analyse(query: &str, known: &[String]) -> QueryPlan {
         times: find_times(query, None),
         aggregate: !asks_when && is_aggregate(&lower),
         clauses: clauses(query, &people),
+        expects: expected_kind(&lower),
         entities,
+    }
+}
+
+/// The kind of entity a question's answer is: "Where …" and "What / which city, country,
+/// place …" a place; "What / which book, song, film …" a title (within the question's first
+/// five words: "What kind of books …", "In which city …").
+fn expected_kind(lower: &str) -> Option<EntityKind> {
+    let ws: Vec<String> = words(lower).into_iter().take(5).map(|w| w.lower).collect();
+    let asks = ws
+        .iter()
+        .position(|w| matches!(w.as_str(), "what" | "which" | "where"))?;
+    if asks > 1 {
+        return None;
+    }
+    if ws[asks] == "where" {
+        return Some(EntityKind::Place);
+    }
+    let rest = &ws[asks + 1..];
+    if rest.iter().any(|w| PLACE_NOUNS.contains(&w.as_str())) {
+        Some(EntityKind::Place)
+    } else if rest.iter().any(|w| TITLE_NOUNS.contains(&w.as_str())) {
+        Some(EntityKind::Title)
+    } else {
+        None
     }
 }
 
@@ -234,6 +286,28 @@ mod tests {
         assert!(analyse("What did Jon do yesterday?", &known())
             .times
             .is_empty());
+    }
+
+    #[test]
+    fn questions_for_a_place_or_a_title_expect_that_kind() {
+        for (q, kind) in [
+            ("Which cities has Jon visited?", Some(EntityKind::Place)),
+            ("Where did Melanie camp?", Some(EntityKind::Place)),
+            (
+                "In which country did Caroline grow up?",
+                Some(EntityKind::Place),
+            ),
+            ("What books has Melanie read?", Some(EntityKind::Title)),
+            (
+                "What kind of movies does Jon like?",
+                Some(EntityKind::Title),
+            ),
+            ("What did Jon do in the city?", None),
+            ("When did Caroline move?", None),
+            ("Who is Melanie's favourite author?", None),
+        ] {
+            assert_eq!(analyse(q, &known()).expects, kind, "{q}");
+        }
     }
 
     #[test]

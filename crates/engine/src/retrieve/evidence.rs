@@ -3,7 +3,7 @@
 //! it carries a date at all (for "when" questions), which of the question's entities it
 //! names; and the session spread that keeps one session from filling the top of a list.
 
-use crate::lang::entities::extract_entities;
+use crate::lang::entities::{extract_entities, EntityKind};
 use crate::lang::query::QueryPlan;
 use crate::lang::time::{day_of_ms, find_times, DayRange, When};
 use crate::memory::Memory;
@@ -20,15 +20,19 @@ pub struct MemoryFacts {
     pub dated_text: bool,
     /// Entity keys of its text.
     pub entities: Vec<String>,
+    /// The kinds of those entities (a place, a title, …), one each.
+    pub kinds: Vec<EntityKind>,
 }
 
 /// Reads a memory's dates and entities; `known` are the store's speakers.
 pub fn facts_of(m: &Memory, known: &[String]) -> MemoryFacts {
+    let (entities, kinds) = extract_entities(&m.text, m.w5h1.who.as_deref(), known)
+        .into_iter()
+        .map(|e| (e.key, e.kind))
+        .unzip();
     MemoryFacts {
-        entities: extract_entities(&m.text, m.w5h1.who.as_deref(), known)
-            .into_iter()
-            .map(|e| e.key)
-            .collect(),
+        entities,
+        kinds,
         ..dates_of(m)
     }
 }
@@ -54,6 +58,16 @@ pub fn dates_of(m: &Memory) -> MemoryFacts {
         phrases,
         dated_text,
         entities: Vec::new(),
+        kinds: Vec::new(),
+    }
+}
+
+/// For a question whose answer is a place or a title ([`QueryPlan::expects`]): 1 when the
+/// memory names one of that kind, else 0.
+pub fn answer_signal(plan: &QueryPlan, facts: &MemoryFacts) -> f64 {
+    match plan.expects {
+        Some(kind) if facts.kinds.contains(&kind) => 1.0,
+        _ => 0.0,
     }
 }
 
@@ -265,6 +279,38 @@ mod tests {
         assert_eq!(when_signal(&plan, &undated), 0.0);
         let what = analyse("What did Caroline find at the support group?", &known());
         assert_eq!(when_signal(&what, &dated), 0.0);
+    }
+
+    #[test]
+    fn answer_signal_finds_memories_naming_the_kind_the_question_asks_for() {
+        let cities = analyse("Which cities has Jon visited?", &known());
+        let rome = facts_of(
+            &memory(
+                "We spent a week in Rome, amazing food.",
+                "Jon",
+                (2023, 7, 1),
+            ),
+            &known(),
+        );
+        let nothing = facts_of(
+            &memory("Thanks for having my back!", "Jon", (2023, 7, 1)),
+            &known(),
+        );
+        assert_eq!(answer_signal(&cities, &rome), 1.0);
+        assert_eq!(answer_signal(&cities, &nothing), 0.0);
+        let books = analyse("What books has Melanie read?", &known());
+        let title = facts_of(
+            &memory(
+                "I just finished \"Charlotte's Web\" with the kids.",
+                "Melanie",
+                (2023, 7, 1),
+            ),
+            &known(),
+        );
+        assert_eq!(answer_signal(&books, &title), 1.0);
+        assert_eq!(answer_signal(&books, &rome), 0.0, "a place is not a title");
+        let other = analyse("What did Jon eat?", &known());
+        assert_eq!(answer_signal(&other, &rome), 0.0, "no kind asked");
     }
 
     #[test]

@@ -7,6 +7,7 @@ use super::evidence::{self, MemoryFacts};
 use super::gather::Candidates;
 use super::plan::Plan;
 use super::Hit;
+use crate::lang::entities::{extract_entities, EntityKind};
 use serde::{Deserialize, Serialize};
 
 /// One reason a memory matched a query.
@@ -27,6 +28,11 @@ pub enum Reason {
     Dated { phrase: String, date: String },
     /// The memory names these of the question's entities.
     Entity { names: Vec<String> },
+    /// The question's answer is a place or a title, and the memory names these of that kind.
+    Answer {
+        entity: EntityKind,
+        names: Vec<String>,
+    },
     /// The memory holds these exact strings of a pattern query (quoted phrases, code-like
     /// tokens), lower-cased.
     Pattern { found: Vec<String> },
@@ -58,6 +64,17 @@ impl std::fmt::Display for Reason {
             }
             Reason::Dated { phrase, date } => write!(f, "\"{phrase}\" = {date}"),
             Reason::Entity { names } => write!(f, "names {}", names.join(", ")),
+            Reason::Answer { entity, names } => {
+                let what = match entity {
+                    EntityKind::Place => "a place",
+                    EntityKind::Title => "a title",
+                    EntityKind::Person => "a person",
+                    EntityKind::Organisation => "an organisation",
+                    EntityKind::Possession => "a thing owned",
+                    EntityKind::Name => "a name",
+                };
+                write!(f, "{what}: {}", names.join(", "))
+            }
             Reason::Pattern { found } => write!(f, "holds \"{}\"", found.join("\", \"")),
             Reason::Link { link, from: None } => write!(f, "reached by a {link} link"),
             Reason::Link {
@@ -89,6 +106,24 @@ pub(crate) fn explain(hits: &mut [Hit], plan: &Plan, c: &Candidates, known: &[St
             .collect();
         if !named.is_empty() {
             out.push(Reason::Entity { names: named });
+        }
+        if let Some(kind) = plan
+            .analysis
+            .expects
+            .filter(|_| plan.tuning.answer_kind > 0.0)
+        {
+            let names: Vec<String> =
+                extract_entities(&h.memory.text, h.memory.w5h1.who.as_deref(), known)
+                    .into_iter()
+                    .filter(|e| e.kind == kind)
+                    .map(|e| e.text)
+                    .collect();
+            if !names.is_empty() {
+                out.push(Reason::Answer {
+                    entity: kind,
+                    names,
+                });
+            }
         }
         let lower = h.memory.text.to_lowercase();
         let found: Vec<String> = plan
@@ -274,6 +309,31 @@ mod tests {
         let written: Vec<String> = said.reasons.iter().map(ToString::to_string).collect();
         assert!(written.contains(&"\"yesterday\" = 7 May 2023".to_string()));
         assert!(written.contains(&"replies to #2".to_string()));
+    }
+
+    #[test]
+    fn a_question_for_a_place_names_the_places_a_memory_holds() {
+        let mut s = sources();
+        let camped = memory(4, "We camped near Yosemite with the kids.", "Melanie");
+        let v = crate::embed::Embedder::embed_one(&HashEmbedder::new(32), &camped.text).unwrap();
+        s = s.with(camped, v);
+        let (hits, _) = explained(&s, "Where did Melanie camp?");
+        let yosemite = hits.iter().find(|h| h.memory.id == 4).unwrap();
+        let answer = Reason::Answer {
+            entity: EntityKind::Place,
+            names: vec!["Yosemite".into()],
+        };
+        assert!(yosemite.reasons.contains(&answer), "{:?}", yosemite.reasons);
+        assert_eq!(answer.to_string(), "a place: Yosemite");
+        let said = hits.iter().find(|h| h.memory.id == 1).unwrap();
+        assert!(
+            !said
+                .reasons
+                .iter()
+                .any(|r| matches!(r, Reason::Answer { .. })),
+            "a support group is not a place: {:?}",
+            said.reasons
+        );
     }
 
     #[test]

@@ -34,6 +34,9 @@ pub(crate) fn score(
     // A memory's dates matter only to a question that names a time or asks when.
     let reads_dates = (tuning.temporal > 0.0 && !plan.analysis.times.is_empty())
         || (tuning.when_prior > 0.0 && plan.analysis.asks_when);
+    // Its entities, to one that names some or whose answer is of a kind.
+    let reads_entities =
+        tuning.entity > 0.0 || (tuning.answer_kind > 0.0 && plan.analysis.expects.is_some());
     let entity_keys = evidence::query_entity_keys(&plan.analysis, &plan.actors);
     let mut scored: Vec<(i64, Signals, f64)> = Vec::with_capacity(c.cands.len());
     for (&id, cand) in &c.cands {
@@ -43,7 +46,7 @@ pub(crate) fn score(
         if !q.filter.matches(m) {
             continue;
         }
-        let facts = if tuning.entity > 0.0 {
+        let facts = if reads_entities {
             evidence::facts_of(m, known_actors)
         } else if reads_dates {
             evidence::dates_of(m)
@@ -74,6 +77,8 @@ struct Evidence {
     dated_in: f64,
     /// Carries a date of its own, for a "when" question.
     dated: f64,
+    /// Names an entity of the kind the question's answer is.
+    answered: f64,
     age_days: f64,
 }
 
@@ -122,6 +127,7 @@ fn signals_of(
         signals,
         dated_in,
         dated,
+        answered: evidence::answer_signal(&plan.analysis, facts),
         age_days,
     }
 }
@@ -168,6 +174,7 @@ fn fuse(plan: &Plan, q: &SearchQuery, m: &Memory, e: &Evidence) -> f64 {
                 + t.temporal * e.dated_in
                 + t.when_prior * e.dated
                 + t.entity * s.entity
+                + t.answer_kind * e.answered
                 + t.clause * s.clause
                 + t.expand * s.expand
         }
