@@ -3,7 +3,7 @@
 //! it carries a date at all (for "when" questions), which of the question's entities it
 //! names; and the session spread that keeps one session from filling the top of a list.
 
-use crate::lang::entities::{extract_entities, EntityKind};
+use crate::lang::entities::{extract_entities, Entity};
 use crate::lang::query::QueryPlan;
 use crate::lang::time::{day_of_ms, find_times, DayRange, When};
 use crate::memory::Memory;
@@ -18,21 +18,14 @@ pub struct MemoryFacts {
     pub phrases: Vec<Option<String>>,
     /// Whether its text refers to a time of its own.
     pub dated_text: bool,
-    /// Entity keys of its text.
-    pub entities: Vec<String>,
-    /// The kinds of those entities (a place, a title, …), one each.
-    pub kinds: Vec<EntityKind>,
+    /// The entities its text names (key, kind and the words written).
+    pub entities: Vec<Entity>,
 }
 
 /// Reads a memory's dates and entities; `known` are the store's speakers.
 pub fn facts_of(m: &Memory, known: &[String]) -> MemoryFacts {
-    let (entities, kinds) = extract_entities(&m.text, m.w5h1.who.as_deref(), known)
-        .into_iter()
-        .map(|e| (e.key, e.kind))
-        .unzip();
     MemoryFacts {
-        entities,
-        kinds,
+        entities: extract_entities(&m.text, m.w5h1.who.as_deref(), known),
         ..dates_of(m)
     }
 }
@@ -58,7 +51,6 @@ pub fn dates_of(m: &Memory) -> MemoryFacts {
         phrases,
         dated_text,
         entities: Vec::new(),
-        kinds: Vec::new(),
     }
 }
 
@@ -66,7 +58,7 @@ pub fn dates_of(m: &Memory) -> MemoryFacts {
 /// memory names one of that kind, else 0.
 pub fn answer_signal(plan: &QueryPlan, facts: &MemoryFacts) -> f64 {
     match plan.expects {
-        Some(kind) if facts.kinds.contains(&kind) => 1.0,
+        Some(kind) if facts.entities.iter().any(|e| e.kind == kind) => 1.0,
         _ => 0.0,
     }
 }
@@ -105,14 +97,15 @@ pub fn entity_signal(keys: &[String], facts: &MemoryFacts) -> f64 {
     if keys.is_empty() {
         return 0.0;
     }
-    let hit =
-        keys.iter()
-            .filter(|k| {
-                facts.entities.iter().any(|e| {
-                    e == *k || e.ends_with(&format!(" {k}")) || k.ends_with(&format!(" {e}"))
-                })
+    let hit = keys
+        .iter()
+        .filter(|k| {
+            facts.entities.iter().any(|e| {
+                let e = &e.key;
+                e == *k || e.ends_with(&format!(" {k}")) || k.ends_with(&format!(" {e}"))
             })
-            .count();
+        })
+        .count();
     hit as f64 / keys.len() as f64
 }
 

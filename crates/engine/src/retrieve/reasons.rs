@@ -7,7 +7,7 @@ use super::evidence::{self, MemoryFacts};
 use super::gather::Candidates;
 use super::plan::Plan;
 use super::Hit;
-use crate::lang::entities::{extract_entities, EntityKind};
+use crate::lang::entities::EntityKind;
 use serde::{Deserialize, Serialize};
 
 /// One reason a memory matched a query.
@@ -89,11 +89,17 @@ impl std::fmt::Display for Reason {
 pub(crate) fn explain(hits: &mut [Hit], plan: &Plan, c: &Candidates, known: &[String]) {
     let entity_keys = evidence::query_entity_keys(&plan.analysis, &plan.actors);
     let reads_dates = plan.analysis.asks_when || !plan.analysis.times.is_empty();
+    // The kind of entity the answer is, when that stage scored the hits.
+    let answer = plan
+        .analysis
+        .expects
+        .filter(|_| plan.tuning.answer_kind > 0.0);
+    let reads_entities = !entity_keys.is_empty() || answer.is_some();
     for h in hits {
-        let facts = match (entity_keys.is_empty(), reads_dates) {
-            (false, _) => evidence::facts_of(&h.memory, known),
-            (true, true) => evidence::dates_of(&h.memory),
-            (true, false) => MemoryFacts::default(),
+        let facts = match (reads_entities, reads_dates) {
+            (true, _) => evidence::facts_of(&h.memory, known),
+            (false, true) => evidence::dates_of(&h.memory),
+            (false, false) => MemoryFacts::default(),
         };
         let mut out = dates(plan, &facts);
         let named: Vec<String> = plan
@@ -107,17 +113,13 @@ pub(crate) fn explain(hits: &mut [Hit], plan: &Plan, c: &Candidates, known: &[St
         if !named.is_empty() {
             out.push(Reason::Entity { names: named });
         }
-        if let Some(kind) = plan
-            .analysis
-            .expects
-            .filter(|_| plan.tuning.answer_kind > 0.0)
-        {
-            let names: Vec<String> =
-                extract_entities(&h.memory.text, h.memory.w5h1.who.as_deref(), known)
-                    .into_iter()
-                    .filter(|e| e.kind == kind)
-                    .map(|e| e.text)
-                    .collect();
+        if let Some(kind) = answer {
+            let names: Vec<String> = facts
+                .entities
+                .iter()
+                .filter(|e| e.kind == kind)
+                .map(|e| e.text.clone())
+                .collect();
             if !names.is_empty() {
                 out.push(Reason::Answer {
                     entity: kind,
