@@ -154,6 +154,19 @@ test("search shows ranked hits with signals in the X-ray", { timeout: 60000 }, a
   await shot("xray");
 });
 
+test("a question for a place names the place a hit holds, and the signals draw bars", { timeout: 60000 }, async () => {
+  await search("Where did Maya move to?");
+  const why = await s.exec(`const row = [...document.querySelectorAll('[data-testid="xray-table"] tr.hit:not(.why)')]
+      .find((tr) => tr.textContent.includes("I live in Arroios"));
+    const next = row?.nextElementSibling;
+    return next?.classList.contains("why") ? next.textContent : "";`);
+  assert.match(why, /a place: Arroios/);
+  // A signal's bar is a fill under its number (an inset shadow), none for an empty signal.
+  const bars = await s.exec(`return [...document.querySelectorAll('[data-testid="xray-table"] td.sig')]
+      .map((td) => [td.textContent, getComputedStyle(td).boxShadow]);`);
+  assert.ok(bars.some(([v, b]) => Number(v) > 0.5 && b.includes("inset")), JSON.stringify(bars.slice(0, 12)));
+});
+
 test("the time scrubber shows the store before an import, then now again", { timeout: 120000 }, async () => {
   // The lamp's memory came with the lighthouse import: go to the instant just before it.
   const hit = await s.exec(`const m = globalThis.__somnaState.search.hits[0].memory; return { id: m.id, created: m.created_at };`);
