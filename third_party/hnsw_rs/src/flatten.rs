@@ -71,8 +71,11 @@ impl FlatPoint {
     }
 } // end impl block for FlatPoint
 
-fn flatten_point<T: Clone + Send + Sync>(point: &Point<T>) -> FlatPoint {
-    let neighbours = point.get_neighborhood_id();
+fn flatten_point<'b, T: Clone + Send + Sync>(
+    indexation: &PointIndexation<'b, T>,
+    point: &Point<'b, T>,
+) -> FlatPoint {
+    let neighbours = indexation.get_neighborhood_id(point);
     // now we flatten neighbours
     let mut flat_neighbours = Vec::<Neighbour>::new();
     for layer in neighbours {
@@ -112,11 +115,12 @@ impl<T: Clone + Send + Sync, D: Distance<T> + Send + Sync> From<&Hnsw<'_, T, D>>
     /// Useful after reloading from a dump with T=NoData and D = NoDist as points are then reloaded with neighbourhood information only.
     fn from(hnsw: &Hnsw<T, D>) -> Self {
         let mut hash_t = HashMap::new();
-        let pt_iter = hnsw.get_point_indexation().into_iter();
+        let indexation = hnsw.get_point_indexation();
         //
-        for point in pt_iter {
+        for point in indexation {
             //    println!("point : {:?}", _point.p_id);
-            let res_insert = hash_t.insert(point.get_origin_id(), flatten_point(&point));
+            let res_insert =
+                hash_t.insert(point.get_origin_id(), flatten_point(indexation, &point));
             if let Some(old_point) = res_insert {
                 error!("2 points with same origin id {:?}", old_point.origin_id);
             }

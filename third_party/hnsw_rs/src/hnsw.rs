@@ -24,7 +24,7 @@ use std::cmp::Reverse;
 use std::collections::HashSet;
 use std::collections::binary_heap::BinaryHeap;
 
-use crate::vectors::VectorTable;
+use crate::vectors::RankTable;
 use crate::visited::with_visited;
 
 use log::trace;
@@ -176,15 +176,16 @@ pub struct Point<'b, T: Clone + Send + Sync> {
     /// visited mark during a search
     pub(crate) rank: usize,
     /// neighbours info
-    /// (Somna's patch: held inline, not behind an `Arc` of its own, one read less per hop)
-    pub(crate) neighbours: RwLock<Vec<Vec<PointWithOrder<'b, T>>>>,
+    /// (Somna's patch: held inline, not behind an `Arc` of its own, one read less per hop;
+    /// each entry a rank and a distance, see [`Edge`])
+    pub(crate) neighbours: RwLock<Vec<Vec<Edge>>>,
 }
 
 impl<'b, T: Clone + Send + Sync> Point<'b, T> {
     /// One empty neighbour list per layer the point is in (Somna's patch: 0.3.5 made
     /// `NB_LAYER_MAX` for every point, 384 bytes of list headers, where most points are in
     /// layer 0 only).
-    fn empty_lists(p_id: PointId) -> Vec<Vec<PointWithOrder<'b, T>>> {
+    fn empty_lists(p_id: PointId) -> Vec<Vec<Edge>> {
         (0..=p_id.0).map(|_| Vec::new()).collect()
     }
 
@@ -225,32 +226,6 @@ impl<'b, T: Clone + Send + Sync> Point<'b, T> {
         self.origin_id
     }
 
-    /// returns for each layer, a vector Neighbour of a point, one vector by layer
-    /// useful for extern crate only as it reallocates vectors
-    pub fn get_neighborhood_id(&self) -> Vec<Vec<Neighbour>> {
-        let ref_neighbours = self.neighbours.read();
-        let nb_layer = ref_neighbours.len();
-        // (a list for each of the `NB_LAYER_MAX` layers, as the dump format has them)
-        let mut neighborhood = Vec::<Vec<Neighbour>>::with_capacity(NB_LAYER_MAX as usize);
-        for i in 0..nb_layer {
-            let mut neighbours = Vec::<Neighbour>::new();
-            let nb_ngbh = ref_neighbours[i].len();
-            if nb_ngbh > 0usize {
-                neighbours.reserve(nb_ngbh);
-                for pointwo in &ref_neighbours[i] {
-                    neighbours.push(Neighbour::new(
-                        pointwo.point_ref.get_origin_id(),
-                        pointwo.dist_to_ref,
-                        pointwo.point_ref.get_point_id(),
-                    ));
-                }
-            }
-            neighborhood.push(neighbours);
-        }
-        neighborhood.resize(NB_LAYER_MAX as usize, Vec::new());
-        neighborhood
-    }
-
     /// prints minimal information on neighbours of point.
     pub fn debug_dump(&self) {
         println!(" \n dump of point id : {:?}", self.p_id);
@@ -261,7 +236,7 @@ impl<'b, T: Clone + Send + Sync> Point<'b, T> {
             if !ref_neighbours[i].is_empty() {
                 println!("neighbours at layer {:?}", i);
                 for n in &ref_neighbours[i] {
-                    println!(" {:?}", n.point_ref.p_id);
+                    println!(" rank {:?}", n.rank);
                 }
             }
         }
@@ -318,7 +293,49 @@ impl<'b, T: Clone + Send + Sync> PointWithOrder<'b, T> {
             rank: point_ref.rank as u32,
         }
     }
+
+    /// This entry as a neighbour list holds it.
+    fn edge(&self) -> Edge {
+        Edge {
+            rank: self.rank,
+            dist: self.dist_to_ref,
+        }
+    }
 } // end of impl block
+
+/// One entry of a neighbour list (Somna's patch): the neighbour's rank, by which the index's
+/// [`RankTable`] gives its point and vector, and its distance to the list's owner. 8 bytes
+/// where 0.3.5 held an `Arc` of a `PointWithOrder` and this patch first an `Arc` of the
+/// point, the distance and the rank inline (16 bytes): the lists are most of an index's
+/// memory beside the vectors.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Edge {
+    pub(crate) rank: u32,
+    pub(crate) dist: f32,
+}
+
+impl PartialEq for Edge {
+    fn eq(&self, other: &Edge) -> bool {
+        self.dist == other.dist
+    }
+}
+
+impl Eq for Edge {}
+
+impl PartialOrd for Edge {
+    fn partial_cmp(&self, other: &Edge) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// By distance to the owner, nearest first (a NaN panics, as for [`PointWithOrder`]).
+impl Ord for Edge {
+    fn cmp(&self, other: &Edge) -> Ordering {
+        self.dist
+            .partial_cmp(&other.dist)
+            .expect("got a NaN in a distance")
+    }
+}
 
 //============================================================================================
 
@@ -338,9 +355,9 @@ fn prefetch<P>(p: *const P) {
 
 /// `list` in an allocation of exactly its length (Somna's patch). Neighbour lists are most
 /// of an index's memory beside the vectors: in layer 0 a list holds between M and 2·M
-/// entries of 16 bytes, and room for 2·M + 1 in every list (as 0.3.5 and this patch first
-/// made them) took 1,040 bytes a point where the lists held 44 entries on average (700
-/// bytes) in a 100,000-point index. A list grows one entry at a time (`reserve_exact`:
+/// entries (of 16 bytes then, 8 now: see [`Edge`]), and room for 2·M + 1 in every list (as
+/// 0.3.5 and this patch first made them) took 1,040 bytes a point where the lists held 44
+/// entries on average (700 bytes) in a 100,000-point index. A list grows one entry at a time (`reserve_exact`:
 /// the allocator resizes in place while its block has room) and is copied when cut back.
 fn exact_list<P>(list: Vec<P>) -> Vec<P> {
     if list.capacity() == list.len() {
@@ -376,6 +393,11 @@ impl<'b, T: Clone + Send + Sync> Near<'b, T> {
             dist,
             point: Arc::as_ptr(point),
         }
+    }
+
+    /// `point` must be held in an `Arc` by the graph (as every point the rank table gives).
+    fn of(dist: f32, point: &Point<'b, T>) -> Self {
+        Near { dist, point }
     }
 }
 
@@ -526,8 +548,8 @@ pub struct PointIndexation<'b, T: Clone + Send + Sync> {
     pub(crate) nb_point: Arc<RwLock<usize>>,
     /// curent enter_point: an Arc RwLock on a possible Arc Point
     pub(crate) entry_point: Arc<RwLock<Option<Arc<Point<'b, T>>>>>,
-    /// each point's vector by rank (Somna's patch: see `vectors.rs`)
-    pub(crate) vectors: VectorTable<T>,
+    /// each point and its vector by rank (Somna's patch: see `vectors.rs`)
+    pub(crate) by_rank: RankTable<'b, T>,
 }
 
 // A point indexation may contain circular references. To deallocate these after a point indexation goes out of scope,
@@ -590,7 +612,7 @@ impl<'b, T: Clone + Send + Sync> PointIndexation<'b, T> {
             layer_g,
             nb_point: Arc::new(RwLock::new(0)),
             entry_point: Arc::new(RwLock::new(None)),
-            vectors: VectorTable::new(),
+            by_rank: RankTable::new(),
         }
     } // end of new
 
@@ -638,9 +660,9 @@ impl<'b, T: Clone + Send + Sync> PointIndexation<'b, T> {
             // make a Point and then an Arc<Point>
             let point = Point::new(data, origin_id, p_id, rank);
             new_point = Arc::new(point);
-            // SAFETY: the vector belongs to a point this indexation holds until it is dropped
-            // (points are never removed), and a point's data is never changed.
-            unsafe { self.vectors.push(rank, new_point.get_v()) };
+            // SAFETY: the point is one this indexation holds until it is dropped (points are
+            // never removed), and a point's data is never changed.
+            unsafe { self.by_rank.push(&new_point) };
             trace!("definitive pushing of point {:?}", p_id);
             points_by_layer_ref[p_id.0 as usize].push(Arc::clone(&new_point));
         } // close write lock on points_by_layer
@@ -684,6 +706,55 @@ impl<'b, T: Clone + Send + Sync> PointIndexation<'b, T> {
             }
         }
     } // end of check_entry_point
+
+    /// The point a neighbour entry names (Somna's patch).
+    #[inline]
+    pub(crate) fn point_of(&self, e: &Edge) -> &Point<'b, T> {
+        self.by_rank
+            .point(e.rank as usize)
+            .expect("a neighbour entry names a point of its index")
+    }
+
+    /// The point a neighbour entry names and its vector (Somna's patch).
+    #[inline]
+    pub(crate) fn entry_of(&self, e: &Edge) -> (&Point<'b, T>, &[T]) {
+        self.by_rank
+            .get(e.rank as usize)
+            .expect("a neighbour entry names a point of its index")
+    }
+
+    /// A neighbour entry as a [`PointWithOrder`], its distance multiplied by `sign`.
+    pub(crate) fn with_order(&self, e: &Edge, sign: f32) -> PointWithOrder<'b, T> {
+        PointWithOrder {
+            point_ref: self
+                .by_rank
+                .arc(e.rank as usize)
+                .expect("a neighbour entry names a point of its index"),
+            dist_to_ref: sign * e.dist,
+            rank: e.rank,
+        }
+    }
+
+    /// For each layer, the neighbours of `point` as [`Neighbour`]s, one list for each of the
+    /// `NB_LAYER_MAX` layers as the dump format has them (Somna's patch: this was
+    /// `Point::get_neighborhood_id`; a neighbour entry now holds a rank, which only the
+    /// index can resolve).
+    pub fn get_neighborhood_id(&self, point: &Point<'b, T>) -> Vec<Vec<Neighbour>> {
+        let lists = point.neighbours.read();
+        let mut neighborhood = Vec::<Vec<Neighbour>>::with_capacity(NB_LAYER_MAX as usize);
+        for list in lists.iter() {
+            neighborhood.push(
+                list.iter()
+                    .map(|e| {
+                        let n = self.point_of(e);
+                        Neighbour::new(n.get_origin_id(), e.dist, n.get_point_id())
+                    })
+                    .collect(),
+            );
+        }
+        neighborhood.resize(NB_LAYER_MAX as usize, Vec::new());
+        neighborhood
+    }
 
     /// returns the number of points in layered structure
     pub fn get_nb_point(&self) -> usize {
@@ -1071,9 +1142,9 @@ impl<'b, T: Clone + Send + Sync, D: Distance<T> + Send + Sync> Hnsw<'b, T, D> {
             if passes(entry_point) {
                 found.push(Near::new(entry_dist, entry_point));
             }
-            // the neighbours of the current candidate not visited yet: their index in its
-            // list and their vector
-            let mut fresh: Vec<(usize, &[T])> = Vec::with_capacity(2 * self.max_nb_connection);
+            // the neighbours of the current candidate not visited yet: their point and vector
+            let mut fresh: Vec<(&Point<'b, T>, &[T])> =
+                Vec::with_capacity(2 * self.max_nb_connection);
             while let Some(Reverse(c)) = candidates.pop() {
                 if found.len() >= ef && found.peek().is_some_and(|f| c.dist > f.dist) {
                     break;
@@ -1090,24 +1161,23 @@ impl<'b, T: Clone + Send + Sync, D: Distance<T> + Send + Sync> Hnsw<'b, T, D> {
                 // prefetched (the vector found by rank, without reading the point); then the
                 // distances, each vector prefetched whole two neighbours ahead.
                 fresh.clear();
-                for (i, e) in list.iter().enumerate() {
+                for e in list.iter() {
                     if visited.insert(e.rank as usize) {
-                        let v = self.vector_of(e);
+                        let (p, v) = self.layer_indexed_points.entry_of(e);
                         prefetch(v.as_ptr());
-                        fresh.push((i, v));
+                        fresh.push((p, v));
                     }
                 }
                 fresh.iter().take(2).for_each(|&(_, v)| prefetch_all(v));
-                for (j, &(i, v)) in fresh.iter().enumerate() {
+                for (j, &(e, v)) in fresh.iter().enumerate() {
                     if let Some(&(_, ahead)) = fresh.get(j + 2) {
                         prefetch_all(ahead);
                     }
-                    let e = &list[i].point_ref;
                     let dist = self.dist_f.eval(point, v);
                     if found.len() < ef || found.peek().is_some_and(|f| dist < f.dist) {
-                        candidates.push(Reverse(Near::new(dist, e)));
+                        candidates.push(Reverse(Near::of(dist, e)));
                         if passes(e) {
-                            found.push(Near::new(dist, e));
+                            found.push(Near::of(dist, e));
                             if found.len() > ef {
                                 found.pop();
                             }
@@ -1120,7 +1190,8 @@ impl<'b, T: Clone + Send + Sync, D: Distance<T> + Send + Sync> Hnsw<'b, T, D> {
                 .into_iter()
                 .map(|n| {
                     // SAFETY: `n.point` came from `Arc::as_ptr` of a point the graph holds
-                    // (see above), so it is alive and another reference may be counted.
+                    // (see above; the rank table's points are such pointers too), so it is
+                    // alive and another reference may be counted.
                     let point = unsafe {
                         Arc::increment_strong_count(n.point);
                         Arc::from_raw(n.point)
@@ -1132,18 +1203,6 @@ impl<'b, T: Clone + Send + Sync, D: Distance<T> + Send + Sync> Hnsw<'b, T, D> {
                 })
                 .collect()
         })
-    }
-
-    /// The vector of a neighbour, from the table of vectors by rank (Somna's patch), or from
-    /// its point if the table does not have it (it always should).
-    #[inline]
-    fn vector_of(&self, e: &PointWithOrder<'b, T>) -> &[T] {
-        match self.layer_indexed_points.vectors.get(e.rank as usize) {
-            Some(v) => v,
-            // SAFETY: the graph holds every point a neighbour entry names for as long as
-            // `&self` lives (see `search_layer_scored`).
-            None => unsafe { &*Arc::as_ptr(&e.point_ref) }.get_v(),
-        }
     }
 
     /// [`Self::search_layer_scored`] as the heap of positive distances the original
@@ -1270,7 +1329,8 @@ impl<'b, T: Clone + Send + Sync, D: Distance<T> + Send + Sync> Hnsw<'b, T, D> {
                 // (Somna's patch: a list holds no more room than its entries; see
                 // `exact_list`)
                 let nearest = neighbours.first().map(|n| Arc::clone(&n.point_ref));
-                new_point.neighbours.write()[l as usize] = exact_list(neighbours);
+                new_point.neighbours.write()[l as usize] =
+                    neighbours.iter().map(PointWithOrder::edge).collect();
                 // this reverse neighbour update could be done here but we put it at end to gather all code
                 // requiring a mutex guard for multi threading.
                 // update ep for loop iteration. As we sorted neighbours the nearest
@@ -1332,17 +1392,20 @@ impl<'b, T: Clone + Send + Sync, D: Distance<T> + Send + Sync> Hnsw<'b, T, D> {
         let level = new_point.p_id.0;
         for l in (0..level + 1).rev() {
             for q in &new_point.neighbours.read()[l as usize] {
-                if new_point.p_id != q.point_ref.p_id {
+                if new_point.rank != q.rank as usize {
                     // as new point is in global table, do not loop and deadlock!!
-                    let q_point = &q.point_ref;
+                    let q_point = self.layer_indexed_points.point_of(q);
                     let mut q_point_neighbours = q_point.neighbours.write();
-                    let n_to_add = PointWithOrder::<T>::new(&Arc::clone(&new_point), q.dist_to_ref);
+                    let n_to_add = Edge {
+                        rank: new_point.rank as u32,
+                        dist: q.dist,
+                    };
                     // fix from vidaunited (https://github.com/vidaunited), store potential reverse neighbout at correct layer
                     // This potential reverse add provide a symetric edge only if new_point is sufficiently close to q_point from q_point point of view
                     let l_n = l as usize;
                     let already = q_point_neighbours[l_n]
                         .iter()
-                        .position(|old| old.point_ref.p_id == new_point.p_id);
+                        .position(|old| old.rank == n_to_add.rank);
                     if already.is_some() {
                         // debug!(" new_point.p_id {:?} already in neighbourhood of  q_point {:?} at index {:?}", new_point.p_id, q_point.p_id, already.unwrap());
                         // q_point.debug_dump();  cannot be called as its neighbours are locked write by this method.
@@ -1360,7 +1423,7 @@ impl<'b, T: Clone + Send + Sync, D: Distance<T> + Send + Sync> Hnsw<'b, T, D> {
                         2 * self.max_nb_connection
                     };
                     let list = &mut q_point_neighbours[l_n];
-                    let at = list.partition_point(|n| n.dist_to_ref <= n_to_add.dist_to_ref);
+                    let at = list.partition_point(|n| n.dist <= n_to_add.dist);
                     if list.len() < threshold_shrinking {
                         // room for one more entry, not twice as many (see `exact_list`)
                         list.reserve_exact(1);
@@ -1384,7 +1447,8 @@ impl<'b, T: Clone + Send + Sync, D: Distance<T> + Send + Sync> Hnsw<'b, T, D> {
     /// Keeps at most `keep` entries of `list` (sorted by distance to its owner, nearest
     /// first) chosen by the selection heuristic, as hnswlib does when a list overflows: an
     /// entry stays when it is nearer the owner than every entry kept before it.
-    fn prune(&self, list: &mut Vec<PointWithOrder<'b, T>>, keep: usize) {
+    fn prune(&self, list: &mut Vec<Edge>, keep: usize) {
+        let points = &self.layer_indexed_points;
         let mut kept = 0;
         for i in 0..list.len() {
             if kept == keep {
@@ -1392,10 +1456,10 @@ impl<'b, T: Clone + Send + Sync, D: Distance<T> + Send + Sync> Hnsw<'b, T, D> {
             }
             let (head, tail) = list.split_at(i);
             let c = &tail[0];
-            let v = c.point_ref.data.get_v();
+            let v = points.entry_of(c).1;
             let diverse = head[..kept]
                 .iter()
-                .all(|r| self.dist_f.eval(v, r.point_ref.data.get_v()) >= c.dist_to_ref);
+                .all(|r| self.dist_f.eval(v, points.entry_of(r).1) >= c.dist);
             if diverse {
                 list.swap(kept, i);
                 kept += 1;
@@ -1458,10 +1522,12 @@ impl<'b, T: Clone + Send + Sync, D: Distance<T> + Send + Sync> Hnsw<'b, T, D> {
             for (_p_id, p_point) in candidates_set.iter() {
                 let n_p_layer = &p_point.neighbours.read()[layer as usize];
                 for q in n_p_layer {
-                    if !candidates_set.contains_key(&q.point_ref.p_id)
-                        && !new_candidates_set.contains_key(&q.point_ref.p_id)
+                    let q_id = self.layer_indexed_points.point_of(q).p_id;
+                    if !candidates_set.contains_key(&q_id)
+                        && !new_candidates_set.contains_key(&q_id)
                     {
-                        new_candidates_set.insert(q.point_ref.p_id, Arc::clone(&q.point_ref));
+                        let q_point = self.layer_indexed_points.with_order(q, 1.0).point_ref;
+                        new_candidates_set.insert(q_id, q_point);
                     }
                 }
             } // end of for p
@@ -1615,10 +1681,12 @@ impl<'b, T: Clone + Send + Sync, D: Distance<T> + Send + Sync> Hnsw<'b, T, D> {
             loop {
                 let mut nearer: Option<Arc<Point<'b, T>>> = None;
                 for n in &pivot.neighbours.read()[layer as usize] {
-                    let dist = self.dist_f.eval(data, n.point_ref.data.get_v());
+                    let dist = self
+                        .dist_f
+                        .eval(data, self.layer_indexed_points.entry_of(n).1);
                     if dist < dist_to_entry {
                         dist_to_entry = dist;
-                        nearer = Some(Arc::clone(&n.point_ref));
+                        nearer = Some(self.layer_indexed_points.with_order(n, 1.0).point_ref);
                     }
                 }
                 match nearer {
@@ -1802,13 +1870,13 @@ where
             for k in 0..nbgh1.len() {
                 assert_eq!(nbgh1[k].len(), nbgh2[k].len());
                 for l in 0..nbgh1[k].len() {
-                    assert_eq!(
-                        nbgh1[k][l].point_ref.origin_id,
-                        nbgh2[k][l].point_ref.origin_id
-                    );
-                    assert_eq!(nbgh1[k][l].point_ref.p_id, nbgh2[k][l].point_ref.p_id);
+                    // (ranks may differ: a reload ranks points in layer order)
+                    let n1 = hnsw1.layer_indexed_points.point_of(&nbgh1[k][l]);
+                    let n2 = hnsw2.layer_indexed_points.point_of(&nbgh2[k][l]);
+                    assert_eq!(n1.origin_id, n2.origin_id);
+                    assert_eq!(n1.p_id, n2.p_id);
                     // CAVEAT for precision with f32
-                    assert_eq!(nbgh1[k][l].dist_to_ref, nbgh2[k][l].dist_to_ref);
+                    assert_eq!(nbgh1[k][l].dist, nbgh2[k][l].dist);
                     nb_neighbours_checked += 1;
                 }
             }
@@ -1827,6 +1895,35 @@ mod tests {
 
     fn log_init_test() {
         let _ = env_logger::builder().is_test(true).try_init();
+    }
+
+    /// Somna's patch: a neighbour entry is a rank and a distance, half the size of the
+    /// `Arc`, distance and rank it held before, and each entry resolves to its own point.
+    #[test]
+    fn a_neighbour_entry_is_eight_bytes_and_names_its_point() {
+        assert_eq!(std::mem::size_of::<Edge>(), 8);
+        let hnsw = Hnsw::<f32, dist::DistL2>::new(4, 200, 16, 20, dist::DistL2 {});
+        let data: Vec<Vec<f32>> = (0..200)
+            .map(|i| vec![i as f32, (i * i % 17) as f32])
+            .collect();
+        for (i, v) in data.iter().enumerate() {
+            hnsw.insert((v, i));
+        }
+        let indexation = hnsw.get_point_indexation();
+        let mut entries = 0;
+        for p in indexation {
+            for list in p.neighbours.read().iter() {
+                for e in list {
+                    let (n, v) = indexation.entry_of(e);
+                    assert_eq!(n.rank, e.rank as usize);
+                    assert_eq!(v, &data[n.get_origin_id()][..]);
+                    let d = dist::DistL2 {}.eval(p.get_v(), v);
+                    assert!((d - e.dist).abs() <= 1e-4 * d.max(1.0), "{d} vs {}", e.dist);
+                    entries += 1;
+                }
+            }
+        }
+        assert!(entries > 400, "{entries} entries");
     }
 
     #[test]

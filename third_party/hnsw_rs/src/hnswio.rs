@@ -27,7 +27,7 @@ use std::io::{BufReader, BufWriter};
 use std::path::{Path, PathBuf};
 
 // synchro
-use crate::vectors::VectorTable;
+use crate::vectors::RankTable;
 use parking_lot::RwLock;
 use std::sync::Arc;
 
@@ -728,10 +728,11 @@ impl HnswIo {
                 point.neighbours.write()[l].reserve_exact(neighbours.len());
                 for n in neighbours {
                     let n_point = &points_by_layer[n.p_id.0 as usize][n.p_id.1 as usize];
-                    // now n_point is the Arc<Point> corresponding to neighbour n of point,
-                    // construct a corresponding PointWithOrder
-                    let n_pwo = PointWithOrder::<T>::new(n_point, n.distance);
-                    point.neighbours.write()[l].push(n_pwo);
+                    // (Somna's patch: an entry is the neighbour's rank and distance)
+                    point.neighbours.write()[l].push(Edge {
+                        rank: n_point.rank as u32,
+                        dist: n.distance,
+                    });
                 } // end of for n
                 //  must sort
                 point.neighbours.write()[l].sort_unstable();
@@ -772,14 +773,14 @@ impl HnswIo {
             entry_point.get_point_id()
         );
         //
-        // each point's vector by rank, in rank order
-        let vectors = VectorTable::new();
-        let mut by_rank: Vec<&Arc<Point<T>>> = points_by_layer.iter().flatten().collect();
-        by_rank.sort_unstable_by_key(|p| p.rank);
-        for p in by_rank {
-            // SAFETY: the vector belongs to a point the indexation built here holds until it
-            // is dropped, and a point's data is never changed.
-            unsafe { vectors.push(p.rank, p.get_v()) };
+        // each point and its vector by rank, in rank order
+        let table = RankTable::new();
+        let mut ranked: Vec<&Arc<Point<T>>> = points_by_layer.iter().flatten().collect();
+        ranked.sort_unstable_by_key(|p| p.rank);
+        for p in ranked {
+            // SAFETY: the point is one the indexation built here holds until it is dropped,
+            // and a point's data is never changed.
+            unsafe { table.push(p) };
         }
         let point_indexation = PointIndexation {
             max_nb_connection: descr.max_nb_connection as usize,
@@ -792,7 +793,7 @@ impl HnswIo {
             ),
             nb_point: Arc::new(RwLock::new(nb_points_loaded)), // CAVEAT , we should increase , the whole thing is to be able to increment graph ?
             entry_point: Arc::new(RwLock::new(Some(entry_point))),
-            vectors,
+            by_rank: table,
         };
         //
         debug!("Exiting load_pointIndexation");
@@ -1077,8 +1078,9 @@ pub fn load_description(io_in: &mut dyn Read) -> Result<Description> {
 ///  2. origin_id as a u64
 ///  3. The vector of data (the length is known from Description)
 ///
-fn dump_point<T: Serialize + Clone + Sized + Send + Sync, W: Write>(
-    point: &Point<T>,
+fn dump_point<'b, T: Serialize + Clone + Sized + Send + Sync, W: Write>(
+    indexation: &PointIndexation<'b, T>,
+    point: &Point<'b, T>,
     mode: DumpMode,
     graphout: &mut BufWriter<W>,
     dataout: &mut BufWriter<W>,
@@ -1094,7 +1096,7 @@ fn dump_point<T: Serialize + Clone + Sized + Send + Sync, W: Write>(
     }
     trace!(" point dump {:?} {:?}  ", p_id, point.get_origin_id());
     // then dump neighborhood info : nb neighbours : u32 , then list of origin_id, layer, rank_in_layer
-    let neighborhood = point.get_neighborhood_id();
+    let neighborhood = indexation.get_neighborhood_id(point);
     // in any case nb_layers are dumped with possibly 0 neighbours at a layer, but this does not occur by construction
     for (l, neighbours_at_l) in neighborhood.iter().enumerate() {
         // Caution : we dump number of neighbours as a usize, even if it cannot be so large!
@@ -1335,7 +1337,7 @@ impl<T: Serialize + DeserializeOwned + Clone + Send + Sync> HnswIoT for PointInd
             graphout.write_all(&nb_point.to_ne_bytes())?;
             for j in 0..layers[i].len() {
                 assert_eq!(layers[i][j].get_point_id(), PointId(i as u8, j as i32));
-                dump_point(&layers[i][j], mode, graphout, dataout)?;
+                dump_point(self, &layers[i][j], mode, graphout, dataout)?;
             }
         }
         // dump id of entry point
@@ -1502,9 +1504,9 @@ mod tests {
             let mut ranks: Vec<usize> = layers.iter().flatten().map(|p| p.rank).collect();
             ranks.sort_unstable();
             assert_eq!(ranks, (0..2000).collect::<Vec<_>>());
-            assert_eq!(indexation.vectors.len(), 2000);
+            assert_eq!(indexation.by_rank.len(), 2000);
             for p in layers.iter().flatten() {
-                let v = indexation.vectors.get(p.rank).expect("recorded");
+                let v = indexation.by_rank.vector(p.rank).expect("recorded");
                 assert!(std::ptr::eq(v, p.get_v()));
                 assert_eq!(v, &data[p.get_origin_id()][..]);
                 for list in p.neighbours.read().iter() {

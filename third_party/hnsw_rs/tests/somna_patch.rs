@@ -170,9 +170,10 @@ fn neighbour_lists_are_bounded_pruned_and_only_in_the_points_own_layers() {
     let refs: Vec<(&[f32], usize)> = base.iter().enumerate().map(|(i, v)| (&v[..], i)).collect();
     hnsw.parallel_insert_slice(&refs);
     let (mut layer0_total, mut layer0_lists) = (0, 0);
-    for p in hnsw.get_point_indexation() {
+    let indexation = hnsw.get_point_indexation();
+    for p in indexation {
         let level = p.get_point_id().0 as usize;
-        let lists = p.get_neighborhood_id();
+        let lists = indexation.get_neighborhood_id(&p);
         assert_eq!(
             lists.len(),
             16,
