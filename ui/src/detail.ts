@@ -5,6 +5,7 @@ import { api } from "./api";
 import { h, append, clear, fmtInt, fmtTime, fmtNum, toast } from "./dom";
 import { bus, select, state } from "./store";
 import { selectionActions } from "./curate";
+import { timed } from "./render/perf";
 import type { HistoryEntry, Memory, MemoryDetail, MemorySleepEvent, MemoryUpdate, MemState } from "./types";
 import { STATES } from "./types";
 
@@ -44,7 +45,8 @@ export class Detail {
       if (token !== this.loading) return;
       this.current = d;
       this.sleeps = sleeps;
-      this.render(d);
+      // (a span of its own: the page's main-thread record, render/perf.ts)
+      timed("detail.render", () => this.render(d));
     } catch (e) {
       if (token !== this.loading) return;
       clear(this.body);
