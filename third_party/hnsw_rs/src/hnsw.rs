@@ -6,9 +6,6 @@
 use rand::rngs::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
 
-use cpu_time::ProcessTime;
-use std::time::SystemTime;
-
 use std::cmp::Ordering;
 
 use parking_lot::{Mutex, RwLock, RwLockReadGuard};
@@ -552,46 +549,9 @@ pub struct PointIndexation<'b, T: Clone + Send + Sync> {
     pub(crate) by_rank: RankTable<'b, T>,
 }
 
-// A point indexation may contain circular references. To deallocate these after a point indexation goes out of scope,
-// implement the Drop trait.
-
-impl<T: Clone + Send + Sync> Drop for PointIndexation<'_, T> {
-    fn drop(&mut self) {
-        let cpu_start = ProcessTime::now();
-        let sys_now = SystemTime::now();
-        info!("entering PointIndexation drop");
-        // clear_neighborhood. There are no point in neighborhoods that are not referenced directly in layers.
-        // so we cannot lose reference to a point by cleaning neighborhood
-        fn clear_neighborhoods<T: Clone + Send + Sync>(init: &Point<T>) {
-            let mut neighbours = init.neighbours.write();
-            let nb_layer = neighbours.len();
-            for l in 0..nb_layer {
-                neighbours[l].clear();
-            }
-            neighbours.clear();
-        }
-        if let Some(i) = self.entry_point.write().as_ref() {
-            clear_neighborhoods(i.as_ref());
-        }
-        //
-        let nb_level = self.get_max_level_observed();
-        for l in 0..=nb_level {
-            trace!("clearing layer {}", l);
-            let layer = &mut self.points_by_layer.write()[l as usize];
-            layer.into_par_iter().for_each(|p| clear_neighborhoods(p));
-            layer.clear();
-        }
-        //
-        debug!("clearing self.points_by_layer...");
-        drop(self.points_by_layer.write());
-        debug!("exiting PointIndexation drop");
-        info!(
-            " drop sys time(s) {:?} cpu time {:?}",
-            sys_now.elapsed().unwrap().as_secs(),
-            cpu_start.elapsed().as_secs()
-        );
-    } // end my drop
-} // end implementation Drop
+// (Somna's patch: 0.3.5 dropped an indexation by clearing every point's neighbour lists
+// first, since each list held `Arc`s of its neighbours, a cycle of reference counts. A list
+// now holds ranks, so the points drop with their layers.)
 
 impl<'b, T: Clone + Send + Sync> PointIndexation<'b, T> {
     pub fn new(max_nb_connection: usize, max_layer: usize, max_elements: usize) -> Self {
@@ -710,9 +670,7 @@ impl<'b, T: Clone + Send + Sync> PointIndexation<'b, T> {
     /// The point a neighbour entry names (Somna's patch).
     #[inline]
     pub(crate) fn point_of(&self, e: &Edge) -> &Point<'b, T> {
-        self.by_rank
-            .point(e.rank as usize)
-            .expect("a neighbour entry names a point of its index")
+        self.entry_of(e).0
     }
 
     /// The point a neighbour entry names and its vector (Somna's patch).
@@ -723,16 +681,11 @@ impl<'b, T: Clone + Send + Sync> PointIndexation<'b, T> {
             .expect("a neighbour entry names a point of its index")
     }
 
-    /// A neighbour entry as a [`PointWithOrder`], its distance multiplied by `sign`.
-    pub(crate) fn with_order(&self, e: &Edge, sign: f32) -> PointWithOrder<'b, T> {
-        PointWithOrder {
-            point_ref: self
-                .by_rank
-                .arc(e.rank as usize)
-                .expect("a neighbour entry names a point of its index"),
-            dist_to_ref: sign * e.dist,
-            rank: e.rank,
-        }
+    /// Another `Arc` of the point a neighbour entry names (Somna's patch).
+    pub(crate) fn arc_of(&self, e: &Edge) -> Arc<Point<'b, T>> {
+        self.by_rank
+            .arc(e.rank as usize)
+            .expect("a neighbour entry names a point of its index")
     }
 
     /// For each layer, the neighbours of `point` as [`Neighbour`]s, one list for each of the
@@ -1526,7 +1479,7 @@ impl<'b, T: Clone + Send + Sync, D: Distance<T> + Send + Sync> Hnsw<'b, T, D> {
                     if !candidates_set.contains_key(&q_id)
                         && !new_candidates_set.contains_key(&q_id)
                     {
-                        let q_point = self.layer_indexed_points.with_order(q, 1.0).point_ref;
+                        let q_point = self.layer_indexed_points.arc_of(q);
                         new_candidates_set.insert(q_id, q_point);
                     }
                 }
@@ -1686,7 +1639,7 @@ impl<'b, T: Clone + Send + Sync, D: Distance<T> + Send + Sync> Hnsw<'b, T, D> {
                         .eval(data, self.layer_indexed_points.entry_of(n).1);
                     if dist < dist_to_entry {
                         dist_to_entry = dist;
-                        nearer = Some(self.layer_indexed_points.with_order(n, 1.0).point_ref);
+                        nearer = Some(self.layer_indexed_points.arc_of(n));
                     }
                 }
                 match nearer {
@@ -1892,6 +1845,7 @@ mod tests {
 
     use super::*;
     use anndists::dist;
+    use cpu_time::ProcessTime;
 
     fn log_init_test() {
         let _ = env_logger::builder().is_test(true).try_init();

@@ -67,13 +67,6 @@ impl<'b, T: Clone + Send + Sync> RankTable<'b, T> {
         self.slots.get(rank).map(|s| unsafe { &*s.vector })
     }
 
-    /// The point of rank `rank`, if recorded.
-    #[inline]
-    pub(crate) fn point(&self, rank: usize) -> Option<&Point<'b, T>> {
-        // SAFETY: by `push`'s contract the point outlives the table, hence `&self`.
-        self.slots.get(rank).map(|s| unsafe { &*s.point })
-    }
-
     /// Another `Arc` of the point of rank `rank`, if recorded.
     pub(crate) fn arc(&self, rank: usize) -> Option<Arc<Point<'b, T>>> {
         self.slots.get(rank).map(|s| {
@@ -112,9 +105,9 @@ mod tests {
         }
         assert_eq!(table.vector(0), Some(&[1.0, 2.0][..]));
         assert_eq!(table.vector(1), Some(&[3.0, 4.0][..]));
-        assert!(std::ptr::eq(table.point(1).unwrap(), Arc::as_ptr(&b)));
+        assert!(std::ptr::eq(table.get(1).unwrap().0, Arc::as_ptr(&b)));
         assert_eq!(table.vector(2), None);
-        assert!(table.point(2).is_none());
+        assert!(table.get(2).is_none());
         assert_eq!(table.len(), 2);
         let again = table.arc(0).unwrap();
         assert_eq!(again.get_origin_id(), 10);
