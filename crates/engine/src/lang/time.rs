@@ -209,6 +209,13 @@ fn month_of(word: &str) -> Option<u32> {
         })
 }
 
+/// A month word that is also an ordinary word or a name in lower case: "may", "march",
+/// and the abbreviations ("jan", "sep", "dec").
+fn ambiguous_month(word: &str) -> bool {
+    let w = word.trim_end_matches('.');
+    matches!(w, "may" | "march") || !MONTHS.contains(&w)
+}
+
 fn weekday_of(word: &str) -> Option<Weekday> {
     // "on Fridays" reads as the weekday too.
     let w = word
@@ -430,7 +437,7 @@ impl Scan<'_> {
             }
         } else if let Some(d) = ordinal_day(self.word(i)) {
             let of = usize::from(self.word(i + 1) == "of");
-            let m = month_of(self.word(i + 1 + of)).filter(|_| self.capitalised(i + 1 + of))?;
+            let m = self.month_at(i + 1 + of)?;
             (i + 2 + of, Some(d), m)
         } else if let Some(y) = year_of(self.word(i)) {
             let before = if i > 0 { self.word(i - 1) } else { "" };
@@ -492,9 +499,35 @@ impl Scan<'_> {
         Some((j - i, When::Range(when), false))
     }
 
-    /// A month name as a month (capitalised: "may", "march" are words too).
+    /// A month name as a month. People who type in lower case write "june" and "in may
+    /// 2023" too, so a month's full name reads as the month in either case, except "may"
+    /// and "march", which are words as well, and the abbreviations ("jan", "dec"): in
+    /// lower case those need a day or a year beside them ("may 8", "8 may", "may 2023")
+    /// or one of a few prepositions before them ("in may", "since march").
     fn month_at(&self, i: usize) -> Option<u32> {
-        month_of(self.word(i)).filter(|_| self.capitalised(i))
+        let m = month_of(self.word(i))?;
+        if self.capitalised(i) || !ambiguous_month(self.word(i)) {
+            return Some(m);
+        }
+        let next = self.word(i + 1);
+        let dated = ordinal_day(next).is_some() || year_of(next).is_some();
+        let before = if i > 0 { self.word(i - 1) } else { "" };
+        let day_before = (i > 0 && ordinal_day(before).is_some())
+            || (before == "of" && i > 1 && ordinal_day(self.word(i - 2)).is_some());
+        // ("last may", "next march": "this may" is more often "this may be …")
+        let preposed = matches!(
+            before,
+            "in" | "since"
+                | "during"
+                | "until"
+                | "till"
+                | "early"
+                | "mid"
+                | "late"
+                | "last"
+                | "next"
+        );
+        (dated || day_before || preposed).then_some(m)
     }
 
     /// "the week before", "the day after", "the previous month", "two days later".
@@ -671,7 +704,10 @@ impl Scan<'_> {
     /// "on Friday", "Saturday": the nearest such day before the text (after it when the
     /// sentence speaks of the future); vague when it is a habit ("every Tuesday").
     fn weekday(&self, i: usize, anchor: NaiveDate) -> Option<Found> {
-        let wd = weekday_of(self.word(i)).filter(|_| self.capitalised(i))?;
+        // In lower case ("sunday best") only after a preposition: "on friday".
+        let preposed =
+            i > 0 && matches!(self.word(i - 1), "on" | "since" | "until" | "till" | "by");
+        let wd = weekday_of(self.word(i)).filter(|_| self.capitalised(i) || preposed)?;
         let d = if self.future(i, i + 1) {
             next_or_today(anchor, wd)
         } else {
@@ -984,6 +1020,44 @@ mod tests {
         // "may" and "march" as words are not months.
         assert!(find_times("You may march on.", monday()).is_empty());
         assert!(find_times("May I come?", monday()).is_empty());
+    }
+
+    #[test]
+    fn months_and_weekdays_typed_in_lower_case_still_resolve() {
+        // Full month names other than "may" and "march" are months in any case.
+        assert_eq!(one("in january 2022"), range(d(2022, 1, 1), d(2022, 1, 31)));
+        assert_eq!(
+            one("we met in august"),
+            range(d(2022, 8, 1), d(2022, 8, 31))
+        );
+        assert_eq!(
+            one("on 31 july, 2022"),
+            range(d(2022, 7, 31), d(2022, 7, 31))
+        );
+        assert_eq!(
+            one("the 8th of december, 2022"),
+            range(d(2022, 12, 8), d(2022, 12, 8))
+        );
+        // "may" and "march" need a day, a year or a preposition beside them.
+        assert_eq!(one("in may 2023"), range(d(2023, 5, 1), d(2023, 5, 31)));
+        assert_eq!(one("on may 3rd"), range(d(2023, 5, 3), d(2023, 5, 3)));
+        assert_eq!(one("on 3 may"), range(d(2023, 5, 3), d(2023, 5, 3)));
+        assert_eq!(one("back in march"), range(d(2023, 3, 1), d(2023, 3, 31)));
+        assert_eq!(one("last may"), range(d(2022, 5, 1), d(2022, 5, 31)));
+        for words in [
+            "you may march on.",
+            "this may be hard",
+            "in the end may it go well",
+            "by may i come?",
+        ] {
+            assert!(find_times(words, monday()).is_empty(), "{words}");
+        }
+        // A weekday in lower case after a preposition; "sunday best" is not a day.
+        assert_eq!(
+            one("i saw her on friday"),
+            range(d(2023, 5, 5), d(2023, 5, 5))
+        );
+        assert!(find_times("sunday best", monday()).is_empty());
     }
 
     #[test]
