@@ -7,6 +7,8 @@
 
 use super::{words, Word};
 use serde::{Deserialize, Serialize};
+use std::collections::HashSet;
+use std::sync::OnceLock;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -558,12 +560,100 @@ fn possessions(text: &str, ws: &[Word], speaker: Option<&str>) -> Vec<Entity> {
     out
 }
 
+/// Places a chat names in lower case as often as capitalised (`places_en.txt`).
+const PLACES: &str = include_str!("places_en.txt");
+
+/// The gazetteer: its names (lower case, without a leading "the"), and the first words of
+/// those of several words with the most words one has.
+struct Gazetteer {
+    names: HashSet<&'static str>,
+    starts: HashSet<&'static str>,
+    longest: usize,
+}
+
+fn gazetteer() -> &'static Gazetteer {
+    static SET: OnceLock<Gazetteer> = OnceLock::new();
+    SET.get_or_init(|| {
+        let names: HashSet<&'static str> = PLACES
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .collect();
+        let starts = names
+            .iter()
+            .filter_map(|n| n.split_once(' ').map(|(first, _)| first))
+            .collect();
+        let longest = names
+            .iter()
+            .map(|n| n.split(' ').count())
+            .max()
+            .unwrap_or(1);
+        Gazetteer {
+            names,
+            starts,
+            longest,
+        }
+    })
+}
+
+/// Whether a name's key is a place the gazetteer knows ("the Netherlands" as
+/// "netherlands").
+fn is_known_place(key: &str) -> bool {
+    gazetteer()
+        .names
+        .contains(key.strip_prefix("the ").unwrap_or(key))
+}
+
+/// The places of the gazetteer `text` names in any case ("we went to spain", "new york"):
+/// at each word the longest run of words, with only spaces between them, that is one.
+fn gazetteer_places(text: &str, ws: &[Word]) -> Vec<Entity> {
+    let g = gazetteer();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < ws.len() {
+        let first = strip_possessive(&ws[i].lower);
+        // (runs of several words only from a word that starts such a name: most words
+        // start none, and cost one lookup)
+        let several = if g.starts.contains(first) {
+            (2..=g.longest.min(ws.len() - i)).rev().find(|&n| {
+                let spaced = (i + 1..i + n).all(|j| &text[ws[j - 1].end..ws[j].start] == " ");
+                let key: Vec<&str> = ws[i..i + n]
+                    .iter()
+                    .map(|w| strip_possessive(&w.lower))
+                    .collect();
+                spaced && g.names.contains(key.join(" ").as_str())
+            })
+        } else {
+            None
+        };
+        let Some(n) = several.or_else(|| g.names.contains(first).then_some(1)) else {
+            i += 1;
+            continue;
+        };
+        let written = text[ws[i].start..ws[i + n - 1].end].to_string();
+        out.push(Entity {
+            kind: EntityKind::Place,
+            key: name_key(&written),
+            text: written,
+        });
+        i += n;
+    }
+    out
+}
+
 /// The entities of `text` said by `speaker` (who "my" refers to). `known` are names known
 /// to be people (the store's speakers).
 pub fn extract_entities(text: &str, speaker: Option<&str>, known: &[String]) -> Vec<Entity> {
     let ws = words(text);
     let mut out = titles(text);
-    out.extend(names(text, &ws, known));
+    // A capitalised name the gazetteer knows is a place ("Spain", also without "in").
+    out.extend(names(text, &ws, known).into_iter().map(|mut e| {
+        if e.kind == EntityKind::Name && is_known_place(&e.key) {
+            e.kind = EntityKind::Place;
+        }
+        e
+    }));
+    out.extend(gazetteer_places(text, &ws));
     out.extend(possessions(text, &ws, speaker));
     let mut seen = std::collections::HashSet::new();
     out.retain(|e| !e.key.is_empty() && seen.insert(e.key.clone()));
@@ -603,6 +693,39 @@ mod tests {
         assert!(got.contains(&(EntityKind::Possession, "melanie:friend".into())));
         // The sentence's first word is not a name.
         assert!(!got.iter().any(|(_, k)| k == "yesterday"), "{got:?}");
+    }
+
+    #[test]
+    fn places_the_gazetteer_knows_are_places_in_any_case() {
+        // Typed in lower case, one word or several, possessive or not.
+        let got = keys(
+            "we drove from new york to florida, then flew to spain's coast",
+            None,
+        );
+        for place in ["new york", "florida", "spain"] {
+            assert!(
+                got.contains(&(EntityKind::Place, place.into())),
+                "{place}: {got:?}"
+            );
+        }
+        // Capitalised without a cue word before it, and with "the".
+        let got = keys("Barcelona was lovely. The Netherlands too.", None);
+        assert!(
+            got.contains(&(EntityKind::Place, "barcelona".into())),
+            "{got:?}"
+        );
+        assert!(
+            got.contains(&(EntityKind::Place, "the netherlands".into()))
+                || got.contains(&(EntityKind::Place, "netherlands".into())),
+            "{got:?}"
+        );
+        // Words that are places only in some readings are not in it; nor is a place's
+        // name split by punctuation.
+        let got = keys(
+            "i ate turkey from a china plate with us. new, york-style bagels",
+            None,
+        );
+        assert!(got.iter().all(|(k, _)| *k != EntityKind::Place), "{got:?}");
     }
 
     #[test]
