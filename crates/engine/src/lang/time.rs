@@ -839,12 +839,39 @@ fn next_or_today(anchor: NaiveDate, wd: Weekday) -> NaiveDate {
     }
 }
 
+/// The word a chat's short or misspelt time word stands for ("tmrw", "yday", "wknd",
+/// "2 wks ago"), or `None` when it is not one.
+fn chat_spelling(word: &str) -> Option<&'static str> {
+    Some(match word {
+        "tmrw" | "tmr" | "tmrow" | "tomorow" | "tommorow" | "tommorrow" => "tomorrow",
+        "yday" | "yesterdy" | "yestrday" => "yesterday",
+        "tonite" | "2nite" => "tonight",
+        "2day" => "today",
+        "wknd" | "wkend" => "weekend",
+        "wknds" | "wkends" => "weekends",
+        "wk" => "week",
+        "wks" => "weeks",
+        "yr" => "year",
+        "yrs" => "years",
+        "mnth" | "mth" => "month",
+        "mnths" | "mths" => "months",
+        "nxt" => "next",
+        _ => return None,
+    })
+}
+
 /// Every time expression in `text`, resolved against `anchor` (the day it was written).
 /// Without an anchor only expressions that carry their own date are found.
 pub fn find_times(text: &str, anchor: Option<NaiveDate>) -> Vec<TimeMention> {
+    let mut w = words(text);
+    for word in &mut w {
+        if let Some(full) = chat_spelling(&word.lower) {
+            word.lower = full.to_string();
+        }
+    }
     let mut scan = Scan {
         text,
-        w: words(text),
+        w,
         anchor,
         last: None,
     };
@@ -1058,6 +1085,18 @@ mod tests {
             range(d(2023, 5, 5), d(2023, 5, 5))
         );
         assert!(find_times("sunday best", monday()).is_empty());
+    }
+
+    #[test]
+    fn a_chat_s_short_time_words_resolve_like_the_full_ones() {
+        assert_eq!(one("saw her yday"), one("saw her yesterday"));
+        assert_eq!(one("going tmrw"), one("going tomorrow"));
+        assert_eq!(one("last wknd was fun"), one("last weekend was fun"));
+        assert_eq!(one("2 wks ago"), one("2 weeks ago"));
+        assert_eq!(one("a few yrs ago"), one("a few years ago"));
+        assert_eq!(one("nxt month"), one("next month"));
+        // The phrase is as written.
+        assert_eq!(find_times("saw her yday", monday())[0].phrase, "yday");
     }
 
     #[test]
