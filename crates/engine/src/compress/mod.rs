@@ -207,7 +207,7 @@ fn candidate_sentences(batch: &Batch, corpus: &Corpus) -> Vec<Sentence> {
             let s = s.replace('"', "'");
             let words = s.split_whitespace().count();
             let st = text::content_stems(&s);
-            if !(4..=40).contains(&words) || st.len() < 2 || s.ends_with('?') {
+            if !(4..=40).contains(&words) || st.len() < 2 || crate::lang::asks::is_question(&s) {
                 continue;
             }
             sents.push(Sentence {

@@ -162,7 +162,7 @@ pub fn extract_facts(speaker: &str, text: &str) -> Vec<String> {
     let mut out = Vec::new();
     for sentence in split_sentences(text) {
         let lower = sentence.to_lowercase();
-        if lower.ends_with('?') || TRANSIENT.iter().any(|w| lower.contains(w)) {
+        if crate::lang::asks::is_question(&lower) || TRANSIENT.iter().any(|w| lower.contains(w)) {
             continue;
         }
         // Allow a short lead-in such as "Well, " or "Yeah, ".

@@ -1,8 +1,10 @@
 //! Language analysis without an LLM: time expressions resolved against the time a text was
 //! written ([`time`]), the entities a text names ([`entities`]), and what a question asks
-//! for ([`query`]), and the most common English words ([`common`]). Pure functions over
+//! for ([`query`]), whether a sentence asks something ([`asks`]), and the most common
+//! English words ([`common`]). Pure functions over
 //! text: no store, no model.
 
+pub mod asks;
 pub mod common;
 pub mod entities;
 pub mod query;

@@ -149,7 +149,7 @@ fn neighbour_signal(c: &Candidates, plan: &Plan, id: i64) -> f64 {
             let asked = c
                 .memories
                 .get(&p)
-                .is_some_and(|m| m.text.trim_end().ends_with('?'));
+                .is_some_and(|m| crate::lang::asks::ends_with_question(&m.text));
             base(p) * if asked { 1.0 } else { STATEMENT_SHARE }
         });
         p.max(next.map_or(0.0, base) * NEXT_TURN_SHARE)
