@@ -128,14 +128,53 @@ pub fn content_id(conversation: &str, m: &Message, occurrence: usize) -> String 
     }
 }
 
-/// Parses LoCoMo's "1:56 pm on 8 May, 2023" (UTC is assumed: the data has no zone).
+/// Parses a LoCoMo session time: its own "1:56 pm on 8 May, 2023", and the other ways a
+/// file of the same shape may write one ("May 8, 2023 1:56 PM", "8 May 2023, 13:56",
+/// "2023-05-08 13:56:00", RFC 3339, a date alone, taken as midnight). UTC is assumed where
+/// the text has no zone (LoCoMo's has none).
 pub fn parse_locomo_time(s: &str) -> Option<i64> {
-    let (time, date) = s.trim().split_once(" on ")?;
-    let time = NaiveTime::parse_from_str(&time.trim().to_uppercase(), "%I:%M %p").ok()?;
-    let date = NaiveDate::parse_from_str(date.trim(), "%d %B, %Y")
-        .or_else(|_| NaiveDate::parse_from_str(date.trim(), "%d %B %Y"))
-        .ok()?;
-    Some(date.and_time(time).and_utc().timestamp_millis())
+    let s = s.trim();
+    if let Ok(t) = chrono::DateTime::parse_from_rfc3339(s) {
+        return Some(t.timestamp_millis());
+    }
+    // (am/pm in capitals for chrono's %p, spaces single)
+    let s = s
+        .split_whitespace()
+        .map(|w| match w.to_ascii_lowercase().as_str() {
+            "am" | "pm" | "a.m." | "p.m." => w.replace('.', "").to_ascii_uppercase(),
+            _ => w.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(" ");
+    const DATES: [&str; 6] = [
+        "%d %B, %Y",
+        "%d %B %Y",
+        "%B %d, %Y",
+        "%B %d %Y",
+        "%Y-%m-%d",
+        "%Y/%m/%d",
+    ];
+    const TIMES: [&str; 4] = ["%I:%M %p", "%I:%M:%S %p", "%H:%M", "%H:%M:%S"];
+    let at = |t: chrono::NaiveDateTime| Some(t.and_utc().timestamp_millis());
+    for date in DATES {
+        for time in TIMES {
+            for shape in [
+                format!("{time} on {date}"),
+                format!("{date} {time}"),
+                format!("{date}, {time}"),
+                format!("{date} at {time}"),
+                format!("{date}T{time}"),
+            ] {
+                if let Ok(t) = chrono::NaiveDateTime::parse_from_str(&s, &shape) {
+                    return at(t);
+                }
+            }
+        }
+        if let Ok(d) = NaiveDate::parse_from_str(&s, date) {
+            return at(d.and_time(NaiveTime::MIN));
+        }
+    }
+    None
 }
 
 /// LoCoMo JSON: a list of samples, each with `sample_id` and `conversation` holding
@@ -488,6 +527,26 @@ mod tests {
         assert_eq!(t, 1_683_554_160_000);
         assert!(parse_locomo_time("10:37 am on 27 June, 2023").is_some());
         assert!(parse_locomo_time("noon-ish").is_none());
+        // The same instant written the other ways a file of LoCoMo's shape may use.
+        for s in [
+            "1:56 PM on 8 May, 2023",
+            "1:56 pm on May 8, 2023",
+            "1:56 p.m. on 8 May 2023",
+            "May 8, 2023 1:56 PM",
+            "8 May 2023, 13:56",
+            "2023-05-08 13:56:00",
+            "2023-05-08T13:56:00",
+            "2023-05-08T13:56:00Z",
+            "2023-05-08T15:56:00+02:00",
+            "  1:56  pm  on  8  May,  2023 ",
+        ] {
+            assert_eq!(parse_locomo_time(s), Some(t), "{s}");
+        }
+        // A date alone is its midnight.
+        for s in ["2023-05-08", "8 May, 2023", "May 8, 2023"] {
+            assert_eq!(parse_locomo_time(s), Some(1_683_504_000_000), "{s}");
+        }
+        assert!(parse_locomo_time("13:56 on 31 February, 2023").is_none());
     }
 
     #[test]
