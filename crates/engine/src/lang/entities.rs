@@ -563,8 +563,8 @@ fn possessions(text: &str, ws: &[Word], speaker: Option<&str>) -> Vec<Entity> {
 /// Places a chat names in lower case as often as capitalised (`places_en.txt`).
 const PLACES: &str = include_str!("places_en.txt");
 
-/// The gazetteer: its names (lower case, without a leading "the"), and the first words of
-/// those of several words with the most words one has.
+/// The gazetteer: its names (lower case, without a leading "the"), the first words of its
+/// names of several words, and the most words a name has.
 struct Gazetteer {
     names: HashSet<&'static str>,
     starts: HashSet<&'static str>,
@@ -655,7 +655,7 @@ pub fn extract_entities(text: &str, speaker: Option<&str>, known: &[String]) -> 
     }));
     out.extend(gazetteer_places(text, &ws));
     out.extend(possessions(text, &ws, speaker));
-    let mut seen = std::collections::HashSet::new();
+    let mut seen = HashSet::new();
     out.retain(|e| !e.key.is_empty() && seen.insert(e.key.clone()));
     out
 }
