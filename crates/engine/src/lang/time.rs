@@ -197,6 +197,16 @@ fn month_name(m: u32) -> &'static str {
     NAMES[(m.clamp(1, 12) - 1) as usize]
 }
 
+/// A word that, right before a month's name, makes it the month: "in May", "since March",
+/// "until June", "mid July". Both readers of a bare month name start from these and add their
+/// own.
+fn before_a_month(word: &str) -> bool {
+    matches!(
+        word,
+        "in" | "since" | "during" | "until" | "till" | "early" | "mid" | "late"
+    )
+}
+
 fn month_of(word: &str) -> Option<u32> {
     let w = word.trim_end_matches('.');
     MONTHS
@@ -461,22 +471,11 @@ impl Scan<'_> {
         if day.is_none() && year.is_none() {
             let before = if i > 0 { self.word(i - 1) } else { "" };
             let modifier = matches!(before, "last" | "next" | "this");
-            let preposed = matches!(
-                before,
-                "in" | "of"
-                    | "since"
-                    | "during"
-                    | "until"
-                    | "till"
-                    | "early"
-                    | "mid"
-                    | "late"
-                    | "by"
-                    | "through"
-                    | "throughout"
-                    | "end"
-                    | "beginning"
-            );
+            let preposed = before_a_month(before)
+                || matches!(
+                    before,
+                    "of" | "by" | "through" | "throughout" | "end" | "beginning"
+                );
             if !preposed || modifier {
                 return None;
             }
@@ -515,18 +514,7 @@ impl Scan<'_> {
         let day_before = (i > 0 && ordinal_day(before).is_some())
             || (before == "of" && i > 1 && ordinal_day(self.word(i - 2)).is_some());
         // ("last may", "next march": "this may" is more often "this may be …")
-        let preposed = matches!(
-            before,
-            "in" | "since"
-                | "during"
-                | "until"
-                | "till"
-                | "early"
-                | "mid"
-                | "late"
-                | "last"
-                | "next"
-        );
+        let preposed = before_a_month(before) || matches!(before, "last" | "next");
         (dated || day_before || preposed).then_some(m)
     }
 
