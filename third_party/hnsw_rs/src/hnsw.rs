@@ -183,7 +183,7 @@ pub struct Point<'b, T: Clone + Send + Sync> {
 /// nearly all of a search's hops are) goes from a point straight to its list, one memory read
 /// less per hop than a vector of lists; most points are in layer 0 only, and they hold no
 /// allocation for upper lists at all.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Lists {
     layer0: Vec<Edge>,
     upper: Vec<Vec<Edge>>,
@@ -1134,10 +1134,10 @@ impl<'b, T: Clone + Send + Sync, D: Distance<T> + Send + Sync> Hnsw<'b, T, D> {
     /// list, so a visited neighbour costs no access to its point), reads each neighbour
     /// list in place (entries inline, not behind an `Arc` each), finds each neighbour's
     /// vector by rank in the table of vectors without reading the point, prefetches the
-    /// vectors ahead of the distances and the point of the candidate likely to come next. A filtered walk stops as an unfiltered one does, once
-    /// the nearest candidate left is farther than the farthest of `ef` accepted points
-    /// (hnswlib's rule), instead of dropping rejected points from a full result and walking
-    /// on.
+    /// vectors ahead of the distances and the point of the candidate likely to come next. A
+    /// filtered walk stops as an unfiltered one does, once the nearest candidate left is
+    /// farther than the farthest of `ef` accepted points (hnswlib's rule), instead of
+    /// dropping rejected points from a full result and walking on.
     pub(crate) fn search_layer_scored(
         &self,
         point: &[T],
