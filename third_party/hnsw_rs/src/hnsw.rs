@@ -190,7 +190,9 @@ pub(crate) struct Lists {
 }
 
 impl Lists {
-    /// Empty lists for layers 0 to `top`.
+    /// One empty list for each of layers 0 to `top`, the layers the point is in (0.3.5 made
+    /// `NB_LAYER_MAX` for every point, 384 bytes of list headers, where most points are in
+    /// layer 0 only).
     fn new(top: u8) -> Self {
         Lists {
             layer0: Vec::new(),
@@ -235,15 +237,8 @@ impl std::ops::IndexMut<usize> for Lists {
 }
 
 impl<'b, T: Clone + Send + Sync> Point<'b, T> {
-    /// One empty neighbour list per layer the point is in (Somna's patch: 0.3.5 made
-    /// `NB_LAYER_MAX` for every point, 384 bytes of list headers, where most points are in
-    /// layer 0 only).
-    fn empty_lists(p_id: PointId) -> Lists {
-        Lists::new(p_id.0)
-    }
-
     pub fn new(v: Vec<T>, origin_id: usize, p_id: PointId, rank: usize) -> Self {
-        let neighbours = Self::empty_lists(p_id);
+        let neighbours = Lists::new(p_id.0);
         Point {
             data: PointData::new_v(v),
             origin_id,
@@ -254,7 +249,7 @@ impl<'b, T: Clone + Send + Sync> Point<'b, T> {
     }
 
     pub fn new_from_mmap(s: &'b [T], origin_id: usize, p_id: PointId, rank: usize) -> Self {
-        let neighbours = Self::empty_lists(p_id);
+        let neighbours = Lists::new(p_id.0);
         Point {
             data: PointData::new_s(s),
             origin_id,
@@ -421,26 +416,27 @@ fn exact_list<P>(list: Vec<P>) -> Vec<P> {
     exact
 }
 
-/// Prefetches the cache lines of the point at `p` (Somna's patch): its fields, the
-/// neighbour lists' lock and layer 0's list among them.
+/// Prefetches each 64-byte line of the `bytes` bytes from `start` (Somna's patch).
 #[inline(always)]
-fn prefetch_point<P>(p: *const P) {
+fn prefetch_lines(start: *const u8, bytes: usize) {
     let mut o = 0;
-    while o < size_of::<P>() {
-        prefetch((p as *const u8).wrapping_add(o));
+    while o < bytes {
+        prefetch(start.wrapping_add(o));
         o += 64;
     }
+}
+
+/// Prefetches the point at `p` (Somna's patch): its fields, the neighbour lists' lock and
+/// layer 0's list among them.
+#[inline(always)]
+fn prefetch_point<P>(p: *const P) {
+    prefetch_lines(p as *const u8, size_of::<P>());
 }
 
 /// Prefetches every cache line of `v` (Somna's patch).
 #[inline(always)]
 fn prefetch_all<T>(v: &[T]) {
-    let line = (64 / size_of::<T>().max(1)).max(1);
-    let mut o = 0;
-    while o < v.len() {
-        prefetch(v.as_ptr().wrapping_add(o));
-        o += line;
-    }
+    prefetch_lines(v.as_ptr() as *const u8, size_of_val(v));
 }
 
 /// A point met by a search and its distance to the query, as a plain pointer: what the
