@@ -201,7 +201,7 @@ impl Clustering<'_> {
             .count();
         if live > 0 {
             return Ok(ClusterUpkeep::Joined {
-                memories: self.cluster_incremental()?,
+                memories: self.join_arrivals()?,
             });
         }
         let memories = {
@@ -449,37 +449,77 @@ impl Clustering<'_> {
         Ok(joined)
     }
 
+    /// The upkeep's join: places the memories that arrived since the last upkeep (the
+    /// store's [`ChangeBus::take_arrivals`](crate::store::ChangeBus::take_arrivals)), so an
+    /// import into a large store costs its own memories; the first upkeep of a process
+    /// looks for unclustered memories in the whole store once. An arrival not in the index
+    /// yet, or one taken when the join failed, is put back for the next upkeep.
+    fn join_arrivals(&self) -> Result<usize> {
+        let bus = self.store().changes().clone();
+        let arrivals: Option<Vec<i64>> = bus.take_arrivals().map(|a| a.into_iter().collect());
+        match self.assign_unclustered(arrivals.as_deref()) {
+            Ok(done) => {
+                bus.return_arrivals(done.waiting);
+                if done.joined > 0 {
+                    self.reset_liquid();
+                }
+                Ok(done.joined)
+            }
+            Err(e) => {
+                bus.return_arrivals(arrivals.into_iter().flatten());
+                Err(e)
+            }
+        }
+    }
+
     /// [`Somna::cluster_incremental`] without resetting the liquid loop's cache.
     pub(crate) fn incremental_assign(&self) -> Result<usize> {
+        Ok(self.assign_unclustered(None)?.joined)
+    }
+
+    /// Joins unclustered memories to their nearest live cluster: those among `candidates`,
+    /// or (`None`) any in the store.
+    fn assign_unclustered(&self, candidates: Option<&[i64]>) -> Result<Assigned> {
         let d = self.embedder().dim();
         let (rows, sizes, unassigned) = {
             let store = self.store();
             let read = store.read();
-            let unassigned = read.unclustered_ids(&MemoryFilter::default())?;
+            let filter = MemoryFilter::default();
+            let unassigned = match candidates {
+                Some(ids) => read.unclustered_among(&filter, ids)?,
+                None => read.unclustered_ids(&filter)?,
+            };
             (read.all_clusters()?, read.cluster_sizes()?, unassigned)
         };
         let live: Vec<_> = rows
             .into_iter()
             .filter(|c| c.merged_into.is_none())
             .collect();
-        if live.is_empty() || unassigned.is_empty() {
-            return Ok(0);
+        if live.is_empty() {
+            return Ok(Assigned {
+                joined: 0,
+                waiting: unassigned,
+            });
         }
         // Only the unassigned memories' vectors are read: the cost follows the import, not
         // the store (a memory not yet in the index waits for the next upkeep).
         let mut fresh_ids = Vec::with_capacity(unassigned.len());
         let mut fresh = Vec::with_capacity(unassigned.len() * d);
+        let mut waiting = Vec::new();
         {
             let index = self.index_read()?;
             for id in unassigned {
-                if let Some(v) = index.vector(id) {
-                    fresh_ids.push(id);
-                    fresh.extend_from_slice(v);
+                match index.vector(id) {
+                    Some(v) => {
+                        fresh_ids.push(id);
+                        fresh.extend_from_slice(v);
+                    }
+                    None => waiting.push(id),
                 }
             }
         }
         if fresh_ids.is_empty() {
-            return Ok(0);
+            return Ok(Assigned { joined: 0, waiting });
         }
         let size_of: HashMap<i64, usize> = sizes.into_iter().collect();
         let mut centroids: Vec<f32> = live
@@ -514,6 +554,16 @@ impl Clustering<'_> {
             }
             Ok(())
         })?;
-        Ok(fresh_ids.len())
+        Ok(Assigned {
+            joined: fresh_ids.len(),
+            waiting,
+        })
     }
+}
+
+/// What an incremental join did.
+struct Assigned {
+    joined: usize,
+    /// Unclustered memories not in the vector index yet.
+    waiting: Vec<i64>,
 }

@@ -195,9 +195,31 @@ pub fn coalesce(changes: Vec<Change>) -> Vec<Change> {
 #[derive(Debug, Default)]
 pub struct ChangeBus {
     subscribers: Mutex<Vec<Sender<ChangeEvent>>>,
+    /// Memories added or updated since the last [`ChangeBus::take_arrivals`]; `None` until
+    /// the first take, when nothing was watched yet.
+    arrivals: Mutex<Option<BTreeSet<i64>>>,
 }
 
 impl ChangeBus {
+    /// The memories added or updated (here or, once caught up with, by another process)
+    /// since the last call, and from now on a fresh watch. `None` on the first call: what
+    /// arrived before it was not watched, so the caller looks at the whole store once.
+    /// Cluster upkeep places what arrived this way, at the cost of the arrivals rather
+    /// than the store's size.
+    pub fn take_arrivals(&self) -> Option<BTreeSet<i64>> {
+        let mut arrivals = self.arrivals.lock().unwrap_or_else(|p| p.into_inner());
+        arrivals.replace(BTreeSet::new())
+    }
+
+    /// Puts memories back among the arrivals (taken but not dealt with yet), so the next
+    /// take returns them again. Nothing happens before the first take.
+    pub fn return_arrivals(&self, ids: impl IntoIterator<Item = i64>) {
+        let mut arrivals = self.arrivals.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(a) = arrivals.as_mut() {
+            a.extend(ids);
+        }
+    }
+
     /// A new receiver of every change published from now on.
     pub fn subscribe(&self) -> Receiver<ChangeEvent> {
         let (tx, rx) = mpsc::channel();
@@ -210,6 +232,11 @@ impl ChangeBus {
         if changes.is_empty() {
             return;
         }
+        let arrived = changes.iter().flat_map(|c| match c {
+            Change::MemoriesAdded { ids } | Change::MemoriesUpdated { ids } => ids.as_slice(),
+            _ => &[],
+        });
+        self.return_arrivals(arrived.copied());
         let mut subscribers = self.lock();
         for change in changes {
             let event = ChangeEvent { origin, change };
@@ -257,6 +284,35 @@ mod tests {
             ]
         );
         assert!(coalesce(Vec::new()).is_empty());
+    }
+
+    #[test]
+    fn arrivals_are_the_memories_added_or_updated_since_the_last_take() {
+        let bus = ChangeBus::default();
+        let added = |ids: Vec<i64>| vec![Change::MemoriesAdded { ids }];
+        bus.publish(Origin::Local, added(vec![1]));
+        assert_eq!(
+            bus.take_arrivals(),
+            None,
+            "nothing was watched before the first take"
+        );
+        bus.publish(Origin::Local, added(vec![3, 2]));
+        bus.publish(
+            Origin::External,
+            vec![
+                Change::MemoriesUpdated { ids: vec![7] },
+                Change::MemoriesAccessed { ids: vec![8] },
+                Change::MemoriesRemoved { ids: vec![9] },
+                Change::Clusters { ids: vec![10] },
+            ],
+        );
+        let taken = bus.take_arrivals().unwrap();
+        assert_eq!(taken.into_iter().collect::<Vec<_>>(), vec![2, 3, 7]);
+        assert_eq!(bus.take_arrivals(), Some(BTreeSet::new()));
+        bus.return_arrivals([5]);
+        bus.publish(Origin::Local, added(vec![4]));
+        let taken = bus.take_arrivals().unwrap();
+        assert_eq!(taken.into_iter().collect::<Vec<_>>(), vec![4, 5]);
     }
 
     #[test]

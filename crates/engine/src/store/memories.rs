@@ -693,6 +693,24 @@ impl Tx<'_> {
         rows.collect::<Result<_>>()
     }
 
+    /// Those of `ids` that `filter` selects and that belong to no cluster, ascending: the
+    /// arrivals incremental clustering has to place. Costs the ids given, not the store.
+    pub fn unclustered_among(&self, filter: &MemoryFilter, ids: &[i64]) -> Result<Vec<i64>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let (cond, mut params) = filter.to_sql(self.conn().dialect());
+        params.push(Value::Text(serde_json::to_string(ids)?));
+        let mut stmt = self.conn().prepare(&format!(
+            "SELECT m.id FROM memories m WHERE {cond} AND m.id IN ({}) AND NOT EXISTS
+               (SELECT 1 FROM cluster_members c WHERE c.memory_id = m.id)
+             ORDER BY m.id",
+            self.conn().json_ids("?")
+        ))?;
+        let rows = stmt.query_map(super::sql::params_from_iter(params), |r| r.get(0))?;
+        rows.collect::<Result<_>>()
+    }
+
     /// Writes every user-editable field of `m` (after `MemoryUpdate::apply`).
     pub fn write_memory_fields(&self, m: &Memory, now: i64) -> Result<()> {
         self.note(Change::MemoriesUpdated { ids: vec![m.id] })?;

@@ -531,6 +531,34 @@ fn imports_keep_the_store_clustered() {
 }
 
 #[test]
+fn the_upkeep_joins_what_arrived_here_or_from_another_process_and_first_what_any_left() {
+    use somna_engine::cluster::ClusterUpkeep;
+    let f = Fixture::hash();
+    let e = &f.engine;
+    let upkeep = |e: &Somna| e.keep_clustered(&Job::default()).unwrap();
+    add_topical(e, 10, 0);
+    assert!(matches!(upkeep(e), ClusterUpkeep::Clustered { .. }));
+    // Another process adds memories and ends without keeping the store clustered: once
+    // their vectors are in this process's index, its first join looks at the whole store
+    // and places them.
+    let other = open_hash(&f.cfg);
+    add_topical(&other, 1, 100);
+    drop(other);
+    e.sync_external_changes().unwrap();
+    assert_eq!(upkeep(e), ClusterUpkeep::Joined { memories: 3 });
+    // From then on a join places what arrived: this process's own memories…
+    add_topical(e, 1, 200);
+    assert_eq!(upkeep(e), ClusterUpkeep::Joined { memories: 3 });
+    assert_eq!(upkeep(e), ClusterUpkeep::Joined { memories: 0 });
+    // …and another process's, once this one has caught up with its changes.
+    let other = open_hash(&f.cfg);
+    add_topical(&other, 2, 300);
+    e.sync_external_changes().unwrap();
+    assert_eq!(upkeep(e), ClusterUpkeep::Joined { memories: 6 });
+    assert_eq!(e.cluster_assignments().unwrap().len(), visible(e));
+}
+
+#[test]
 fn a_cluster_a_person_named_keeps_its_name_through_liquid_steps_and_undo_restores_the_old() {
     use somna_engine::curate::CurateAction;
     let f = topical_store(20);
