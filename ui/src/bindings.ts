@@ -627,6 +627,11 @@ messages_ignored: number,
  */
 messages_pruned: number, 
 /**
+ * Turns of an imported file with no words and no image: nothing to remember, so not
+ * stored.
+ */
+messages_blank: number, 
+/**
  * Conversation summaries written (created or rewritten).
  */
 summaries: Array<number>, };

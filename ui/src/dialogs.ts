@@ -50,10 +50,12 @@ export function openImportDialog(): void {
       const r = await waitJob(job);
       const stored = "memories" in r ? r.memories : r.messages_stored;
       const skipped = "messages_skipped" in r ? r.messages_skipped : 0;
+      const blank = "messages_blank" in r ? r.messages_blank : 0;
       const c = r.clusters;
       const clustered = c.action === "clustered" ? ` Clustered into ${c.k} concepts.`
         : c.action === "joined" && c.memories ? ` ${c.memories} joined existing clusters.` : "";
-      status.textContent = `Imported ${f.name} (${r.format}): ${stored} stored${skipped ? `, ${skipped} already present` : ""}.${clustered}`;
+      const notes = [skipped ? `${skipped} already present` : "", blank ? `${blank} blank turns left out` : ""];
+      status.textContent = `Imported ${f.name} (${r.format}): ${[`${stored} stored`, ...notes].filter(Boolean).join(", ")}.${clustered}`;
       status.setAttribute("data-done", "true");
     } catch (e) {
       status.textContent = (e as Error).message;

@@ -77,15 +77,23 @@ pub fn import(ctx: &Ctx, format: Option<ImportFormat>, file: PathBuf) -> anyhow:
         ImportOutcome::Export { memories } => {
             out!("imported {memories} memories from {}", file.display());
         }
-        ImportOutcome::Conversations(report) => out!(
-            "imported {} messages ({} already present): {} episodes, {} facts ({} duplicates skipped), {} links",
-            report.messages_stored,
-            report.messages_skipped,
-            report.episodes.len(),
-            report.facts_added.len(),
-            report.facts_unchanged,
-            report.links_created
-        ),
+        ImportOutcome::Conversations(report) => {
+            out!(
+                "imported {} messages ({} already present): {} episodes, {} facts ({} duplicates skipped), {} links",
+                report.messages_stored,
+                report.messages_skipped,
+                report.episodes.len(),
+                report.facts_added.len(),
+                report.facts_unchanged,
+                report.links_created
+            );
+            if report.messages_blank > 0 {
+                out!(
+                    "{} turns had no words and no image: nothing to remember, not stored",
+                    report.messages_blank
+                );
+            }
+        }
     }
     Ok(())
 }

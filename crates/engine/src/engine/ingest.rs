@@ -236,6 +236,7 @@ impl Somna {
         // the first memories appear quickly, whichever conversation comes first.
         let mut sizes = import_batch_sizes();
         for b in batches {
+            report.messages_blank += b.blank;
             let mut rest = &b.messages[..];
             while !rest.is_empty() {
                 let size = sizes.next().unwrap_or(IMPORT_BATCH);

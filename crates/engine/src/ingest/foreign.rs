@@ -637,6 +637,7 @@ pub fn parse_mem0_text(file: &Path, text: &str) -> Result<Vec<ConversationBatch>
                 conversation,
                 messages: Vec::new(),
                 records: Records::Facts,
+                blank: 0,
             });
             out.len() - 1
         });
@@ -757,6 +758,7 @@ pub fn parse_letta_text(file: &Path, text: &str) -> Result<Vec<ConversationBatch
             conversation: format!("letta:{name}"),
             messages,
             records: Records::Facts,
+            blank: 0,
         });
     }
     if out.iter().all(|b| b.messages.is_empty()) {

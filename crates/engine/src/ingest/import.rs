@@ -24,6 +24,9 @@ pub struct ConversationBatch {
     pub messages: Vec<Message>,
     /// What the messages are: turns of a conversation, or memories another system made.
     pub records: Records,
+    /// Turns the file held with no words and no image: nothing to remember, so not among
+    /// `messages` (the import's report counts them as `messages_blank`).
+    pub blank: usize,
 }
 
 impl ConversationBatch {
@@ -33,6 +36,7 @@ impl ConversationBatch {
             conversation: conversation.into(),
             messages,
             records: Records::Turns,
+            blank: 0,
         }
     }
 }
@@ -225,6 +229,7 @@ pub fn parse_locomo_text(file: &Path, text: &str) -> Result<Vec<ConversationBatc
             .collect();
         sessions.sort_by_key(|(n, _)| *n);
         let mut messages = Vec::new();
+        let mut blank = 0;
         // dia_id → where it was first seen.
         let mut seen: HashMap<&str, String> = HashMap::new();
         for (n, turns) in sessions {
@@ -256,12 +261,34 @@ pub fn parse_locomo_text(file: &Path, text: &str) -> Result<Vec<ConversationBatc
                         format!("`dia_id` {dia_id:?} is also the id of {first}"),
                     ));
                 }
-                let mut text = field("text")?.to_string();
+                // A turn may share an image and say nothing (no `text`, or a blank one); a
+                // turn with neither words nor an image has nothing to remember.
+                let caption = turn
+                    .get("blip_caption")
+                    .and_then(Value::as_str)
+                    .filter(|c| !c.trim().is_empty());
+                let mut text = match turn.get("text") {
+                    Some(Value::String(s)) => s.clone(),
+                    None | Some(Value::Null) if caption.is_some() => String::new(),
+                    _ => field("text")?.to_string(),
+                };
                 let mut metadata = serde_json::Map::new();
                 metadata.insert("dia_id".into(), Value::from(dia_id));
-                if let Some(caption) = turn.get("blip_caption").and_then(Value::as_str) {
-                    text.push_str(&format!(" [shares an image: {caption}]"));
-                    metadata.insert("blip_caption".into(), Value::from(caption));
+                match caption {
+                    Some(caption) => {
+                        let shares = format!("[shares an image: {caption}]");
+                        text = if text.trim().is_empty() {
+                            shares
+                        } else {
+                            format!("{text} {shares}")
+                        };
+                        metadata.insert("blip_caption".into(), Value::from(caption));
+                    }
+                    None if text.trim().is_empty() => {
+                        blank += 1;
+                        continue;
+                    }
+                    None => {}
                 }
                 if let Some(url) = turn.get("img_url") {
                     metadata.insert("img_url".into(), url.clone());
@@ -279,7 +306,10 @@ pub fn parse_locomo_text(file: &Path, text: &str) -> Result<Vec<ConversationBatc
                 messages.push(message);
             }
         }
-        out.push(ConversationBatch::turns(id, messages));
+        out.push(ConversationBatch {
+            blank,
+            ..ConversationBatch::turns(id, messages)
+        });
     }
     if out.iter().all(|b| b.messages.is_empty()) {
         let what = if out.is_empty() {
@@ -570,6 +600,31 @@ mod tests {
     }
 
     #[test]
+    fn a_locomo_turn_without_words_keeps_its_image_and_one_without_either_is_counted_blank() {
+        let (_d, p) = write(
+            r#"[{"sample_id":"c1","conversation":{"session_1":[
+                {"speaker":"A","dia_id":"D1:1","text":"hi"},
+                {"speaker":"B","dia_id":"D1:2","text":"  "},
+                {"speaker":"A","dia_id":"D1:3","img_url":["u"],"blip_caption":"a dog on a beach"},
+                {"speaker":"B","dia_id":"D1:4","text":"","blip_caption":""},
+                {"speaker":"A","dia_id":"D1:5","text":" so "}]}}]"#,
+            "l.json",
+        );
+        let convs = parse_locomo(&p).unwrap();
+        let texts: Vec<_> = convs[0].messages.iter().map(|m| m.text.as_str()).collect();
+        assert_eq!(texts, ["hi", "[shares an image: a dog on a beach]", " so "]);
+        assert_eq!(convs[0].blank, 2);
+        // A file of blank turns only has nothing to import.
+        let (_d, p) = write(
+            r#"[{"sample_id":"c1","conversation":{"session_1":[
+                {"speaker":"B","dia_id":"D1:2","text":""}]}}]"#,
+            "l.json",
+        );
+        let e = parse_locomo(&p).unwrap_err().to_string();
+        assert!(e.contains("nothing to import"), "{e}");
+    }
+
+    #[test]
     fn malformed_locomo_names_the_record() {
         let (_d, p) = write(
             r#"[{"sample_id":"c1","conversation":{"session_1":[{"speaker":"A","text":"x"}]}}]"#,
@@ -812,13 +867,17 @@ mod tests {
             text.contains("nul.jsonl") && text.contains("line 2") && text.contains("NUL"),
             "{text}"
         );
+        // (A blank LoCoMo turn is left out and counted instead: see
+        // a_locomo_turn_without_words_keeps_its_image_and_one_without_either_is_counted_blank.)
         let (_d, p) = write(
-            r#"[{"sample_id":"c1","conversation":{"session_1":[{"speaker":"A","dia_id":"D1:1","text":" "}]}}]"#,
-            "blank.json",
+            r#"[{"sample_id":"c1","conversation":{"session_1":[{"speaker":"A","dia_id":"D1:1","text":"a\u0000b"}]}}]"#,
+            "nul.json",
         );
         let text = parse_locomo(&p).unwrap_err().to_string();
         assert!(
-            text.contains("blank.json") && text.contains("c1 session_1 turn 0"),
+            text.contains("nul.json")
+                && text.contains("c1 session_1 turn 0")
+                && text.contains("NUL"),
             "{text}"
         );
     }

@@ -110,6 +110,10 @@ pub struct AddReport {
     /// Raw messages dropped from the log by the FIFO history cap (their bubbles stay).
     #[serde(default)]
     pub messages_pruned: usize,
+    /// Turns of an imported file with no words and no image: nothing to remember, so not
+    /// stored.
+    #[serde(default)]
+    pub messages_blank: usize,
     /// Conversation summaries written (created or rewritten).
     #[serde(default)]
     pub summaries: Vec<i64>,
@@ -128,6 +132,7 @@ impl AddReport {
         self.causal_links += other.causal_links;
         self.messages_ignored += other.messages_ignored;
         self.messages_pruned += other.messages_pruned;
+        self.messages_blank += other.messages_blank;
         self.summaries.extend(other.summaries);
     }
 }
