@@ -210,6 +210,36 @@ impl Env<'_> {
 }
 
 /// Runs the benchmarks `--only` names, each as a step, and prints the report.
+/// The peer scripts `somna bench` may run, all in `--scripts`.
+const PEER_SCRIPTS: [&str; 4] = [
+    "peer_embed_bench.py",
+    "peer_hnsw_bench.py",
+    "peer_cluster_bench.py",
+    "peer_umap_bench.py",
+];
+
+/// With `--peer-python`, refuses at once when the peer scripts are not where `--scripts`
+/// says (its default, `scripts`, is relative to the directory the bench runs in), rather
+/// than after Somna's half of a section that can take many minutes.
+fn check_peer_scripts(args: &BenchArgs) -> anyhow::Result<()> {
+    if args.peer_python.is_none() {
+        return Ok(());
+    }
+    let missing: Vec<&str> = PEER_SCRIPTS
+        .into_iter()
+        .filter(|s| !args.scripts.join(s).is_file())
+        .collect();
+    if !missing.is_empty() {
+        anyhow::bail!(
+            "--peer-python is given but the peer scripts ({}) are not in {}: run the bench from \
+             the repository's root or give --scripts <the repository's scripts/>",
+            missing.join(", "),
+            args.scripts.display()
+        );
+    }
+    Ok(())
+}
+
 pub fn run(args: BenchArgs, model_dir: &Path, json: bool) -> anyhow::Result<()> {
     let mut report = Report {
         machine: machine(),
@@ -222,6 +252,7 @@ pub fn run(args: BenchArgs, model_dir: &Path, json: bool) -> anyhow::Result<()> 
         .unwrap_or_else(|| tmp.path().to_path_buf());
     std::fs::create_dir_all(&cache)?;
     let has = |s: &str| args.only.iter().any(|o| o == s);
+    check_peer_scripts(&args)?;
     eprintln!("machine: {}", report.machine);
     let needs_model = has("embed")
         || has("ingest")

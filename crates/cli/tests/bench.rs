@@ -92,3 +92,24 @@ fn the_lexical_bench_ranks_in_memory_as_fts5_does() {
         "{r}"
     );
 }
+
+/// A bench with peers, run outside the repository without `--scripts`, refuses before it
+/// starts rather than after Somna's half (a 1M index build takes about 20 minutes).
+#[test]
+fn a_bench_with_peers_refuses_at_once_when_the_peer_scripts_are_elsewhere() {
+    let home = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_somna"))
+        .current_dir(home.path())
+        .env("SOMNA_HOME", home.path())
+        .args(["bench", "--only", "ann", "--ann-sizes", "1000000"])
+        .args(["--peer-python", "python3"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("peer_hnsw_bench.py") && err.contains("--scripts"),
+        "{err}"
+    );
+    assert!(!err.contains("generating"), "it started: {err}");
+}
