@@ -21,12 +21,17 @@ const PER_CONVERSATION: usize = 500;
 const MORE: usize = 1_000;
 
 /// The ledger operations reported, in pipeline order: operation, column, what it covers.
-const STAGES: [(&str, &str, &str); 5] = [
+const STAGES: [(&str, &str, &str); 6] = [
     (STAGE_PLAN, "plan", "validation, policies, stored ids"),
     ("embed", "embed", "the model, summaries' texts included"),
     (STAGE_COMMIT, "commit", "memories, facts, links, index"),
     (STAGE_SUMMARIES, "summaries", "conversation summaries"),
     ("cluster.upkeep", "clusters", "clusters after the import"),
+    (
+        "index.save",
+        "save",
+        "the vector index written to disk, when due",
+    ),
 ];
 
 #[derive(Debug, Serialize)]

@@ -284,8 +284,17 @@ impl Somna {
         if total >= BULK_LOAD {
             store.refresh_statistics()?;
         }
-        self.index_write().save()?;
         drop(store);
+        // A large index is saved once enough was written since its last save, not after
+        // every import (see `VectorIndex::save_when_due`).
+        let saving = std::time::Instant::now();
+        let saved = {
+            let mut index = self.index_write();
+            index.save_when_due()?.then(|| index.len())
+        };
+        if let Some(points) = saved {
+            self.record("index.save", saving, Cost::items(points));
+        }
         self.record("import", started, Cost::items(total));
         Ok(report)
     }

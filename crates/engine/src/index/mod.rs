@@ -122,7 +122,15 @@ pub struct VectorIndex {
     dir: Option<PathBuf>,
     /// Set when something changed since the last save.
     dirty: bool,
+    /// Vectors inserted or removed since the last save (see [`VectorIndex::save_when_due`]).
+    unsaved: usize,
 }
+
+/// A graph of at least this many points is saved after a write only once the vectors
+/// written since its last save reach `1 / SAVE_FRACTION` of it (see
+/// [`VectorIndex::save_when_due`]); a smaller one after every write.
+const SAVE_EVERY_WRITE_BELOW: usize = 32_768;
+const SAVE_FRACTION: usize = 16;
 
 impl VectorIndex {
     /// An empty in-memory index.
@@ -140,6 +148,7 @@ impl VectorIndex {
             rows_loaded: true,
             dir: None,
             dirty: false,
+            unsaved: 0,
         }
     }
 
@@ -282,6 +291,7 @@ impl VectorIndex {
                     .map(|(v, slot)| graph.insert_owned(v, slot))
                     .collect()
             };
+            let placed_len = placed.len();
             for (i, ((id, seq), point)) in placed.into_iter().zip(points).enumerate() {
                 self.slot_ids.push(id);
                 self.set_row(id, RowValue::Point(point));
@@ -289,6 +299,7 @@ impl VectorIndex {
                 self.seq = self.seq.max(seq);
             }
             self.dirty = true;
+            self.unsaved += placed_len;
             job.report("index", done, total);
         }
         Ok(())
@@ -323,6 +334,7 @@ impl VectorIndex {
             }
         }
         self.dirty = true;
+        self.unsaved += 1;
     }
 
     /// Sets the row of `id`, appending one if it has none. A graph's rows are its points, a
@@ -548,10 +560,33 @@ impl VectorIndex {
         if let (Some(dir), true) = (&self.dir, self.dirty) {
             if persist::save(self, dir)? {
                 self.dirty = false;
+                self.unsaved = 0;
             }
         }
         Ok(())
     }
+
+    /// [`VectorIndex::save`] after a write (an import), when it is due: always for a graph
+    /// under [`SAVE_EVERY_WRITE_BELOW`] points, otherwise once the vectors written since
+    /// the last save reach a sixteenth of the graph. A save writes the whole graph (2.5 GB
+    /// at a million memories), so saving after every import made each import's cost grow
+    /// with the store; deferred, it is spread over the imports that follow. What is not
+    /// saved yet is in SQLite: the next open catches the index up from the store's change
+    /// log (at most a sixteenth of the graph, after a crash), and closing the engine saves.
+    /// Returns whether it saved.
+    pub fn save_when_due(&mut self) -> Result<bool> {
+        if !(save_due(self.len(), self.unsaved) && self.dirty) {
+            return Ok(false);
+        }
+        self.save()?;
+        Ok(!self.dirty)
+    }
+}
+
+/// Whether an index of `len` vectors, `unsaved` of them written since its last save, is
+/// saved after a write (see [`VectorIndex::save_when_due`]).
+fn save_due(len: usize, unsaved: usize) -> bool {
+    len < SAVE_EVERY_WRITE_BELOW || unsaved.saturating_mul(SAVE_FRACTION) >= len
 }
 
 /// The index behind `lock` for reading, its rows holding every vector (read first if they
@@ -591,6 +626,50 @@ pub fn top_k(items: impl IntoIterator<Item = (i64, f32)>, k: usize) -> Vec<(i64,
 mod tests {
     use super::*;
     use rand::{Rng, SeedableRng};
+
+    #[test]
+    fn a_large_index_is_saved_after_a_write_once_a_sixteenth_of_it_is_unsaved() {
+        let params = IndexParams {
+            m: 8,
+            ef_construction: 16,
+            ef_search: 16,
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let mut idx = VectorIndex::new(4, params, 40_000);
+        idx.dir = Some(dir.path().join("x.index"));
+        let mut next = 0i64;
+        let mut write = |idx: &mut VectorIndex, n: usize| {
+            let items = unit_vectors(n, 4, next as u64)
+                .into_iter()
+                .map(|v| {
+                    next += 1;
+                    (next, v, next)
+                })
+                .collect();
+            idx.insert_batch(items, &Job::default()).unwrap();
+        };
+        // A small index is saved after every write.
+        write(&mut idx, 100);
+        assert!(idx.save_when_due().unwrap());
+        assert!(!idx.save_when_due().unwrap(), "nothing changed since");
+        write(&mut idx, 1);
+        assert!(idx.save_when_due().unwrap());
+        // A large one once the writes since its last save reach a sixteenth of it.
+        write(&mut idx, SAVE_EVERY_WRITE_BELOW);
+        assert!(idx.save_when_due().unwrap());
+        let len = idx.len();
+        write(&mut idx, len / 32);
+        assert!(!idx.save_when_due().unwrap());
+        assert!(idx.dirty, "still to be saved");
+        write(&mut idx, len / 16);
+        assert!(idx.save_when_due().unwrap());
+        assert!(!idx.dirty);
+        // Removals count as writes too.
+        for id in 1..=(idx.len() / 16) as i64 {
+            idx.remove(id);
+        }
+        assert!(idx.save_when_due().unwrap());
+    }
 
     pub(crate) fn unit_vectors(n: usize, dim: usize, seed: u64) -> Vec<Vec<f32>> {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);

@@ -403,6 +403,7 @@ pub fn load(dir: &Path, store: &Store, dim: usize, params: IndexParams) -> Resul
         rows_loaded: true,
         dir: Some(dir.to_path_buf()),
         dirty: false,
+        unsaved: 0,
     };
     let mut last_slot: HashMap<i64, usize> = HashMap::new();
     for (slot, &id) in index.slot_ids.iter().enumerate() {
