@@ -597,3 +597,12 @@ test("a ChatGPT data export imports through the same dialog, its current branch 
   await s.exec(`document.querySelectorAll(".toast").forEach((t) => t.remove());`);
   await shot("chatgpt-imported");
 });
+
+test("a LoCoMo file's blank turns are left out and counted, and a turn with only an image keeps its caption", { timeout: 180000 }, async () => {
+  const status = await importFile(join(here, "fixtures", "blank-turns.json"));
+  assert.match(status, /Imported blank-turns\.json \(locomo\): 2 stored, 2 blank turns left out\./);
+  await shot("import-blank-turns");
+  await search("teal rowing boat on the shore");
+  const table = await s.text('[data-testid="xray-table"]');
+  assert.match(table, /shares an image: a teal rowing boat on a pebble shore/);
+});
