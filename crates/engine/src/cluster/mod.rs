@@ -485,10 +485,7 @@ impl Clustering<'_> {
             let store = self.store();
             let read = store.read();
             let filter = MemoryFilter::default();
-            let unassigned = match candidates {
-                Some(ids) => read.unclustered_among(&filter, ids)?,
-                None => read.unclustered_ids(&filter)?,
-            };
+            let unassigned = read.unclustered_ids(&filter, candidates)?;
             (read.all_clusters()?, read.cluster_sizes()?, unassigned)
         };
         let live: Vec<_> = rows

@@ -261,38 +261,10 @@ pub fn parse_locomo_text(file: &Path, text: &str) -> Result<Vec<ConversationBatc
                         format!("`dia_id` {dia_id:?} is also the id of {first}"),
                     ));
                 }
-                // A turn may share an image and say nothing (no `text`, or a blank one); a
-                // turn with neither words nor an image has nothing to remember.
-                let caption = turn
-                    .get("blip_caption")
-                    .and_then(Value::as_str)
-                    .filter(|c| !c.trim().is_empty());
-                let mut text = match turn.get("text") {
-                    Some(Value::String(s)) => s.clone(),
-                    None | Some(Value::Null) if caption.is_some() => String::new(),
-                    _ => field("text")?.to_string(),
+                let Some((text, metadata)) = locomo_turn(turn, dia_id, || field("text"))? else {
+                    blank += 1;
+                    continue;
                 };
-                let mut metadata = serde_json::Map::new();
-                metadata.insert("dia_id".into(), Value::from(dia_id));
-                match caption {
-                    Some(caption) => {
-                        let shares = format!("[shares an image: {caption}]");
-                        text = if text.trim().is_empty() {
-                            shares
-                        } else {
-                            format!("{text} {shares}")
-                        };
-                        metadata.insert("blip_caption".into(), Value::from(caption));
-                    }
-                    None if text.trim().is_empty() => {
-                        blank += 1;
-                        continue;
-                    }
-                    None => {}
-                }
-                if let Some(url) = turn.get("img_url") {
-                    metadata.insert("img_url".into(), url.clone());
-                }
                 let message = Message {
                     role: "user".into(),
                     speaker: Some(speaker.to_string()),
@@ -324,6 +296,44 @@ pub fn parse_locomo_text(file: &Path, text: &str) -> Result<Vec<ConversationBatc
         ));
     }
     Ok(out)
+}
+
+/// A LoCoMo turn's text and metadata (its `dia_id`, image caption and URL), or `None` for a
+/// turn with neither words nor an image: nothing to remember. A turn may share an image and
+/// say nothing (no `text`, or a blank one): its text is then the caption alone. `text` reads
+/// the `text` field as a string, or fails naming the turn.
+fn locomo_turn<'a>(
+    turn: &'a Value,
+    dia_id: &str,
+    text: impl FnOnce() -> Result<&'a str>,
+) -> Result<Option<(String, serde_json::Map<String, Value>)>> {
+    let caption = turn
+        .get("blip_caption")
+        .and_then(Value::as_str)
+        .filter(|c| !c.trim().is_empty());
+    let words = match turn.get("text") {
+        None | Some(Value::Null) if caption.is_some() => "",
+        _ => text()?,
+    };
+    let mut metadata = serde_json::Map::new();
+    metadata.insert("dia_id".into(), Value::from(dia_id));
+    let text = match caption {
+        Some(caption) => {
+            metadata.insert("blip_caption".into(), Value::from(caption));
+            let shares = format!("[shares an image: {caption}]");
+            if words.trim().is_empty() {
+                shares
+            } else {
+                format!("{words} {shares}")
+            }
+        }
+        None if words.trim().is_empty() => return Ok(None),
+        None => words.to_string(),
+    };
+    if let Some(url) = turn.get("img_url") {
+        metadata.insert("img_url".into(), url.clone());
+    }
+    Ok(Some((text, metadata)))
 }
 
 /// Chat JSONL: one OpenAI-style message per line, `{"role", "content", "name"?,

@@ -680,32 +680,25 @@ impl Tx<'_> {
     }
 
     /// Ids of the memories `filter` selects that belong to no cluster, ascending: what
-    /// incremental clustering has left to place. One anti-join, so an import's upkeep costs
-    /// its own memories, not the store's size.
-    pub fn unclustered_ids(&self, filter: &MemoryFilter) -> Result<Vec<i64>> {
-        let (cond, params) = filter.to_sql(self.conn().dialect());
+    /// incremental clustering has left to place, among `ids` when given (the arrivals of
+    /// an upkeep: the cost follows them) or in the whole store (one anti-join over it).
+    pub fn unclustered_ids(
+        &self,
+        filter: &MemoryFilter,
+        among: Option<&[i64]>,
+    ) -> Result<Vec<i64>> {
+        if among.is_some_and(|ids| ids.is_empty()) {
+            return Ok(Vec::new());
+        }
+        let (mut cond, mut params) = filter.to_sql(self.conn().dialect());
+        if let Some(ids) = among {
+            cond = format!("{cond} AND m.id IN ({})", self.conn().json_ids("?"));
+            params.push(Value::Text(serde_json::to_string(ids)?));
+        }
         let mut stmt = self.conn().prepare(&format!(
             "SELECT m.id FROM memories m WHERE {cond} AND NOT EXISTS
                (SELECT 1 FROM cluster_members c WHERE c.memory_id = m.id)
              ORDER BY m.id"
-        ))?;
-        let rows = stmt.query_map(super::sql::params_from_iter(params), |r| r.get(0))?;
-        rows.collect::<Result<_>>()
-    }
-
-    /// Those of `ids` that `filter` selects and that belong to no cluster, ascending: the
-    /// arrivals incremental clustering has to place. Costs the ids given, not the store.
-    pub fn unclustered_among(&self, filter: &MemoryFilter, ids: &[i64]) -> Result<Vec<i64>> {
-        if ids.is_empty() {
-            return Ok(Vec::new());
-        }
-        let (cond, mut params) = filter.to_sql(self.conn().dialect());
-        params.push(Value::Text(serde_json::to_string(ids)?));
-        let mut stmt = self.conn().prepare(&format!(
-            "SELECT m.id FROM memories m WHERE {cond} AND m.id IN ({}) AND NOT EXISTS
-               (SELECT 1 FROM cluster_members c WHERE c.memory_id = m.id)
-             ORDER BY m.id",
-            self.conn().json_ids("?")
         ))?;
         let rows = stmt.query_map(super::sql::params_from_iter(params), |r| r.get(0))?;
         rows.collect::<Result<_>>()
