@@ -165,6 +165,17 @@ test("a question for a place names the place a hit holds, and the signals draw b
   const bars = await s.exec(`return [...document.querySelectorAll('[data-testid="xray-table"] td.sig')]
       .map((td) => [td.textContent, getComputedStyle(td).boxShadow]);`);
   assert.ok(bars.some(([v, b]) => Number(v) > 0.5 && b.includes("inset")), JSON.stringify(bars.slice(0, 12)));
+  // The table's rows are kept from the search before and filled again: each row shows this
+  // search's memory in this search's order, and a line of reasons only under a row whose hit
+  // has reasons now.
+  const rows = await s.exec(`const r = globalThis.__somnaState.search;
+    const want = [...r.hits, ...r.near_misses, ...r.connected].map((x) => [x.memory.id, x.memory.text.slice(0, 40), x.reasons.length > 0]);
+    const got = [...document.querySelectorAll('[data-testid="xray-table"] tbody tr[data-id]:not(.why)')].map((tr) => {
+      const next = tr.nextElementSibling;
+      return [Number(tr.dataset.id), tr.querySelector(".text").textContent.slice(0, 40), !!next && next.classList.contains("why") && next.dataset.id === tr.dataset.id];
+    });
+    return { want, got };`);
+  assert.deepEqual(rows.got, rows.want);
 });
 
 test("the time scrubber shows the store before an import, then now again", { timeout: 120000 }, async () => {

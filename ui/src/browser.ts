@@ -9,6 +9,7 @@ import type { Kind, ListQuery, MemState, Memory, SortKey, Stats } from "./types"
 import { KINDS, STATES } from "./types";
 
 import { listWindow, ROW } from "./virtual";
+import { rowKey } from "./viewkeys";
 
 const PAGE = 200;
 /// The least time between two listings that follow a drag of the time scrubber (ms).
@@ -41,6 +42,10 @@ export class Browser {
   private staleDaysLabel: HTMLElement;
   private supersededChips: HTMLElement[] = [];
   private rowPool: HTMLElement[] = [];
+  /// What each pooled row shows (`rowKey`).
+  private rowKeys = new WeakMap<HTMLElement, string>();
+  /// The conversations the conversation filter lists, as last filled.
+  private convKey = "";
   /// The list's height and scroll position, kept from its resize and scroll events: reading
   /// them from the element in render() forced a synchronous layout of the whole page after
   /// every search and selection.
@@ -141,7 +146,9 @@ export class Browser {
       this.listEl);
     bus.on("selection", () => this.markSelection(), "browser");
     bus.on("search", () => this.showSearch(), "browser");
-    bus.on("data", () => this.reload(), "browser");
+    // With a search shown, the search runs again on a change (main.ts) and its answer
+    // redraws the rows ("search"): listing the old answer first would draw them twice.
+    bus.on("data", () => { if (!state.search) this.reload(); }, "browser");
     bus.on("asof", () => this.followTime(), "browser");
     bus.on("clusters", () => this.fillClusters(), "browser");
   }
@@ -193,6 +200,10 @@ export class Browser {
   }
 
   setStats(s: Stats): void {
+    // Counts move with every import batch: the options are rebuilt only when they differ.
+    const key = JSON.stringify(s.conversations);
+    if (key === this.convKey) return;
+    this.convKey = key;
     const cur = this.convSelect.value;
     clear(this.convSelect);
     this.convSelect.append(h("option", { value: "" }, "all conversations"));
@@ -233,7 +244,6 @@ export class Browser {
     this.searchRows = null;
     this.generation++;
     this.pages.clear();
-    this.invalidateRows();
     this.listEl.scrollTop = this.top = 0;
     // While a listing is on its way, ask again only once it has answered: a drag of the time
     // scrubber reloads at every step, the engine lists one instant at a time, and a queue of
@@ -253,18 +263,12 @@ export class Browser {
       return;
     }
     this.searchRows = r.hits.map((hit) => hit.memory);
-    this.invalidateRows();
     this.total = this.searchRows.length;
     this.countEl.textContent = `${r.hits.length} results`;
     this.listEl.scrollTop = this.top = 0;
     this.render();
   }
 
-  /// Row elements skip re-filling when they show the same memory; after new data they must
-  /// be filled again (an edited memory keeps its id).
-  private invalidateRows(): void {
-    for (const r of this.rowPool) r.dataset.id = "";
-  }
 
   private async fetch(page: number): Promise<void> {
     const gen = this.generation;
@@ -343,14 +347,22 @@ export class Browser {
   }
 
   private fillRow(r: HTMLElement, m: Memory | null, i: number): void {
-    const id = m ? String(m.id) : "";
-    if (r.dataset.id === id && r.dataset.sel === String(state.selection.has(m?.id ?? -1))) return;
-    r.dataset.id = id;
-    r.dataset.sel = String(m ? state.selection.has(m.id) : false);
-    r.classList.toggle("selected", !!m && state.selection.has(m.id));
+    const sel = String(!!m && state.selection.has(m.id));
+    if (r.dataset.sel !== sel) {
+      r.dataset.sel = sel;
+      r.classList.toggle("selected", sel === "true");
+    }
+    // A row is filled again only when what it shows differs (a store change lists the same
+    // memories again every second while a job runs; an edited memory keeps its id).
+    const stale = state.filter.superseded === "stale" && !this.searchRows;
+    const key = rowKey(m, i, stale);
+    if (this.rowKeys.get(r) === key) return;
+    this.rowKeys.set(r, key);
+    r.dataset.id = m ? String(m.id) : "";
     r.classList.toggle("deleted", !!m?.deleted_at);
     clear(r);
     if (!m) {
+      r.removeAttribute("data-testid");
       r.append(h("div", { class: "meta muted" }, `#${i + 1} …`));
       return;
     }
@@ -364,7 +376,7 @@ export class Browser {
         m.superseded_by !== null ? h("span", { class: "state s-superseded", title: `replaced by #${m.superseded_by}` }, "superseded") : null,
         // Under the stale filter, a fact no other fact replaced is listed because a newer
         // fact contradicts it and it was not confirmed in the filter's days.
-        m.superseded_by === null && state.filter.superseded === "stale" && !this.searchRows
+        m.superseded_by === null && stale
           ? h("span", { class: "state s-superseded", title: `a newer fact contradicts it, and it was not said again or retrieved in the last ${state.filter.stale_days ?? 30} days` }, "contradicted")
           : null,
         h("span", { class: "id muted" }, `#${m.id}`)),
@@ -386,3 +398,4 @@ export class Browser {
     }
   }
 }
+

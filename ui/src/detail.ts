@@ -14,13 +14,17 @@ export class Detail {
   private body: HTMLElement;
   private current: MemoryDetail | null = null;
   private sleeps: MemorySleepEvent[] = [];
+  /// What the pane shows, serialised: a store change that leaves the memory as it was
+  /// redraws nothing (while a job runs a change arrives every second, and the pane's style,
+  /// layout and paint are most of what a redraw costs).
+  private shown = "";
   private loading = 0;
 
   constructor() {
     this.body = h("div", { class: "detail-body", "data-testid": "detail" });
     this.el = h("section", { class: "detail panel" }, this.body);
     bus.on("selection", () => void this.load(), "detail");
-    bus.on("data", () => void this.load(), "detail");
+    bus.on("data", () => void this.load(true), "detail");
     bus.on("asof", () => void this.load(), "detail");
     this.empty();
   }
@@ -32,23 +36,30 @@ export class Detail {
       h("p", { class: "muted" }, "Shift-click adds to the selection; drag with Shift in the 3D view to lasso.")));
   }
 
-  async load(): Promise<void> {
+  /// Shows the primary selection; `unlessSame` keeps the pane as it is when the memory, its
+  /// sleep history and the selection's size are what it already shows.
+  async load(unlessSame = false): Promise<void> {
     const id = state.primary;
     const token = ++this.loading;
     if (id === null) {
       this.current = null;
+      this.shown = "";
       this.empty();
       return;
     }
     try {
       const [d, sleeps] = await Promise.all([api.get(id), api.memorySleepHistory(id).catch(() => [])]);
       if (token !== this.loading) return;
+      const shown = JSON.stringify([d, sleeps, state.selection.size]);
+      if (unlessSame && shown === this.shown && this.current) return;
+      this.shown = shown;
       this.current = d;
       this.sleeps = sleeps;
       // (a span of its own: the page's main-thread record, render/perf.ts)
       timed("detail.render", () => this.render(d));
     } catch (e) {
       if (token !== this.loading) return;
+      this.shown = "";
       clear(this.body);
       this.body.append(h("div", { class: "placeholder error" }, (e as Error).message));
     }

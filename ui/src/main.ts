@@ -231,7 +231,8 @@ space.setMethodHandler((m) => {
 async function refreshStats(): Promise<Stats | null> {
   try {
     const s = await api.stats();
-    statsEl.textContent = `${fmtInt(s.memories)} memories · ${s.conversations.length} conversations · ${fmtInt(s.links)} links`;
+    const text = `${fmtInt(s.memories)} memories · ${s.conversations.length} conversations · ${fmtInt(s.links)} links`;
+    if (statsEl.textContent !== text) statsEl.textContent = text;
     browser.setStats(s);
     return s;
   } catch {

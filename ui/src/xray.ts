@@ -4,36 +4,11 @@
 import { api, type Tuning } from "./api";
 import { h, clear, fmtInt, fmtNum, toast } from "./dom";
 import { normaliseWeights, sameWeights, WEIGHT_HELP, WEIGHT_KEYS, weightSum } from "./panels";
-import { timed } from "./render/perf";
+import { recordSpan, timed } from "./render/perf";
 import { bus, select, state } from "./store";
-import type { EntityKind } from "./bindings";
-import type { Hit, Reason, SearchArgs, SearchDefaults, SearchResponse, Weights } from "./types";
-
-const SIGNALS = ["semantic", "lexical", "recency", "actor", "spatial", "usage", "neighbour", "graph", "temporal"] as const;
-const SIGNAL_HEADS: Record<(typeof SIGNALS)[number], string> = {
-  semantic: "sema", lexical: "lexi", recency: "rece", actor: "acto", spatial: "spat", usage: "usag",
-  neighbour: "neig", graph: "grap", temporal: "time",
-};
-
-/** One reason a hit matched, as a person reads it. */
-/// How a reason names the kind of entity a question's answer is.
-const ANSWER_KINDS: Record<EntityKind, string> = {
-  place: "a place", title: "a title", person: "a person", organisation: "an organisation", possession: "a thing owned", name: "a name",
-};
-
-export function reasonText(r: Reason): string {
-  switch (r.kind) {
-    case "date": {
-      const what = r.phrase === null ? `happened ${r.date}` : `"${r.phrase}" = ${r.date}`;
-      return r.gap_days === 0 ? `${what}, within ${r.asked}` : `${what}, ${r.gap_days} d from ${r.asked}`;
-    }
-    case "dated": return `"${r.phrase}" = ${r.date}`;
-    case "entity": return `names ${r.names.join(", ")}`;
-    case "answer": return `${ANSWER_KINDS[r.entity]}: ${r.names.join(", ")}`;
-    case "pattern": return `holds ${r.found.map((f) => `"${f}"`).join(", ")}`;
-    case "link": return r.from === null ? `reached by a ${r.link} link` : `${r.link} #${r.from}`;
-  }
-}
+import type { Hit, SearchArgs, SearchDefaults, SearchResponse, Weights } from "./types";
+import { tableKey } from "./viewkeys";
+import { RankedTable } from "./xray_rows";
 
 export class Xray {
   readonly el: HTMLElement;
@@ -56,6 +31,18 @@ export class Xray {
   /// Memories a person ticked as expected for a golden query, and the query they belong to.
   private marked = new Set<number>();
   private markedFor = "";
+  /// What the table and the packed context show (`tableKey`): a search run again after a
+  /// store change that ranks the same memories the same way leaves them as they are (their
+  /// style, layout and paint are most of a rebuild's cost).
+  private shownTable = "";
+  private ranked = new RankedTable({
+    select: (id) => select([id], id),
+    mark: (id, on) => {
+      if (on) this.marked.add(id);
+      else this.marked.delete(id);
+      if (state.search) this.renderGoldenBar(state.search);
+    },
+  });
 
   /// `rerun` runs the current search again (with the tuning now applied).
   constructor(private readonly rerun: () => void) {
@@ -197,19 +184,25 @@ export class Xray {
   private render(): void {
     const r = state.search;
     clear(this.summary);
-    clear(this.table);
-    clear(this.context);
     clear(this.goldenBar);
     if (r?.query !== this.markedFor) {
       this.marked.clear();
       this.markedFor = r?.query ?? "";
     }
+    const key = r ? timed("xray.key", () => tableKey(r)) : "";
+    const sameTable = key === this.shownTable;
+    if (!sameTable) {
+      clear(this.context);
+      this.shownTable = key;
+    }
     if (!r) {
+      clear(this.table);
       this.summary.append(h("p", { class: "muted" },
         "Type a query in the search box above. The query appears in the 3D view with lines to its hits (teal) and to the near misses just below the cut (amber)."));
       return;
     }
     const t = r.timings;
+    const t0 = performance.now();
     this.summary.append(
       h("div", { class: "kv" },
         h("span", null, "route ", h("b", null, r.route)), h("span", { class: "muted" }, r.route_reason),
@@ -229,55 +222,11 @@ export class Xray {
         r.mode === "context" ? "context mode: no fusion weights" : `${this.applied.weights ? "your weights" : "default weights"}${r.route === "direct" ? " (direct route: lexical moved to semantic)" : ""}: `,
         ...(r.mode === "context" ? [] : WEIGHT_KEYS.map((k) => h("span", { class: "w" }, `${k} ${fmtNum(r.weights[k], 2)}`)))));
     this.renderGoldenBar(r);
-    const head = h("tr", null, h("th", null, "#"), h("th", null, "memory"),
-      ...SIGNALS.map((s) => h("th", { class: "num", title: s }, SIGNAL_HEADS[s])),
-      h("th", { class: "num" }, "score"), h("th", { class: "num" }, "MMR"), h("th", { class: "num" }, "tok"), h("th", null, "ctx"));
-    const body = h("tbody", null);
-    const row = (hit: Hit, cls: string) => {
-      const box = h("input", { type: "checkbox", title: "a memory this query must find (for a golden query)", "aria-label": `expected #${hit.memory.id}`,
-        "data-testid": `xray-expect-${hit.memory.id}`, onclick: (e: Event) => e.stopPropagation(), onchange: () => {
-          if (box.checked) this.marked.add(hit.memory.id);
-          else this.marked.delete(hit.memory.id);
-          this.renderGoldenBar(r);
-        } });
-      box.checked = this.marked.has(hit.memory.id);
-      const tr = h("tr", { class: `clickable ${cls}`, "data-id": String(hit.memory.id), onclick: () => select([hit.memory.id], hit.memory.id) },
-        h("td", { class: "rank" }, box, hit.rank === null ? "·" : String(hit.rank)),
-        h("td", { class: "mem", title: hit.memory.text }, h("span", { class: `kind k-${hit.memory.kind}` }, hit.memory.kind[0]),
-          h("span", { class: "who" }, hit.memory.who ?? ""), " ",
-          hit.memory.superseded_by !== null
-            ? h("span", { class: "state s-superseded", title: `replaced by #${hit.memory.superseded_by}` }, "superseded ")
-            : null,
-          h("span", { class: "text" }, hit.memory.text.slice(0, 160))),
-        ...SIGNALS.map((s) => {
-          const v = hit.signals[s];
-          const td = h("td", { class: "num sig" }, v ? fmtNum(v, 2) : "");
-          td.style.setProperty("--v", String(Math.max(0, Math.min(1, v))));
-          return td;
-        }),
-        h("td", { class: "num" }, fmtNum(hit.score, 3)),
-        h("td", { class: "num" }, hit.mmr_score === null ? "" : `${fmtNum(hit.mmr_score, 3)}${hit.mmr_rank ? ` (${hit.mmr_rank})` : ""}`),
-        h("td", { class: "num" }, String(hit.tokens)),
-        h("td", null, hit.packed ? "✓" : ""));
-      body.append(tr);
-      // Why it matched, on a line of its own under the row: dates, entities, links.
-      if (hit.reasons.length) {
-        body.append(h("tr", { class: `why ${cls}`, "data-id": String(hit.memory.id) },
-          h("td", null),
-          h("td", { colspan: String(SIGNALS.length + 5), "data-testid": "xray-why" },
-            ...hit.reasons.map((x) => h("span", { class: "reason" }, reasonText(x))))));
-      }
-    };
-    r.hits.forEach((x) => row(x, "hit"));
-    if (r.near_misses.length) {
-      body.append(h("tr", { class: "cut" }, h("td", { colspan: String(SIGNALS.length + 6) }, `cut at k = ${r.hits.length} · near misses below`)));
-      r.near_misses.forEach((x) => row(x, "miss"));
-    }
-    if (r.connected.length) {
-      body.append(h("tr", { class: "cut" }, h("td", { colspan: String(SIGNALS.length + 6) }, "connected bubbles of the top results")));
-      r.connected.forEach((x) => row(x, "connected"));
-    }
-    this.table.append(h("table", { class: "ranked", "data-testid": "xray-table" }, h("thead", null, head), body));
+    recordSpan("xray.summary", t0);
+    if (sameTable) return;
+    timed("xray.rows", () => this.ranked.show(r.hits, r.near_misses, r.connected, (id) => this.marked.has(id)));
+    if (this.ranked.el.parentElement !== this.table) this.table.append(this.ranked.el);
+    const t1 = performance.now();
     const byId = new Map<number, Hit>();
     for (const x of [...r.hits, ...r.near_misses, ...r.connected]) byId.set(x.memory.id, x);
     const pct = r.budget_tokens ? Math.min(100, (100 * r.used_tokens) / r.budget_tokens) : 0;
@@ -291,6 +240,7 @@ export class Xray {
           h("span", { class: "muted" }, `#${id} ${x?.attention ? `attn ${fmtNum(x.attention, 3)}` : ""} `),
           x ? `${x.memory.who ? x.memory.who + ": " : ""}${x.memory.text}` : "");
       })));
+    recordSpan("xray.context", t1);
     this.highlight();
   }
 
@@ -366,3 +316,4 @@ export function searchSummary(r: SearchResponse): string {
   const then = r.as_of === null ? "" : ` · as of ${new Date(r.as_of).toISOString().replace("T", " ").slice(0, 19)} UTC`;
   return `${r.hits.length} hits · ${r.route} · ${fmtNum(r.timings.total_ms, 1)} ms${then}`;
 }
+
