@@ -27,6 +27,8 @@ import { SpaceToolbar, type ProjectionMethod } from "./toolbar";
 
 /// How long the instant must stay put before the points are drawn round again.
 const FAST_REST_MS = 150;
+/// The least time between two frames that only show changed data (see requestFrame).
+const DATA_FRAME_GAP_MS = 48;
 
 export class Space {
   readonly el: HTMLElement;
@@ -44,6 +46,9 @@ export class Space {
   private pull = 0.25;
   private readonly near = new Nearest();
   private frameQueued = false;
+  /// The queued frame is due at the next animation frame (not held back by the gap).
+  private frameSoon = false;
+  private lastFrameAt = -Infinity;
   private firstFrameStart = 0;
   private onMethod: (m: ProjectionMethod) => void = () => {};
   /// The scrubbed instant and the steps it is read from; null: now.
@@ -109,7 +114,7 @@ export class Space {
     this.cloud.pull = this.pull;
     this.overlays = new LineOverlays(this.r.scene);
     this.interaction = new Interaction(this.r.camera, this.canvas, this.overlay, {
-      onCamera: () => { this.r?.cameraMoved(); this.requestFrame(); },
+      onCamera: () => { this.r?.cameraMoved(); this.requestFrame(true); },
       onHover: (x, y) => this.hover(x, y),
       onLeave: () => this.tooltip.hide(),
       onClick: (x, y, additive) => this.clickAt(x, y, additive),
@@ -169,7 +174,7 @@ export class Space {
     this.cloud?.paintSelection(state.selection);
     this.drawOverlays();
     this.drawFastUntilRest();
-    this.requestFrame();
+    this.requestFrame(true);
   }
 
   private drawFastUntilRest(): void {
@@ -300,15 +305,29 @@ export class Space {
     this.r?.finish();
   }
 
-  requestFrame(): void {
-    if (this.frameQueued || !this.r) return;
+  /// Asks for a frame. `urgent` (the camera moves, a glide goes on): at the next animation
+  /// frame. Otherwise (a new selection, search lines, an upload) no sooner than
+  /// DATA_FRAME_GAP_MS after the last frame: under software GL a frame is 6–28 ms of the
+  /// page's main thread, and one interaction (a search, then a selection and its nearest
+  /// memories) asked for three or four of them in as many animation frames.
+  requestFrame(urgent = false): void {
+    if (!this.r) return;
+    if (this.frameQueued) {
+      if (!urgent || this.frameSoon) return;
+    }
     this.frameQueued = true;
+    const wait = urgent ? 0 : this.lastFrameAt + DATA_FRAME_GAP_MS - performance.now();
+    this.frameSoon = wait <= 0;
+    const go = () => requestAnimationFrame(() => { if (this.frameQueued) this.frame(); });
     // A frame drawn in the meantime (resize draws at once) makes this one unnecessary.
-    requestAnimationFrame(() => { if (this.frameQueued) this.frame(); });
+    if (wait <= 0) go();
+    else setTimeout(() => { this.frameSoon = true; go(); }, wait);
   }
 
   private frame(): void {
     this.frameQueued = false;
+    this.frameSoon = false;
+    this.lastFrameAt = performance.now();
     if (!this.r || !this.cloud) return;
     const animating = this.cloud.step(performance.now());
     const t0 = performance.now();
@@ -322,7 +341,7 @@ export class Space {
     }
     perf.render_ms = performance.now() - t0;
     recordSpan("space.frame", t0);
-    if (animating) this.requestFrame();
+    if (animating) this.requestFrame(true);
   }
 
   /// The row of the point nearest to (x, y) within `radius` pixels, or -1.
