@@ -269,7 +269,6 @@ export class Browser {
     this.render();
   }
 
-
   private async fetch(page: number): Promise<void> {
     const gen = this.generation;
     this.pages.set(page, "loading");
@@ -398,4 +397,3 @@ export class Browser {
     }
   }
 }
-

@@ -316,4 +316,3 @@ export function searchSummary(r: SearchResponse): string {
   const then = r.as_of === null ? "" : ` · as of ${new Date(r.as_of).toISOString().replace("T", " ").slice(0, 19)} UTC`;
   return `${r.hits.length} hits · ${r.route} · ${fmtNum(r.timings.total_ms, 1)} ms${then}`;
 }
-
