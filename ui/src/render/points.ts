@@ -85,6 +85,8 @@ export class PointsRenderer {
   readonly scene = new THREE.Scene();
   private readonly gl: THREE.WebGLRenderer;
   private geometry = new THREE.BufferGeometry();
+  /// The geometry the last frame drew.
+  private drawn: THREE.BufferGeometry | null = null;
   private readonly material: THREE.ShaderMaterial;
   private readonly fastMaterial: THREE.ShaderMaterial;
   private readonly points: THREE.Points;
@@ -225,7 +227,11 @@ export class PointsRenderer {
     return this.points.material === this.fastMaterial ? "fast" : "full";
   }
 
-  render(): void {
+  /// Draws a frame; true when it was the first of new point buffers (their upload to GL is
+  /// part of it).
+  render(): boolean {
+    const fresh = this.drawn !== this.geometry;
+    this.drawn = this.geometry;
     if (this.colorsDirty) {
       packColors(this.props.values, this.props.table, this.props.ramp, this.colors);
       const a = this.geometry.getAttribute("color") as THREE.BufferAttribute | undefined;
@@ -238,6 +244,7 @@ export class PointsRenderer {
       this.rangeDirty = false;
     }
     this.gl.render(this.scene, this.camera);
+    return fresh;
   }
 
   /// Waits until the GPU has drawn everything asked of it (for timings).

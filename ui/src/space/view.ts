@@ -331,7 +331,7 @@ export class Space {
     if (!this.r || !this.cloud) return;
     const animating = this.cloud.step(performance.now());
     const t0 = performance.now();
-    this.r.render();
+    const fresh = this.r.render();
     if (this.firstFrameStart && perf.points > 0) {
       this.r.finish();
       perf.first_frame_ms = performance.now() - this.firstFrameStart;
@@ -341,6 +341,8 @@ export class Space {
     }
     perf.render_ms = performance.now() - t0;
     recordSpan("space.frame", t0);
+    // The first frame of new point buffers, also on its own (their upload is in it).
+    if (fresh) recordSpan("space.frame.new-buffers", t0);
     if (animating) this.requestFrame(true);
   }
 
