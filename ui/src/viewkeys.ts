@@ -1,10 +1,9 @@
-// What a view shows, as text: the keys that let the list and the X-ray's table skip a
-// redraw when a store change leaves what they show as it was, and how a hit's reasons read.
+// What a view shows, as text: the key that lets the list skip refilling a row that would
+// look the same, the X-ray's signal columns, and how a hit's reasons read.
 // No DOM here (unit-tested under Node).
 
 import type { EntityKind } from "./bindings";
-import { fmtNum } from "./dom";
-import type { Hit, Memory, Reason, SearchResponse } from "./types";
+import type { Memory, Reason } from "./types";
 
 export const SIGNALS = ["semantic", "lexical", "recency", "actor", "spatial", "usage", "neighbour", "graph", "temporal"] as const;
 export const SIGNAL_HEADS: Record<(typeof SIGNALS)[number], string> = {
@@ -39,12 +38,3 @@ export function rowKey(m: Memory | null, i: number, stale: boolean): string {
   return [m.id, m.kind, m.who ?? "", m.occurred_at ?? m.created_at, m.state, m.superseded_by ?? "", m.deleted_at ?? "", stale, m.text].join("\u0001");
 }
 
-/** Everything the ranked table and the packed context show of a search, as displayed (a
- *  signal to 2 decimals, a score to 3): two searches with the same key draw the same table. */
-export function tableKey(r: SearchResponse): string {
-  const hit = (x: Hit) => [x.rank, x.memory.id, x.memory.kind, x.memory.who, x.memory.superseded_by, x.memory.text,
-    SIGNALS.map((s) => x.signals[s] ? fmtNum(x.signals[s], 2) : ""), fmtNum(x.score, 3),
-    x.mmr_score === null ? null : fmtNum(x.mmr_score, 3), x.mmr_rank, x.tokens, x.packed, x.attention ? fmtNum(x.attention, 3) : null,
-    x.reasons.map(reasonText)];
-  return JSON.stringify([r.query, r.as_of, r.hits.map(hit), r.near_misses.map(hit), r.connected.map(hit), r.context, r.used_tokens, r.budget_tokens]);
-}

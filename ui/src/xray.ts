@@ -7,7 +7,6 @@ import { normaliseWeights, sameWeights, WEIGHT_HELP, WEIGHT_KEYS, weightSum } fr
 import { recordSpan, timed } from "./render/perf";
 import { bus, select, state } from "./store";
 import type { Hit, SearchArgs, SearchDefaults, SearchResponse, Weights } from "./types";
-import { tableKey } from "./viewkeys";
 import { RankedTable } from "./xray_rows";
 
 export class Xray {
@@ -31,10 +30,7 @@ export class Xray {
   /// Memories a person ticked as expected for a golden query, and the query they belong to.
   private marked = new Set<number>();
   private markedFor = "";
-  /// What the table and the packed context show (`tableKey`): a search run again after a
-  /// store change that ranks the same memories the same way leaves them as they are (their
-  /// style, layout and paint are most of a rebuild's cost).
-  private shownTable = "";
+  /// The ranked table: its rows are kept and only what differs is written (xray_rows.ts).
   private ranked = new RankedTable({
     select: (id) => select([id], id),
     mark: (id, on) => {
@@ -189,12 +185,7 @@ export class Xray {
       this.marked.clear();
       this.markedFor = r?.query ?? "";
     }
-    const key = r ? timed("xray.key", () => tableKey(r)) : "";
-    const sameTable = key === this.shownTable;
-    if (!sameTable) {
-      clear(this.context);
-      this.shownTable = key;
-    }
+    clear(this.context);
     if (!r) {
       clear(this.table);
       this.summary.append(h("p", { class: "muted" },
@@ -223,7 +214,6 @@ export class Xray {
         ...(r.mode === "context" ? [] : WEIGHT_KEYS.map((k) => h("span", { class: "w" }, `${k} ${fmtNum(r.weights[k], 2)}`)))));
     this.renderGoldenBar(r);
     recordSpan("xray.summary", t0);
-    if (sameTable) return;
     timed("xray.rows", () => this.ranked.show(r.hits, r.near_misses, r.connected, (id) => this.marked.has(id)));
     if (this.ranked.el.parentElement !== this.table) this.table.append(this.ranked.el);
     const t1 = performance.now();

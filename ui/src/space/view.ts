@@ -311,10 +311,7 @@ export class Space {
   /// page's main thread, and one interaction (a search, then a selection and its nearest
   /// memories) asked for three or four of them in as many animation frames.
   requestFrame(urgent = false): void {
-    if (!this.r) return;
-    if (this.frameQueued) {
-      if (!urgent || this.frameSoon) return;
-    }
+    if (!this.r || (this.frameQueued && (!urgent || this.frameSoon))) return;
     this.frameQueued = true;
     const wait = urgent ? 0 : this.lastFrameAt + DATA_FRAME_GAP_MS - performance.now();
     this.frameSoon = wait <= 0;
