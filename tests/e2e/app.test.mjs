@@ -74,6 +74,9 @@ test("first run offers the demo data and loads it", { timeout: 600000 }, async (
   await s.until(`globalThis.__somnaState.clusterLabels.size >= 8 && globalThis.__somnaState.points.clusters.some((c) => c >= 0)`, 120000);
   await sleep(1000);
   await shot("space-pca");
+  // The X-ray's fonts were laid out once, off screen, before any search, and nothing of it stayed.
+  assert.equal(await s.exec(`return globalThis.__somnaSpans.by["fonts.warm"]?.n ?? 0;`), 1);
+  assert.equal(await s.exec(`return document.querySelectorAll('[data-testid="font-warm"]').length;`), 0);
 });
 
 test("a script in the window may call the commands the UI uses and no other", { timeout: 60000 }, async () => {

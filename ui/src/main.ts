@@ -20,6 +20,7 @@ import { TimeScrubber } from "./timeline";
 import { GoldenPanel } from "./golden";
 import { LedgerPanel } from "./ledger";
 import { WhatIfPanel } from "./whatif";
+import { warmFonts } from "./fontwarm";
 
 const app = document.getElementById("app")!;
 
@@ -461,6 +462,8 @@ async function start(): Promise<void> {
     return;
   }
   overlay.hidden = true;
+  // Once the first view has had its second: the X-ray's fonts, before the first search.
+  setTimeout(() => timed("fonts.warm", warmFonts), 1000);
   if (s.demo_if_empty && s.stats?.memories === 0) {
     void loadDemo();
     return;
