@@ -2,7 +2,7 @@
 // page does not (italic rows, table heads, monospaced cells, reasons, cut lines), so that
 // their fonts are found while nothing is happening. WebKit looks each new combination of
 // family, size, weight and style up in fontconfig the first time it lays one out, and with
-// ~130 fonts installed that took 30–60 ms of the main thread on the first search, inside
+// ~130 fonts installed that took 30–45 ms of the main thread on the first search, inside
 // the block that also switches to the X-ray (README, "Main-thread blocking").
 
 import { h } from "./dom";
