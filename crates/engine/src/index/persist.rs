@@ -601,20 +601,40 @@ fn load_graph(dir: &Path, slots: usize) -> Result<Hnsw<'static, f32, DistDot>> {
     Ok(graph)
 }
 
-/// A few current vectors must find their own slot: catches a graph that parses but does
-/// not belong to these vectors.
+/// A few current vectors must find their own slot: catches a graph that parses but whose
+/// links do not belong to its points (each point's vector was already compared with the
+/// store's). The search is approximate, so one probe may miss in a valid graph: at the 300
+/// near-identical notes of a test store, a self-search at ef 64 now and then did, and a
+/// single miss made a valid index look damaged and rebuilt at every open. Most of the
+/// probes must find themselves.
 fn probe(index: &VectorIndex) -> std::result::Result<(), String> {
     let graph = index.graph().ok_or("no graph")?;
     let step = (index.row_ids.len() / 8).max(1);
+    let mut probed = 0;
+    let mut missed = Vec::new();
     for &id in index.row_ids.iter().step_by(step).take(8) {
         let v = index.vector(id).expect("row");
         let want = index.current[&id];
         let found = graph.search(v, 10, 64);
+        probed += 1;
         if !found.iter().any(|n| n.d_id == want) {
-            return Err(format!("self-search probe failed for memory {id}"));
+            missed.push(id);
         }
     }
-    Ok(())
+    probe_verdict(probed, &missed)
+}
+
+/// The probe's verdict: damaged when more than half of the `probed` memories did not find
+/// themselves (`missed`).
+fn probe_verdict(probed: usize, missed: &[i64]) -> std::result::Result<(), String> {
+    if missed.len() * 2 <= probed {
+        return Ok(());
+    }
+    Err(format!(
+        "self-search probe failed for {} of {probed} memories (the first: memory {})",
+        missed.len(),
+        missed[0]
+    ))
 }
 
 #[cfg(test)]
@@ -628,6 +648,16 @@ mod tests {
     use std::sync::mpsc;
 
     const DIM: usize = 16;
+
+    #[test]
+    fn the_probe_tolerates_a_few_misses_of_an_approximate_search_but_not_most() {
+        assert_eq!(probe_verdict(8, &[]), Ok(()));
+        assert_eq!(probe_verdict(8, &[3]), Ok(()));
+        assert_eq!(probe_verdict(8, &[3, 5, 9, 11]), Ok(()));
+        let err = probe_verdict(8, &[3, 5, 9, 11, 13]).unwrap_err();
+        assert!(err.contains("5 of 8") && err.contains("memory 3"), "{err}");
+        assert!(probe_verdict(1, &[7]).is_err());
+    }
 
     fn filled(n: usize, seed: u64) -> VectorIndex {
         let vs = super::super::tests::unit_vectors(n, DIM, seed);
