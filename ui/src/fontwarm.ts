@@ -6,22 +6,30 @@
 // the block that also switches to the X-ray (README, "Main-thread blocking").
 
 import { h } from "./dom";
+import type { Hit } from "./types";
+import { SIGNALS } from "./viewkeys";
+import { RankedTable } from "./xray_rows";
 
-/// One row of each kind the X-ray's table shows, with the characters it writes.
+/// A hit holding what a row of the X-ray's table shows (the row reads nothing else of it),
+/// with the characters the table writes.
+function sampleHit(): Hit {
+  return {
+    memory: { id: 1, kind: "fact", text: "Aa 09 ✓ → ·", who: "Ann", superseded_by: 2 },
+    rank: 1, signals: Object.fromEntries(SIGNALS.map((s) => [s, 0.5])), score: 1, mmr_score: 0.5, mmr_rank: 1,
+    tokens: 12, packed: true, reasons: [{ kind: "dated", phrase: "yesterday", date: "1 May 2023" }],
+  } as unknown as Hit;
+}
+
+/// The X-ray's own table with a hit, a near miss and a connected bubble (each kind of row,
+/// the cut lines and a line of reasons), and the summary's headings and monospaced weights.
 function sample(): HTMLElement {
-  const cells = (cls: string) => h("tr", { class: `clickable ${cls}` },
-    h("td", { class: "rank" }, "1·"),
-    h("td", { class: "mem" }, h("span", { class: "kind k-fact" }, "f"), h("span", { class: "who" }, "Ann"), " ",
-      h("span", { class: "state s-superseded" }, "superseded "), h("span", { class: "text" }, "Aa 09 ✓ →")),
-    h("td", { class: "num sig" }, "0.91"), h("td", { class: "num" }, "12"), h("td", null, "✓"));
+  const hit = sampleHit();
+  const table = new RankedTable({ select: () => {}, mark: () => {} });
+  table.show([hit], [hit], [hit], () => false);
   return h("div", { class: "xray-side", "aria-hidden": "true" },
     h("h3", null, "Ranked"), h("h4", null, "Packed context · 1 / 2 tokens"),
     h("div", { class: "xray-summary" }, h("span", { class: "w" }, "#1 a→b")),
-    h("table", { class: "ranked" },
-      h("thead", null, h("tr", null, h("th", null, "memory"), h("th", { class: "num" }, "sem"))),
-      h("tbody", null, cells("hit"), cells("miss"), cells("connected"),
-        h("tr", { class: "why hit" }, h("td", null), h("td", null, h("span", { class: "reason" }, "September = date"))),
-        h("tr", { class: "cut" }, h("td", { colspan: "5" }, "cut at k = 10 · near misses below")))));
+    table.el);
 }
 
 /// Lays the sample out off screen and removes it again; returns the ms it took.
