@@ -7,6 +7,7 @@
 //! (the delta reconstruction) and a first page listed as of each; on the first, every
 //! memory's visibility over time is computed too (what the app's time scrubber loads once).
 
+use crate::bench_cmd::median;
 use serde::Serialize;
 use somna_engine::memory::{Kind, NewMemory};
 use somna_engine::store::{ListQuery, Store};
@@ -132,8 +133,8 @@ fn measure(
             back,
             changes_after: read.history_since(at)?.len(),
             memories_changed: last.changed_count(),
-            reconstruct_ms: median(rebuild),
-            list_page_ms: median(list),
+            reconstruct_ms: median(&mut rebuild),
+            list_page_ms: median(&mut list),
         });
     }
     Ok((instants, store))
@@ -181,11 +182,6 @@ fn build(path: &Path, shape: Shape, memories: usize, history: usize) -> anyhow::
 
 fn ms(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1000.0
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v.get(v.len() / 2).copied().unwrap_or(0.0)
 }
 
 pub fn print(b: &AsOfBench) {

@@ -36,6 +36,14 @@ pub struct BenchArgs {
     /// Store sizes (turns) at which the import benchmark times 1,000 more turns.
     #[arg(long, value_delimiter = ',')]
     import_at: Vec<usize>,
+    /// Imports of 1,000 turns timed at each `--import-at` size, one after another (the
+    /// median is reported).
+    #[arg(long, default_value_t = 3)]
+    import_rounds: usize,
+    /// Turns per conversation of the import benchmark's synthetic store (a large value puts
+    /// the whole store in one conversation, as an agent writing to one would).
+    #[arg(long, default_value_t = 500)]
+    import_conversation_turns: usize,
     /// Store sizes (memories) for search latency.
     #[arg(long, value_delimiter = ',', default_value = "10000")]
     search_sizes: Vec<usize>,
@@ -296,9 +304,13 @@ pub fn run(args: BenchArgs, model_dir: &Path, json: bool) -> anyhow::Result<()> 
             tmp.path(),
             model_dir,
             env.embedder(),
-            args.import_turns,
-            &args.import_at,
-            args.seed,
+            &crate::bench_import::ImportParams {
+                turns: args.import_turns,
+                at: args.import_at.clone(),
+                rounds: args.import_rounds,
+                per_conversation: args.import_conversation_turns,
+                seed: args.seed,
+            },
         )?);
     }
     if has("search") {
@@ -836,6 +848,12 @@ fn conversations(sentences: &[String], per: usize) -> Vec<ConversationBatch> {
 
 /// Synthetic turns `first..first + sentences.len()` as conversations of `per` turns: turn
 /// `t` is message `t % per` of conversation `bench-{t / per}`, a minute after turn `t - 1`.
+/// The median of `v` (the upper of the middle two when their number is even); 0 for none.
+pub(crate) fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(0.0)
+}
+
 /// Turns imported in several calls continue the same conversations.
 pub(crate) fn conversations_from(
     sentences: &[String],

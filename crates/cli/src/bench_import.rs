@@ -2,29 +2,51 @@
 //! import): embedding, the ingest policies, facts, similar and causal links, summaries, the
 //! vector index and cluster upkeep, into a fresh store, with each stage's time from the
 //! ledger. With `--import-at`, the same for 1,000 more turns once the store holds each of
-//! those many turns (the store is filled up to each size first, untimed), to show how the
-//! stages grow with the store.
+//! those many turns (the store is filled up to each size first, untimed), `--import-rounds`
+//! times in a row, to show how the stages grow with the store (the median of the rounds).
 
-use crate::bench_cmd::conversations_from;
+use crate::bench_cmd::{conversations_from, median};
 use serde::Serialize;
 use somna_engine::embed::BertEmbedder;
-use somna_engine::ingest::{ConversationBatch, STAGE_COMMIT, STAGE_PLAN, STAGE_SUMMARIES};
+use somna_engine::ingest::{
+    ConversationBatch, STAGE_COMMIT, STAGE_INDEX, STAGE_PLAN, STAGE_SUMMARIES,
+};
 use somna_engine::ledger::LedgerGroup;
 use somna_engine::{bench, AddOptions, Config, Job, Somna};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
-/// Turns per synthetic conversation (as the ingest benchmark's).
-const PER_CONVERSATION: usize = 500;
 /// Turns timed at each `--import-at` size.
 const MORE: usize = 1_000;
 
+/// What to import and where to time it.
+pub struct ImportParams {
+    /// Turns of the import into a fresh store.
+    pub turns: usize,
+    /// Store sizes (turns) at which `MORE` turns are timed.
+    pub at: Vec<usize>,
+    /// Imports timed at each of those sizes, one after another.
+    pub rounds: usize,
+    /// Turns per synthetic conversation.
+    pub per_conversation: usize,
+    pub seed: u64,
+}
+
 /// The ledger operations reported, in pipeline order: operation, column, what it covers.
-const STAGES: [(&str, &str, &str); 6] = [
+const STAGES: [(&str, &str, &str); 7] = [
     (STAGE_PLAN, "plan", "validation, policies, stored ids"),
     ("embed", "embed", "the model, summaries' texts included"),
-    (STAGE_COMMIT, "commit", "memories, facts, links, index"),
+    (
+        STAGE_COMMIT,
+        "commit",
+        "one transaction: memories, facts, links",
+    ),
+    (
+        STAGE_INDEX,
+        "index",
+        "the new points inserted in the vector index",
+    ),
     (STAGE_SUMMARIES, "summaries", "conversation summaries"),
     ("cluster.upkeep", "clusters", "clusters after the import"),
     (
@@ -36,20 +58,51 @@ const STAGES: [(&str, &str, &str); 6] = [
 
 #[derive(Debug, Serialize)]
 pub struct ImportBench {
+    /// Turns per synthetic conversation.
+    pub per_conversation: usize,
     pub fresh: ImportRun,
     pub scaling: Vec<ImportRun>,
 }
 
-/// One timed import.
+/// One timed import, or the median of several at one size.
 #[derive(Debug, Serialize)]
 pub struct ImportRun {
-    /// Turns in the store before it.
+    /// Turns in the store before it (before the first round).
     pub stored: usize,
     pub turns: usize,
     pub seconds: f64,
     pub turns_per_sec: f64,
     /// Ledger milliseconds per stage (`STAGES`' operations).
     pub stages: Vec<(String, f64)>,
+    /// Each round's seconds, when this is the median of several.
+    pub rounds: Vec<f64>,
+}
+
+impl ImportRun {
+    /// The median round of `runs` (timed one after another at about the same size): its
+    /// seconds and each stage's median, and every round's seconds.
+    fn median(runs: Vec<ImportRun>) -> ImportRun {
+        let rounds: Vec<f64> = runs.iter().map(|r| r.seconds).collect();
+        let seconds = median(&mut rounds.clone());
+        let stages = STAGES
+            .iter()
+            .enumerate()
+            .map(|(i, (op, _, _))| {
+                (
+                    op.to_string(),
+                    median(&mut runs.iter().map(|r| r.stages[i].1).collect::<Vec<_>>()),
+                )
+            })
+            .collect();
+        ImportRun {
+            stored: runs[0].stored,
+            turns: runs[0].turns,
+            seconds,
+            turns_per_sec: runs[0].turns as f64 / seconds,
+            stages,
+            rounds,
+        }
+    }
 }
 
 /// Imports and keeps the store clustered, as `somna import` does.
@@ -78,17 +131,14 @@ fn stage_totals(engine: &Somna) -> anyhow::Result<Vec<f64>> {
 fn timed(
     engine: &Somna,
     sentences: &[String],
-    first: usize,
+    (first, per): (usize, usize),
     stored: usize,
 ) -> anyhow::Result<ImportRun> {
     // The difference of the totals: entries of an earlier import can share its last
     // millisecond with this one's start.
     let before = stage_totals(engine)?;
     let t = Instant::now();
-    import(
-        engine,
-        &conversations_from(sentences, PER_CONVERSATION, first),
-    )?;
+    import(engine, &conversations_from(sentences, per, first))?;
     let seconds = t.elapsed().as_secs_f64();
     let after = stage_totals(engine)?;
     let stages = STAGES
@@ -102,6 +152,7 @@ fn timed(
         seconds,
         turns_per_sec: sentences.len() as f64 / seconds,
         stages,
+        rounds: Vec::new(),
     })
 }
 
@@ -109,10 +160,13 @@ pub fn run(
     tmp: &Path,
     model_dir: &Path,
     embedder: Arc<BertEmbedder>,
-    count: usize,
-    at: &[usize],
-    seed: u64,
+    params: &ImportParams,
 ) -> anyhow::Result<ImportBench> {
+    let (rounds, per, seed) = (
+        params.rounds.max(1),
+        params.per_conversation.max(1),
+        params.seed,
+    );
     let open = |name: &str| {
         Somna::open_with(
             &Config::new(tmp.join(name), model_dir),
@@ -122,20 +176,20 @@ pub fn run(
     };
     let fresh = timed(
         &open("import.db")?,
-        &bench::synthetic_sentences(count, seed + 7),
-        0,
+        &bench::synthetic_sentences(params.turns, seed + 7),
+        (0, per),
         0,
     )?;
     eprintln!(
         "import: {} turns in {:.1} s into a fresh store",
         fresh.turns, fresh.seconds
     );
-    let mut sizes = at.to_vec();
+    let mut sizes = params.at.clone();
     sizes.sort_unstable();
     let mut scaling = Vec::new();
     if let Some(&largest) = sizes.last() {
         let engine = open("import-scale.db")?;
-        let sentences = bench::synthetic_sentences(largest + MORE, seed + 8);
+        let sentences = bench::synthetic_sentences(largest + rounds * MORE, seed + 8);
         let mut filled = 0;
         for size in sizes {
             if size > filled {
@@ -143,7 +197,7 @@ pub fn run(
                 let t = Instant::now();
                 import(
                     &engine,
-                    &conversations_from(&sentences[filled..size], PER_CONVERSATION, filled),
+                    &conversations_from(&sentences[filled..size], per, filled),
                 )?;
                 eprintln!(
                     "import: {} turns in {:.1} s",
@@ -151,17 +205,25 @@ pub fn run(
                     t.elapsed().as_secs_f64()
                 );
             }
-            let more = &sentences[size..size + MORE];
-            let r = timed(&engine, more, size, size)?;
-            eprintln!(
-                "import: {MORE} more turns at {size} stored in {:.1} s",
-                r.seconds
-            );
-            scaling.push(r);
-            filled = size + MORE;
+            let mut runs = Vec::new();
+            for round in 0..rounds {
+                let first = size + round * MORE;
+                let r = timed(&engine, &sentences[first..first + MORE], (first, per), size)?;
+                eprintln!(
+                    "import: {MORE} more turns at {first} stored in {:.1} s",
+                    r.seconds
+                );
+                runs.push(r);
+            }
+            scaling.push(ImportRun::median(runs));
+            filled = size + rounds * MORE;
         }
     }
-    Ok(ImportBench { fresh, scaling })
+    Ok(ImportBench {
+        per_conversation: per,
+        fresh,
+        scaling,
+    })
 }
 
 pub fn print(b: &ImportBench) {
@@ -171,8 +233,18 @@ pub fn print(b: &ImportBench) {
             .iter()
             .map(|(_, ms)| format!("{:>9.1}", ms / 1000.0))
             .collect();
+        let rounds = if r.rounds.len() > 1 {
+            let each: Vec<String> = r.rounds.iter().map(|s| format!("{s:.1}")).collect();
+            format!(
+                "   (median of {} rounds: {} s)",
+                r.rounds.len(),
+                each.join(", ")
+            )
+        } else {
+            String::new()
+        };
         format!(
-            "{:>8} {:>7} {:>8.1} {:>8.1}   {}",
+            "{:>8} {:>7} {:>8.1} {:>8.1}   {}{rounds}",
             r.stored,
             r.turns,
             r.seconds,
@@ -180,7 +252,10 @@ pub fn print(b: &ImportBench) {
             stages.join(" ")
         )
     };
-    out!("\nimport (somna import's path: embedding, facts, links, summaries, index, clusters)");
+    out!(
+        "\nimport (somna import's path: embedding, facts, links, summaries, index, clusters; {} turns a conversation)",
+        b.per_conversation
+    );
     out!(
         "  stored   turns  seconds  turns/s   {}",
         STAGES
@@ -196,5 +271,40 @@ pub fn print(b: &ImportBench) {
     out!("  (stage columns: seconds in the ledger; embed includes the summaries' texts, so summaries and embed overlap)");
     for (op, column, what) in STAGES {
         out!("    {column} ({op}): {what}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(seconds: f64, stage_ms: f64) -> ImportRun {
+        ImportRun {
+            stored: 10_000,
+            turns: 1_000,
+            seconds,
+            turns_per_sec: 1_000.0 / seconds,
+            stages: STAGES
+                .iter()
+                .enumerate()
+                .map(|(i, (op, _, _))| (op.to_string(), stage_ms * (i + 1) as f64))
+                .collect(),
+            rounds: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn rounds_at_one_size_are_reported_by_their_median_round_and_stage() {
+        let m = ImportRun::median(vec![run(5.0, 30.0), run(3.0, 10.0), run(4.0, 20.0)]);
+        assert_eq!(m.seconds, 4.0);
+        assert_eq!(m.turns_per_sec, 250.0);
+        assert_eq!(
+            m.rounds,
+            vec![5.0, 3.0, 4.0],
+            "each round, in the order run"
+        );
+        for (i, (_, ms)) in m.stages.iter().enumerate() {
+            assert_eq!(*ms, 20.0 * (i + 1) as f64, "stage {i}'s median");
+        }
     }
 }

@@ -11,6 +11,7 @@
 //! model takes most of an hour on this machine); what the simulator costs does not depend on
 //! what the vectors mean, and the queries are embedded by the real model as in the app.
 
+use crate::bench_cmd::median;
 use serde::Serialize;
 use somna_engine::embed::{BertEmbedder, Embedder, HashEmbedder, ModelDir};
 use somna_engine::memory::{Details, Kind, LinkKind, Memory, Source, State, W5H1};
@@ -248,11 +249,6 @@ pub fn build(
     }
     store.refresh_statistics()?;
     Ok(())
-}
-
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v.get(v.len() / 2).copied().unwrap_or(0.0)
 }
 
 pub fn print(b: &WhatIfBench) {

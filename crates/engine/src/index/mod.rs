@@ -30,7 +30,7 @@ use crate::store::Store;
 use crate::{Error, Result};
 use hnsw_rs::hnsw::Point;
 use hnsw_rs::prelude::{DistDot, Hnsw};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard};
 
@@ -54,6 +54,14 @@ enum RowValue<'a> {
 
 /// Below this many candidates a search is exact (a brute-force scan is faster and exact).
 pub const EXACT_LIMIT: usize = 10_000;
+
+/// A search's candidates: their ids, and the same ids as a set when the caller holds one
+/// (see [`VectorIndex::search_among`]).
+#[derive(Clone, Copy)]
+pub struct Among<'a> {
+    pub ids: &'a [i64],
+    pub set: Option<&'a HashSet<i64>>,
+}
 
 /// The longest list a search asks the database for while its filter rejects what comes.
 const MAX_ASKED: usize = 100_000;
@@ -434,17 +442,37 @@ impl VectorIndex {
         allowed: Option<&dyn Fn(i64) -> bool>,
         candidates: Option<&[i64]>,
     ) -> (Vec<(i64, f32)>, SearchPath) {
+        let among = candidates.map(|ids| Among { ids, set: None });
+        self.search_among(query, k, allowed, among)
+    }
+
+    /// [`Self::search`] among candidates the caller may also hold as a set: a long list is
+    /// looked up in a set while the graph is walked, and without one it is built at every
+    /// search (a caller that searches the same long list over and over builds it once).
+    pub fn search_among(
+        &self,
+        query: &[f32],
+        k: usize,
+        allowed: Option<&dyn Fn(i64) -> bool>,
+        among: Option<Among<'_>>,
+    ) -> (Vec<(i64, f32)>, SearchPath) {
         // (Another process may have given the database what this one has not caught up with.)
         if k == 0 || (self.is_empty() && !self.in_database()) {
             return (Vec::new(), SearchPath::Exact);
         }
-        // A long candidate list is looked up in a set while the graph is walked.
-        let only: Option<std::collections::HashSet<i64>> = candidates
-            .filter(|c| c.len() > EXACT_LIMIT)
-            .map(|c| c.iter().copied().collect());
-        let pass = |id: i64| {
-            only.as_ref().is_none_or(|o| o.contains(&id)) && allowed.is_none_or(|f| f(id))
+        let candidates = among.as_ref().map(|a| a.ids);
+        let built: HashSet<i64>;
+        let only: Option<&HashSet<i64>> = match among {
+            Some(a) if a.ids.len() > EXACT_LIMIT => Some(match a.set {
+                Some(set) => set,
+                None => {
+                    built = a.ids.iter().copied().collect();
+                    &built
+                }
+            }),
+            _ => None,
         };
+        let pass = |id: i64| only.is_none_or(|o| o.contains(&id)) && allowed.is_none_or(|f| f(id));
         if let Some(ids) = candidates.filter(|c| c.len() <= EXACT_LIMIT && self.rows_loaded) {
             let scored = ids
                 .iter()

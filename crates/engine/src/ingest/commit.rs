@@ -10,7 +10,7 @@ use super::{
     CAUSE_BY_REFERENCE, CAUSE_MATCH, CONNECT_THRESHOLD, FACT_DUPLICATE, MAX_CONNECTIONS,
 };
 use crate::embed::dot;
-use crate::index::VectorIndex;
+use crate::index::{Among, VectorIndex};
 use crate::memory::{l_score, Kind, LinkKind, L_SCORE_THRESHOLD};
 use crate::store::{MemoryFilter, Store, Tx};
 use crate::{Error, Result};
@@ -28,11 +28,13 @@ enum FactFate {
 
 /// Memories of the conversation stored before this batch.
 struct Scope {
-    /// Every one, listed for exact k-NN.
+    /// Every one, listed for exact k-NN, and as a set for the graph's filter (built once
+    /// per batch, not at every search: the conversation can be the whole store).
     ids: Vec<i64>,
     set: HashSet<i64>,
-    /// Its facts, listed for exact k-NN.
+    /// Its facts, the same two ways.
     facts: Vec<i64>,
+    fact_set: HashSet<i64>,
     /// Its episodes; read only when the batch has cause clauses to match.
     episodes: HashSet<i64>,
 }
@@ -62,9 +64,26 @@ impl Scope {
         Ok(Self {
             set: ids.iter().copied().collect(),
             ids,
+            fact_set: facts.iter().copied().collect(),
             facts,
             episodes,
         })
+    }
+
+    /// Every memory of the scope, as the index takes candidates.
+    fn all(&self) -> Among<'_> {
+        Among {
+            ids: &self.ids,
+            set: Some(&self.set),
+        }
+    }
+
+    /// The scope's facts, as the index takes candidates.
+    fn facts(&self) -> Among<'_> {
+        Among {
+            ids: &self.facts,
+            set: Some(&self.fact_set),
+        }
     }
 }
 
@@ -77,8 +96,8 @@ pub(crate) struct CommitCtx<'a> {
     pub policies: &'a Policies,
 }
 
-/// Writes the plan in one transaction, then brings the index up to date. `store` is the
-/// locked store; the report carries on from the plan's.
+/// Writes the plan in one transaction (then [`update_index`] brings the index up to date).
+/// `store` is the locked store; the report carries on from the plan's.
 pub(crate) fn commit(
     store: &mut Store,
     ctx: &CommitCtx<'_>,
@@ -128,16 +147,24 @@ pub(crate) fn commit(
         }
         Ok(w.report)
     })?;
-    drop(index_guard);
-    let mut idx = ctx
-        .index
+    Ok(report)
+}
+
+/// Brings the index up to date with a commit whose report is `report`: the facts it
+/// deleted leave the graph, the memories it wrote are inserted (from the store's log).
+pub(crate) fn update_index(
+    store: &Store,
+    index: &RwLock<VectorIndex>,
+    report: &AddReport,
+) -> Result<()> {
+    let mut idx = index
         .write()
         .map_err(|_| Error::InvalidInput("index lock poisoned".into()))?;
     for id in &report.facts_deleted {
         idx.remove(*id);
     }
     idx.catch_up(store, &crate::events::Job::default())?;
-    Ok(report)
+    Ok(())
 }
 
 /// The transaction's state while it writes one planned memory after another.
@@ -182,10 +209,10 @@ impl<'a> Writer<'a, '_> {
     /// contradicts (that one is closed, not rewritten: see [`Self::supersede`]); or stored.
     fn fact_fate(&mut self, p: &Planned, v: &[f32]) -> Result<FactFate> {
         let who = p.memory.w5h1.who.as_deref();
-        let facts = &self.scope.facts;
+        let facts = self.scope.facts();
         let existing = self
             .idx
-            .search(v, 1, None, Some(facts))
+            .search_among(v, 1, None, Some(facts))
             .0
             .first()
             .map_or((0, 0.0), |h| (h.0, h.1));
@@ -205,7 +232,7 @@ impl<'a> Writer<'a, '_> {
             return Ok(FactFate::Known(nearest.0));
         }
         // Reconcile with the 10 most similar stored facts (seed 004).
-        let near = self.idx.search(v, 10, None, Some(facts)).0;
+        let near = self.idx.search_among(v, 10, None, Some(facts)).0;
         let mut sims: HashMap<i64, f32> = near.iter().copied().collect();
         // And with this batch's facts of the speaker: a value said twice in one import
         // (moved in May, moved again in September) is reconciled like one said across two.
@@ -364,11 +391,9 @@ impl<'a> Writer<'a, '_> {
     /// Nearest memories to `v` among the conversation's stored ones and this batch's,
     /// best first.
     fn neighbours(&self, v: &[f32]) -> Vec<(i64, f32)> {
-        let scope = self.scope;
-        let in_scope = |id: i64| scope.set.contains(&id);
         let mut near: Vec<(i64, f32)> = self
             .idx
-            .search(v, MAX_CONNECTIONS + 1, Some(&in_scope), Some(&scope.ids))
+            .search_among(v, MAX_CONNECTIONS + 1, None, Some(self.scope.all()))
             .0;
         near.extend(self.created.iter().map(|c| (c.0, dot(v, c.1))));
         near.sort_by(|a, b| b.1.total_cmp(&a.1));
@@ -384,7 +409,7 @@ impl<'a> Writer<'a, '_> {
                 let episodes = &self.scope.episodes;
                 let in_episodes = |id: i64| episodes.contains(&id);
                 self.idx
-                    .search(cv, 1, Some(&in_episodes), Some(&self.scope.ids))
+                    .search_among(cv, 1, Some(&in_episodes), Some(self.scope.all()))
                     .0
                     .into_iter()
                     .chain(
@@ -449,7 +474,9 @@ mod tests {
             policies: &policies,
         };
         let mut guard = store.lock().unwrap();
-        commit(&mut guard, &ctx, plan, &embedded).unwrap()
+        let report = commit(&mut guard, &ctx, plan, &embedded).unwrap();
+        update_index(&guard, index, &report).unwrap();
+        report
     }
 
     fn setup() -> (Mutex<Store>, RwLock<VectorIndex>) {

@@ -162,10 +162,11 @@ pub fn validate_text(text: &str) -> Result<()> {
 }
 
 /// Adds one batch of messages of `conversation` in one transaction, then brings the index
-/// up to date, in three stages: plan (validation, messages already stored skipped, what
-/// the policies make of each message), embed (one batch; `embed` is the engine's queue and
+/// up to date, in stages: plan (validation, messages already stored skipped, what the
+/// policies make of each message), embed (one batch; `embed` is the engine's queue and
 /// runs without the store lock, so concurrent callers share embedding batches), commit
-/// (one transaction). `policies` decide each message's event type, text, importance and
+/// (one transaction), index (the new points inserted in the graph, the store still locked)
+/// and summaries. `policies` decide each message's event type, text, importance and
 /// fact extraction, the history cap and the conversation summaries. `stage` is told when
 /// each stage but embedding ends (`STAGE_*`, with the time it started and the messages),
 /// for the ledger.
@@ -200,9 +201,13 @@ pub fn add_batch(
     };
     let mut report = {
         let mut guard = store.lock().unwrap_or_else(|p| p.into_inner());
-        commit::commit(&mut guard, &ctx, plan, &embedded)?
+        let report = commit::commit(&mut guard, &ctx, plan, &embedded)?;
+        stage(STAGE_COMMIT, committing, messages.len());
+        let indexing = std::time::Instant::now();
+        commit::update_index(&guard, index, &report)?;
+        stage(STAGE_INDEX, indexing, messages.len());
+        report
     };
-    stage(STAGE_COMMIT, committing, messages.len());
     let summarising = std::time::Instant::now();
     report.summaries = summary::refresh(
         store,
@@ -221,7 +226,9 @@ pub fn add_batch(
 /// Plan: validation, messages already stored, what the ingest policies make of each.
 pub const STAGE_PLAN: &str = "ingest.plan";
 /// One transaction: memories, facts and their reconciliation, similar and causal links,
-/// history, and the vector index.
+/// history.
 pub const STAGE_COMMIT: &str = "ingest.commit";
+/// The vector index brought up to date with the commit (its new points inserted).
+pub const STAGE_INDEX: &str = "ingest.index";
 /// The conversation summaries, their embedding included.
 pub const STAGE_SUMMARIES: &str = "ingest.summaries";
