@@ -189,7 +189,9 @@ pub fn run(
     let mut scaling = Vec::new();
     if let Some(&largest) = sizes.last() {
         let engine = open("import-scale.db")?;
-        let sentences = bench::synthetic_sentences(largest + rounds * MORE, seed + 8);
+        // Sizes closer together than the rounds start where the rounds before them ended.
+        let timed_turns = sizes.len() * rounds * MORE;
+        let sentences = bench::synthetic_sentences(largest + timed_turns, seed + 8);
         let mut filled = 0;
         for size in sizes {
             if size > filled {
@@ -205,10 +207,17 @@ pub fn run(
                     t.elapsed().as_secs_f64()
                 );
             }
+            // New turns, never ones a round before this one imported (they would be skipped).
+            let start = size.max(filled);
             let mut runs = Vec::new();
             for round in 0..rounds {
-                let first = size + round * MORE;
-                let r = timed(&engine, &sentences[first..first + MORE], (first, per), size)?;
+                let first = start + round * MORE;
+                let r = timed(
+                    &engine,
+                    &sentences[first..first + MORE],
+                    (first, per),
+                    start,
+                )?;
                 eprintln!(
                     "import: {MORE} more turns at {first} stored in {:.1} s",
                     r.seconds
@@ -216,7 +225,7 @@ pub fn run(
                 runs.push(r);
             }
             scaling.push(ImportRun::median(runs));
-            filled = size + rounds * MORE;
+            filled = start + rounds * MORE;
         }
     }
     Ok(ImportBench {
